@@ -1,0 +1,283 @@
+"""Memory analysis of a parsed dump: pure functions over :mod:`hlotop.model`.
+
+Two sizes matter for every value, and hlotop keeps them apart:
+
+* **logical bytes**: ``ShapeUtil::ByteSizeOf(value shape, 8)``, tiling padding
+  ignored. XLA's printed peak lists (V2+) and the stack-trace totals use these.
+* **allocated bytes**: the ``size=`` of the value's slot in its allocation, which
+  includes TPU tiling padding (``f32[]{:T(128)}`` takes 512 bytes for 4 logical).
+
+XLA picks the peak step with a third: the *defining instruction's* shape (a tuple
+instruction counts 8 bytes per element), see :func:`xla_peak_step`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from hlotop.model import (
+    ALLOCATION_KINDS,
+    BufferAllocation,
+    BufferLiveRange,
+    Diagnostic,
+    HloValue,
+    ParsedSections,
+    ShapeIndex,
+    UsedValue,
+    ValueSlot,
+)
+from hlotop.parse.shapes import try_parse_shape
+from hlotop.shape import POINTER_BYTES, subshape
+
+
+@dataclass(slots=True)
+class ValueInfo:
+    """Everything the dump says about one value, joined across its sections."""
+
+    value: HloValue
+    slot: ValueSlot | None = None  # where it lives; None if no allocation line names it
+    used: UsedValue | None = None  # its "Used values" record
+    live: BufferLiveRange | None = None
+    shape: str | None = None  # the value's own shape, with layout
+    logical_bytes: int = 0  # ByteSizeOf(value shape): tiling padding ignored
+    sweep_bytes: int = 0  # ByteSizeOf(defining instruction shape): XLA's peak sweep size
+    color: int = 0  # memory space
+
+    @property
+    def allocated_bytes(self) -> int:
+        """Bytes the value takes in its allocation (with padding); logical if unknown."""
+        return self.slot.size if self.slot is not None else self.logical_bytes
+
+    @property
+    def padding_bytes(self) -> int:
+        return max(0, self.allocated_bytes - self.logical_bytes)
+
+    @property
+    def op_name(self) -> str | None:
+        instr = self.used.instruction if self.used else None
+        return instr.op_name if instr else None
+
+    @property
+    def source(self) -> str | None:
+        """``file:line`` of the Python source that made the value, if the metadata says."""
+        instr = self.used.instruction if self.used else None
+        if instr is None or not instr.source_file:
+            return None
+        return f"{instr.source_file}:{instr.source_line}" if instr.source_line else instr.source_file
+
+    def is_live_at(self, step: int) -> bool:
+        return self.live is not None and self.live.start <= step <= self.live.end
+
+
+@dataclass(slots=True)
+class Analysis:
+    """The derived figures of one module. Bytes are ints; steps index the schedule."""
+
+    values: list[ValueInfo]  # sorted by value id
+    by_id: dict[int, ValueInfo]
+    max_time: int  # the schedule's end; steps run 0..max_time inclusive
+    live_bytes: list[int]  # logical bytes live at each step 0..max_time
+    peak_step: int | None  # XLA's peak step, computed (None without live ranges)
+    peak_bytes: int  # logical bytes live at the peak step
+    peak_values: list[ValueInfo]  # live at the peak, XLA's order (bytes desc, name, index)
+    totals_by_kind: dict[str, int]
+    totals_by_color: dict[int, int]
+    allocation_of: dict[int, BufferAllocation] = field(default_factory=dict)
+
+
+def instruction_shapes(used_values: Iterable[UsedValue]) -> dict[str, str]:
+    """Map instruction name -> its whole shape text, from the from-instruction lines."""
+    out: dict[str, str] = {}
+    for record in used_values:
+        instr = record.instruction
+        if instr is not None and instr.shape and record.value.name not in out:
+            out[record.value.name] = instr.shape
+    return out
+
+
+def _logical(shape_text: str | None, index: ShapeIndex = ()) -> int | None:
+    if not shape_text:
+        return None
+    shape = try_parse_shape(shape_text)
+    if shape is None:
+        return None
+    sub = subshape(shape, index)
+    return sub.logical_bytes() if sub is not None else None
+
+
+def _memory_space(shape_text: str | None) -> int | None:
+    shape = try_parse_shape(shape_text) if shape_text else None
+    return shape.memory_space if shape is not None else None
+
+
+def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None = None,
+                path: str = "") -> list[ValueInfo]:
+    """Join allocation value lines, Used-values records and live ranges by value.
+
+    Values are matched by id across allocations and records, and by
+    (instruction name, ShapeIndex) with the live ranges. A live range that matches no
+    value becomes a synthetic value with a negative id. Returns ValueInfo sorted by id.
+    Problems are appended to ``diagnostics`` (if given) as warnings.
+    """
+    infos: dict[int, ValueInfo] = {}
+    for alloc in sections.allocations:
+        for slot in alloc.values:
+            infos[slot.value.id] = ValueInfo(slot.value, slot=slot, shape=slot.shape,
+                                             color=alloc.color)
+    for record in sections.used_values:
+        info = infos.get(record.value.id)
+        if info is None:
+            info = infos[record.value.id] = ValueInfo(record.value)
+        info.used = record
+    shapes_of = instruction_shapes(sections.used_values)
+    # Tuple-shaped instructions without a from-instruction line: use the value at {}.
+    for info in infos.values():
+        v = info.value
+        if v.shape_index == () and info.shape and v.name not in shapes_of:
+            shapes_of[v.name] = info.shape
+    by_key = {info.value.key: info for info in infos.values()}
+    next_synthetic = -1
+    live = sections.live_range
+    for rng in (live.buffers if live else ()):
+        info = by_key.get(rng.key)
+        if info is None:
+            info = ValueInfo(HloValue(next_synthetic, rng.name, rng.shape_index or None))
+            infos[next_synthetic] = by_key[rng.key] = info
+            next_synthetic -= 1
+        info.live = rng
+    missing_sizes = []
+    for info in infos.values():
+        _size_value(info, shapes_of)
+        if info.live is not None and info.sweep_bytes == 0 and info.shape is None:
+            missing_sizes.append(info.value.label)
+    if missing_sizes and diagnostics is not None:
+        shown = ", ".join(missing_sizes[:5]) + (" ..." if len(missing_sizes) > 5 else "")
+        diagnostics.append(Diagnostic(path, 0, f"no shape known for {len(missing_sizes)} "
+                                      f"live value(s) ({shown}); they count 0 bytes", "warning"))
+    return sorted(infos.values(), key=lambda i: i.value.id)
+
+
+def _size_value(info: ValueInfo, shapes_of: dict[str, str]) -> None:
+    v = info.value
+    instr_shape = shapes_of.get(v.name)
+    if info.shape is None and instr_shape is not None:
+        shape = try_parse_shape(instr_shape)
+        sub = subshape(shape, v.shape_index or ()) if shape is not None else None
+        if sub is not None:
+            info.shape = str(sub)
+        info.logical_bytes = sub.logical_bytes() if sub is not None else 0
+    else:
+        info.logical_bytes = _logical(info.shape) or 0
+    if v.shape_index is None:  # the defining instruction is not a tuple
+        info.sweep_bytes = info.logical_bytes
+    else:
+        whole = _logical(instr_shape)
+        info.sweep_bytes = whole if whole is not None else POINTER_BYTES * (
+            (v.shape_index[0] + 1) if v.shape_index else 1)
+    if v.color is not None:
+        info.color = v.color
+    elif info.slot is None:
+        info.color = _memory_space(info.shape) or 0
+
+
+def xla_peak_step(ranges: Iterable[tuple[int, int, int]]) -> tuple[int, int]:
+    """XLA's peak moment (``HloLiveRange::ComputePeakMemoryMoment``).
+
+    ``ranges`` are ``(start, end, bytes)`` with inclusive steps and the defining
+    instruction's ByteSizeOf. Events at ``start`` (+) and ``end + 1`` (-) are swept in
+    (time, is_end) order, so starts at a step count before ends at that step; the
+    earliest strict maximum wins, 0 if there is none. Returns ``(step, bytes at the
+    sweep's maximum)``. Raises nothing.
+    """
+    starts: dict[int, int] = defaultdict(int)
+    ends: dict[int, int] = defaultdict(int)
+    for start, end, size in ranges:
+        starts[start] += size
+        ends[end + 1] += size
+    usage = peak = peak_time = 0
+    for t in sorted(starts.keys() | ends.keys()):
+        usage += starts.get(t, 0)
+        if usage > peak:
+            peak, peak_time = usage, t
+        usage -= ends.get(t, 0)
+    return peak_time, peak
+
+
+def live_bytes_per_step(infos: Iterable[ValueInfo], max_time: int) -> list[int]:
+    """Logical bytes of the values live at each step 0..max_time (``start <= t <= end``).
+
+    Returns a list of ``max_time + 1`` ints. Raises nothing.
+    """
+    diff = [0] * (max_time + 2)
+    for info in infos:
+        if info.live is None:
+            continue
+        start = min(max(info.live.start, 0), max_time + 1)
+        end = min(max(info.live.end, -1), max_time)
+        if end < start:
+            continue
+        diff[start] += info.logical_bytes
+        diff[end + 1] -= info.logical_bytes
+    out, running = [], 0
+    for t in range(max_time + 1):
+        running += diff[t]
+        out.append(running)
+    return out
+
+
+def live_set(infos: Iterable[ValueInfo], step: int) -> list[ValueInfo]:
+    """Values live at ``step``, in XLA's peak-list order: logical bytes descending,
+    then instruction name, then ShapeIndex."""
+    live = [i for i in infos if i.is_live_at(step)]
+    live.sort(key=lambda i: (-i.logical_bytes, i.value.name, i.value.shape_index or ()))
+    return live
+
+
+def totals_by_kind(allocations: Sequence[BufferAllocation]) -> dict[str, int]:
+    """Bytes of the allocations of each kind (an allocation with several kinds counts
+    in each), every kind in :data:`ALLOCATION_KINDS` present."""
+    out = {k: 0 for k in ALLOCATION_KINDS}
+    for alloc in allocations:
+        for kind in alloc.kinds:
+            out[kind] += alloc.size
+    return out
+
+
+def totals_by_color(allocations: Sequence[BufferAllocation]) -> dict[int, int]:
+    """Bytes of the allocations of each memory space (color), colors ascending."""
+    out: dict[int, int] = defaultdict(int)
+    for alloc in allocations:
+        out[alloc.color] += alloc.size
+    return dict(sorted(out.items()))
+
+
+def analyze(sections: ParsedSections, diagnostics: list[Diagnostic] | None = None,
+            path: str = "") -> Analysis:
+    """Derive every figure hlotop shows from the parsed sections. Raises nothing."""
+    infos = join_values(sections, diagnostics, path)
+    live = sections.live_range
+    max_time = live.max_time if live else 0
+    if live is not None:
+        max_time = max([max_time] + [r.end for r in live.buffers])
+    curve = live_bytes_per_step(infos, max_time) if live else []
+    peak_step = peak_bytes = None
+    peak_values: list[ValueInfo] = []
+    if live is not None:
+        peak_step, _ = xla_peak_step(
+            (i.live.start, i.live.end, i.sweep_bytes) for i in infos if i.live is not None)
+        peak_values = live_set(infos, peak_step)
+        peak_bytes = sum(i.logical_bytes for i in peak_values)
+    return Analysis(
+        values=infos,
+        by_id={i.value.id: i for i in infos},
+        max_time=max_time,
+        live_bytes=curve,
+        peak_step=peak_step,
+        peak_bytes=peak_bytes or 0,
+        peak_values=peak_values,
+        totals_by_kind=totals_by_kind(sections.allocations),
+        totals_by_color=totals_by_color(sections.allocations),
+        allocation_of={a.index: a for a in sections.allocations},
+    )

@@ -1,0 +1,268 @@
+"""Opening a dump: from a path (any file of a split module, a combined file, a directory
+holding one module) or standard input, to a :class:`ModuleDump` with its analysis.
+
+Files are only ever read. Anything that is not a dump is refused with a
+:class:`LoadError` whose message is one line; problems inside a dump become
+diagnostics and the rest of it still opens.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from hlotop.analysis import Analysis, analyze
+from hlotop.model import Diagnostic, DumpFile, ParsedSections
+from hlotop.parse.dump import parse_text
+
+# Since 2026-04 a module's buffer assignment is split over these files (FORMATS.md 1).
+SPLIT_SUFFIXES = {
+    "-buffer-assignment.txt": "buffer-assignment",
+    "-buffer-assignment-values.txt": "values",
+    "-live-range.txt": "live-range",
+    "-memory-usage-report.txt": "memory-usage-report",
+}
+_SNIFF_BYTES = 8192
+
+
+class LoadError(Exception):
+    """The input cannot be opened as a dump. ``str()`` is ``"<path>: <reason>"``."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class ModuleDump:
+    """One compiled module's buffer assignment, from one or several files."""
+
+    name: str
+    files: tuple[DumpFile, ...]
+    sections: ParsedSections
+    diagnostics: list[Diagnostic]
+    analysis: Analysis
+
+    @property
+    def allocations(self):
+        return self.sections.allocations
+
+    @property
+    def total_bytes_used(self) -> int | None:
+        return self.sections.total_bytes_used
+
+    @property
+    def used_values(self):
+        return self.sections.used_values
+
+    @property
+    def live_range(self):
+        return self.sections.live_range
+
+    @property
+    def memory_usage_report(self):
+        return self.sections.memory_usage_report
+
+    @property
+    def layout(self) -> str:
+        """``"split"`` (2026-04 on) or ``"combined"``."""
+        return "split" if len(self.files) > 1 or self.files[0].kind != "combined" else "combined"
+
+
+def split_module_prefix(path: Path) -> tuple[str, str] | None:
+    """``module_0001.f.cpu_after_optimizations-live-range.txt`` ->
+    (``module_0001.f.cpu_after_optimizations``, ``"live-range"``); None for other names."""
+    name = path.name
+    for suffix in sorted(SPLIT_SUFFIXES, key=len, reverse=True):
+        if name.endswith(suffix):
+            return name[: -len(suffix)], SPLIT_SUFFIXES[suffix]
+    return None
+
+
+def module_files(path: Path) -> list[tuple[Path, str | None]]:
+    """The files of the module ``path`` belongs to, with their kind where the name
+    tells it: the siblings of a split module that exist, in dump order."""
+    split = split_module_prefix(path)
+    if split is None:
+        return [(path, None)]
+    prefix, _ = split
+    out = []
+    for suffix, kind in SPLIT_SUFFIXES.items():
+        candidate = path.with_name(prefix + suffix)
+        if candidate == path or candidate.exists():
+            out.append((candidate, kind))
+    return out
+
+
+def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str:
+    """Decode a dump's bytes as UTF-8. Invalid bytes are replaced and reported at their
+    line; NUL bytes mean a binary file and raise :class:`LoadError`."""
+    if not data.strip():
+        raise LoadError(path, "the file is empty")
+    if b"\0" in data[:_SNIFF_BYTES]:
+        raise LoadError(path, "a binary file, not a text dump")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        diagnostics.append(Diagnostic(path, line, "invalid UTF-8; undecodable bytes are "
+                                                  "shown as U+FFFD", "warning"))
+        return data.decode("utf-8", errors="replace")
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise LoadError(str(path), "no such file") from None
+    except PermissionError:
+        raise LoadError(str(path), "permission denied") from None
+    except IsADirectoryError:
+        raise LoadError(str(path), "is a directory") from None
+    except OSError as err:
+        raise LoadError(str(path), err.strerror or str(err)) from None
+
+
+def _merge(parts: list[ParsedSections]) -> ParsedSections:
+    """Combine the sections read from several files: the first non-empty of each."""
+    merged = {}
+    for f in fields(ParsedSections):
+        values = [getattr(p, f.name) for p in parts]
+        merged[f.name] = next((v for v in values if v), values[0] if values else None)
+    return ParsedSections(**merged)
+
+
+def _kind_of(parsed: ParsedSections, named: str | None) -> str:
+    if parsed.saw_buffer_assignment and parsed.saw_used_values:
+        return "combined"
+    if named:
+        return named
+    if parsed.saw_buffer_assignment:
+        return "combined"  # a pre-2019 or cut-short file: only the allocations
+    if parsed.saw_used_values:
+        return "values"
+    if parsed.live_range is not None or parsed.live_range_unavailable:
+        return "live-range"
+    return "memory-usage-report"
+
+
+def _is_dump(parsed: ParsedSections) -> bool:
+    return bool(parsed.saw_buffer_assignment or parsed.saw_used_values
+                or parsed.live_range is not None or parsed.live_range_unavailable
+                or parsed.memory_usage_report is not None
+                or parsed.total_bytes_used is not None)
+
+
+def _parse_one(label: str, data: bytes, diagnostics: list[Diagnostic]) -> ParsedSections:
+    text = read_text(label, data, diagnostics)
+    file_diags: list[Diagnostic] = []
+    parsed = parse_text(label, text, file_diags)
+    if not _is_dump(parsed):
+        raise LoadError(label, "not an XLA buffer-assignment dump (no 'BufferAssignment:', "
+                               "'Used values:' or 'HloLiveRange' section)")
+    if not text.endswith("\n") and not text.startswith("HloLiveRange not available"):
+        last = text.count("\n") + 1
+        file_diags.append(Diagnostic(label, last, "the file does not end with a newline: it "
+                                                  "may have been cut short", "warning"))
+    diagnostics.extend(file_diags)
+    return parsed
+
+
+def _find_module_in_dir(directory: Path) -> Path:
+    candidates = sorted(directory.glob("*-buffer-assignment.txt"))
+    if not candidates:
+        raise LoadError(str(directory), "no *-buffer-assignment.txt dump in this directory")
+    if len(candidates) > 1:
+        largest = max(candidates, key=lambda p: p.stat().st_size)
+        raise LoadError(str(directory), f"{len(candidates)} modules here; name one, e.g. "
+                                        f"{largest.name} (the largest)")
+    return candidates[0]
+
+
+def load(path: str | os.PathLike, *, stdin=None) -> ModuleDump:
+    """Open a dump and analyse it.
+
+    ``path``: a combined ``*-buffer-assignment.txt`` of any era, any one file of a split
+    module (its siblings are found and read), a directory holding exactly one module,
+    or ``"-"`` to read a combined dump from ``stdin`` (default ``sys.stdin``).
+    Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
+    Raises :class:`LoadError` (one-line reason) when the input is missing,
+    unreadable, empty, binary or not a dump.
+    """
+    diagnostics: list[Diagnostic] = []
+    if str(path) == "-":
+        stream = stdin if stdin is not None else sys.stdin
+        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
+        parsed = _parse_one("<stdin>", data, diagnostics)
+        files = (DumpFile("<stdin>", _kind_of(parsed, None)),)
+        return _finish("<stdin>", files, parsed, diagnostics)
+    p = Path(path)
+    if p.is_dir():
+        p = _find_module_in_dir(p)
+    elif not p.exists():
+        raise LoadError(str(p), "no such file or directory")
+    parts: list[ParsedSections] = []
+    files: list[DumpFile] = []
+    for file_path, named_kind in module_files(p):
+        label = str(file_path)
+        parsed = _parse_one(label, _read_bytes(file_path), diagnostics) if file_path == p else \
+            _parse_sibling(label, file_path, diagnostics)
+        if parsed is None:
+            continue
+        parts.append(parsed)
+        files.append(DumpFile(label, _kind_of(parsed, named_kind)))
+    sections = _merge(parts)
+    _check_siblings(p, files, diagnostics)
+    split = split_module_prefix(p)
+    name = split[0] if split else p.stem
+    return _finish(name, tuple(files), sections, diagnostics)
+
+
+def _parse_sibling(label: str, path: Path, diagnostics: list[Diagnostic]):
+    """A sibling that cannot be read is a warning: the rest of the module still opens."""
+    try:
+        return _parse_one(label, _read_bytes(path), diagnostics)
+    except LoadError as err:
+        diagnostics.append(Diagnostic(label, 0, f"sibling file skipped: {err.reason}", "warning"))
+        return None
+
+
+def _check_siblings(path: Path, files: list[DumpFile], diagnostics: list[Diagnostic]) -> None:
+    split = split_module_prefix(path)
+    if split is None or any(f.kind == "combined" for f in files):
+        return
+    have = {f.kind for f in files}
+    for suffix, kind in SPLIT_SUFFIXES.items():
+        if kind not in have:
+            diagnostics.append(Diagnostic(str(path.with_name(split[0] + suffix)), 0,
+                                          f"missing sibling file of a split module ({kind}); "
+                                          "what it holds is not shown", "warning"))
+
+
+def _finish(name: str, files: tuple[DumpFile, ...], sections: ParsedSections,
+            diagnostics: list[Diagnostic]) -> ModuleDump:
+    label = files[0].path if files else name
+    analysis = analyze(sections, diagnostics, label)
+    _check_consistency(label, sections, analysis, diagnostics)
+    return ModuleDump(name, files, sections, diagnostics, analysis)
+
+
+def _check_consistency(path: str, sections: ParsedSections, analysis: Analysis,
+                       diagnostics: list[Diagnostic]) -> None:
+    """Warnings for figures that disagree with each other."""
+    total = sections.total_bytes_used
+    allocated = sum(a.size for a in sections.allocations)
+    if total is not None and sections.allocations and total != allocated:
+        diagnostics.append(Diagnostic(path, 0, f"'Total bytes used: {total}' but the "
+                                               f"allocations add up to {allocated} bytes",
+                                      "warning"))
+    live = sections.live_range
+    if live is not None and live.peak is not None and analysis.peak_step is not None \
+            and live.peak.time != analysis.peak_step:
+        diagnostics.append(Diagnostic(path, live.peak.line, f"XLA printed the peak at step "
+                                                            f"{live.peak.time}; hlotop computes "
+                                                            f"step {analysis.peak_step}",
+                                      "warning"))

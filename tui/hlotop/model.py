@@ -1,0 +1,310 @@
+"""The parsed dump, in XLA's own terms.
+
+Plain frozen dataclasses, filled by :mod:`hlotop.parse` and read by
+:mod:`hlotop.analysis` and the views. Sizes and offsets are bytes (``int``); times are
+schedule steps (``int``, an index into the flattened instruction sequence). A
+``ShapeIndex`` is a tuple of ints; ``None`` where XLA prints no index (the defining
+instruction's shape is not a tuple).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ShapeIndex = tuple[int, ...]
+
+# Allocation kinds, named as XLA's BufferAllocation::ToShortString prints them.
+KIND_PARAMETER = "parameter"
+KIND_OUTPUT = "output"
+KIND_CONSTANT = "constant"
+KIND_THREAD_LOCAL = "thread-local"
+KIND_MAYBE_LIVE_OUT = "maybe-live-out"
+KIND_PREALLOCATED_TEMP = "preallocated-temp"
+ALLOCATION_KINDS = (KIND_PARAMETER, KIND_OUTPUT, KIND_CONSTANT, KIND_THREAD_LOCAL,
+                    KIND_MAYBE_LIVE_OUT, KIND_PREALLOCATED_TEMP)
+
+
+def format_shape_index(index: ShapeIndex | None) -> str:
+    """``(0, 1)`` -> ``"{0,1}"``; ``()`` -> ``"{}"``; ``None`` -> ``""``."""
+    if index is None:
+        return ""
+    return "{" + ",".join(str(i) for i in index) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A line hlotop could not use, or a problem with the dump as a whole.
+
+    ``line`` is 1-based; 0 means the problem concerns the whole file.
+    ``severity`` is ``"error"`` (a line was skipped) or ``"warning"``.
+    """
+
+    path: str
+    line: int
+    message: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.severity}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class HloValue:
+    """A value (logical buffer), as ``HloValue::ToShortString`` prints it:
+    ``<id name{index} (phi) @color>``."""
+
+    id: int
+    name: str
+    shape_index: ShapeIndex | None
+    is_phi: bool = False
+    color: int | None = None
+
+    @property
+    def key(self) -> tuple[str, ShapeIndex]:
+        """(instruction name, index) as the live-range section names it."""
+        return (self.name, self.shape_index or ())
+
+    @property
+    def label(self) -> str:
+        return self.name + format_shape_index(self.shape_index)
+
+    def __str__(self) -> str:
+        phi = " (phi)" if self.is_phi else ""
+        color = "" if self.color is None else f" @{self.color}"
+        return f"<{self.id} {self.label}{phi}{color}>"
+
+
+@dataclass(frozen=True, slots=True)
+class ValueSlot:
+    """One ``value:`` line of an allocation: where a value lives in it."""
+
+    value: HloValue
+    allocation: int
+    offset: int
+    size: int
+    shape: str  # with layout, e.g. "f32[8,128]{1,0:T(8,128)S(1)}"
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class BufferAllocation:
+    """One ``allocation N: size S, ...:`` block (``BufferAllocation::ToString``)."""
+
+    index: int
+    size: int
+    color: int = 0
+    parameter: int | None = None
+    parameter_shape: str | None = None  # without layout; "<unknown shape>" possible
+    parameter_shape_index: ShapeIndex | None = None
+    output_shape: str | None = None
+    is_constant: bool = False
+    is_thread_local: bool = False
+    maybe_live_out: bool = False
+    is_preallocated_temp: bool = False
+    pointer: str | None = None  # pre-2022 dumps print the allocation's address
+    values: tuple[ValueSlot, ...] = ()
+    reused_by: tuple[tuple[HloValue, int], ...] = ()  # (value, its color), since 2026-06
+    line: int = 0
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The allocation's kinds in XLA's attribute order."""
+        out = []
+        if self.parameter is not None:
+            out.append(KIND_PARAMETER)
+        if self.output_shape is not None:
+            out.append(KIND_OUTPUT)
+        if self.is_constant:
+            out.append(KIND_CONSTANT)
+        if self.is_thread_local:
+            out.append(KIND_THREAD_LOCAL)
+        if self.maybe_live_out:
+            out.append(KIND_MAYBE_LIVE_OUT)
+        if self.is_preallocated_temp:
+            out.append(KIND_PREALLOCATED_TEMP)
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class HloPosition:
+    """Where a value appears: an instruction output, at an index if it is a tuple."""
+
+    instruction: str
+    shape_index: ShapeIndex | None = None
+
+    def __str__(self) -> str:
+        idx = format_shape_index(self.shape_index)
+        return f"{self.instruction} {idx}" if idx else self.instruction
+
+
+@dataclass(frozen=True, slots=True)
+class HloUse:
+    """An instruction operand that reads a value."""
+
+    instruction: str
+    operand_number: int
+    operand_index: ShapeIndex | None = None
+
+    def __str__(self) -> str:
+        idx = format_shape_index(self.operand_index)
+        return f"{self.instruction}, operand {self.operand_number}" + (f" {idx}" if idx else "")
+
+
+@dataclass(frozen=True, slots=True)
+class InstructionText:
+    """What hlotop reads out of a ``from instruction:`` line (HloInstruction::ToString).
+
+    The rest of the text stays opaque in ``text``.
+    """
+
+    text: str
+    name: str | None = None
+    shape: str | None = None  # the instruction's whole shape, with layout
+    opcode: str | None = None
+    op_type: str | None = None
+    op_name: str | None = None
+    source_file: str | None = None
+    source_line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsedValue:
+    """One record of the ``Used values:`` section (``HloValue::ToString``)."""
+
+    value: HloValue
+    positions: tuple[HloPosition, ...]
+    uses: tuple[HloUse, ...] | None  # None: "uses are not initialized yet."
+    instruction: InstructionText | None  # None before 2021-09 (no from-instruction line)
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class BufferLiveRange:
+    """``name{index}:start-end``: the value is live from step start to end inclusive."""
+
+    name: str
+    shape_index: ShapeIndex
+    start: int
+    end: int
+    line: int = 0
+
+    @property
+    def key(self) -> tuple[str, ShapeIndex]:
+        return (self.name, self.shape_index)
+
+
+@dataclass(frozen=True, slots=True)
+class PeakEntry:
+    """One line under ``Live ranges at N (peak):``."""
+
+    name: str
+    shape_index: ShapeIndex | None  # None in V1 (2021-04 .. 2025-04) lines
+    bytes: int
+    cumulative: int | None = None  # V3+ only
+
+
+@dataclass(frozen=True, slots=True)
+class PeakUsage:
+    """XLA's printed peak: the step and the values it listed as live there."""
+
+    time: int
+    entries: tuple[PeakEntry, ...]
+    variant: str  # "V1".."V4", see FORMATS.md section 5
+    line: int = 0
+
+
+@dataclass(slots=True)
+class StackTraceNode:
+    """A node of the ``Stack trace breakdown for peak usage`` tree (bytes)."""
+
+    label: str
+    percent: float
+    total: int
+    current: int
+    remaining: int
+    depth: int
+    line: int = 0
+    children: list[StackTraceNode] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class StackTrace:
+    total: int
+    roots: tuple[StackTraceNode, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HloLiveRange:
+    """``HloLiveRange::ToString``: the schedule and each value's live range."""
+
+    max_time: int
+    instruction_sequence: tuple[str, ...]
+    buffers: tuple[BufferLiveRange, ...]
+    peak: PeakUsage | None
+    stack_trace: StackTrace | None
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRow:
+    """A row of a memory-usage-report table: the values at one offset of an allocation."""
+
+    cumulative_size: str  # human-readable, as printed
+    percent: float
+    size: str
+    offset: int
+    used_by_n_values: int
+    shapes: tuple[tuple[int, str], ...]  # (count, shape without layout)
+
+
+@dataclass(frozen=True, slots=True)
+class ReportAllocation:
+    """An allocation as the memory-usage report lists it (sizes are approximate bytes,
+    read back from XLA's human-readable text)."""
+
+    index: int
+    size: int
+    summary: str  # the allocation line as printed
+    rows: tuple[ReportRow, ...] = ()
+    hidden_rows: int = 0  # "The rest N values are less than ..."
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySpaceReport:
+    name: str
+    color: int
+    total_bytes: int
+    allocations: tuple[ReportAllocation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUsageReport:
+    """``BufferAssignment::MemoryUsageReport``: era ``"A"`` (2024-10..2026-03) lists
+    allocations; era ``"B"`` (2026-03 on) groups them by memory space."""
+
+    era: str
+    total_bytes: int | None
+    allocations: tuple[ReportAllocation, ...] = ()
+    hidden_allocations: int = 0
+    memory_spaces: tuple[MemorySpaceReport, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DumpFile:
+    path: str
+    kind: str  # "combined", "buffer-assignment", "values", "live-range", "memory-usage-report"
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSections:
+    """What the parser read out of one or more files of a module."""
+
+    allocations: tuple[BufferAllocation, ...] = ()
+    total_bytes_used: int | None = None
+    used_values: tuple[UsedValue, ...] = ()
+    live_range: HloLiveRange | None = None
+    live_range_unavailable: bool = False
+    memory_usage_report: MemoryUsageReport | None = None
+    saw_buffer_assignment: bool = False
+    saw_used_values: bool = False

@@ -1,0 +1,125 @@
+"""Grammar of the ``BufferAssignment:`` section (``BufferAllocation::ToShortString`` and
+``BufferAllocation::ToString``; FORMATS.md sections 3.2-3.3)."""
+
+from __future__ import annotations
+
+from parsy import Parser, alt, regex, seq, string
+
+from hlotop.model import BufferAllocation, ValueSlot
+from hlotop.parse.shapes import integer, shape_index
+from hlotop.parse.tokens import Sink, human_bytes_token, rest_of_line, value_ref
+
+_shape_text = regex(r"[^|]*").desc("a shape")
+
+# Attributes in the fixed order XLA prints them; each yields a (field, value) pair.
+_parameter = seq(
+    string(", parameter ") >> integer,
+    (string(", shape |") >> _shape_text << string("|")).optional(),
+    string(" at ShapeIndex ") >> shape_index,
+).combine(lambda p, s, i: [("parameter", p), ("parameter_shape", s), ("parameter_shape_index", i)])
+
+_attribute = alt(
+    (string(", color ") >> integer).map(lambda c: [("color", c)]),
+    _parameter,
+    (string(", output shape is |") >> _shape_text << string("|")).map(
+        lambda s: [("output_shape", s)]),
+    string(", constant").result([("is_constant", True)]),
+    string(", thread-local").result([("is_thread_local", True)]),
+    string(", maybe-live-out").result([("maybe_live_out", True)]),
+    string(", preallocated-temp").result([("is_preallocated_temp", True)]),
+).desc("an allocation attribute (color, parameter, output shape, constant, thread-local, "
+       "maybe-live-out, preallocated-temp)")
+
+
+def allocation_line(size: Parser) -> Parser:
+    """``allocation N: [0xPTR, ]size S[, attributes]:`` with ``size`` read by ``size``
+    (plain bytes in the dump, human-readable in the memory-usage report).
+    Yields ``(index, pointer, size, attributes dict)``."""
+    return seq(
+        string("allocation ") >> integer << string(": "),
+        (regex(r"0x[0-9a-fA-F]+|\(nil\)|[0-9a-fA-F]+(?=, size)") << string(", ")).optional(),
+        string("size ") >> size,
+        _attribute.many().map(lambda groups: dict(kv for g in groups for kv in g)),
+    ) << string(":").desc("':' ending the allocation line")
+
+
+ALLOCATION_LINE = allocation_line(integer)
+REPORT_ALLOCATION_LINE = allocation_line(human_bytes_token)
+
+# " value: <id name @c> (size=S,offset=O): shape"
+VALUE_LINE = seq(
+    string(" value: ") >> value_ref,
+    string(" (size=") >> integer,
+    string(",offset=") >> integer << string("): "),
+    rest_of_line,
+)
+
+# Before 2019-09: "  <value text> [offset,size]: shape"
+LEGACY_VALUE_LINE = seq(
+    regex(r"\s+") >> value_ref,
+    regex(r".*? \[") >> integer,
+    string(",") >> integer << string("]: "),
+    rest_of_line,
+)
+
+REUSED_HEADER = " reused by buffers of a different color:"
+REUSED_LINE = seq(string("  value: ") >> value_ref, string(" (color=") >> integer << string(")"))
+
+
+class AllocationSection:
+    """Reads allocation blocks line by line; ``feed`` says whether a line was its own."""
+
+    def __init__(self, sink: Sink):
+        self.sink = sink
+        self.allocations: list[BufferAllocation] = []
+        self._current: dict | None = None
+        self._slots: list[ValueSlot] = []
+        self._reused: list = []
+
+    def _close(self) -> None:
+        if self._current is not None:
+            self.allocations.append(BufferAllocation(
+                values=tuple(self._slots), reused_by=tuple(self._reused), **self._current))
+        self._current, self._slots, self._reused = None, [], []
+
+    def feed(self, line: str, lineno: int) -> bool:
+        if line.startswith("allocation "):
+            self._close()
+            parsed = self.sink.parse(ALLOCATION_LINE, line, lineno, "allocation line")
+            if parsed is not None:
+                index, pointer, size, attrs = parsed
+                self._current = dict(index=index, size=size, pointer=pointer, line=lineno,
+                                     **attrs)
+            return True
+        if line.startswith(" value: "):
+            parsed = self.sink.parse(VALUE_LINE, line, lineno, "value line")
+            if parsed is not None:
+                self._add_slot(parsed, lineno)
+            return True
+        if line == REUSED_HEADER:
+            return True
+        if line.startswith("  value: "):
+            parsed = self.sink.parse(REUSED_LINE, line, lineno, "cross-color reuse line")
+            if parsed is not None and self._current is not None:
+                self._reused.append(tuple(parsed))
+            return True
+        if line.startswith("  <") and "]: " in line:
+            parsed = self.sink.parse(LEGACY_VALUE_LINE, line, lineno, "value line (pre-2019)")
+            if parsed is not None:
+                value, offset, size, shape_text = parsed
+                self._add_slot((value, size, offset, shape_text), lineno)
+            return True
+        return False
+
+    def _add_slot(self, parsed, lineno: int) -> None:
+        value, size, offset, shape_text = parsed
+        if self._current is None:
+            self.sink.error(lineno, "value line outside an allocation: expected "
+                            "'allocation N: size S:' before it")
+            return
+        self._slots.append(ValueSlot(value, self._current["index"], offset, size,
+                                     shape_text, lineno))
+
+    def finish(self) -> list[BufferAllocation]:
+        self._close()
+        return self.allocations

@@ -1,0 +1,121 @@
+"""The section reader: splits one file of a dump into lines and dispatches each line to
+the grammar of the section it is in (FORMATS.md sections 2 and 12).
+
+A line no section can use becomes a :class:`~hlotop.model.Diagnostic` and reading goes
+on with the next line, so one bad line never loses the rest of the dump.
+"""
+
+from __future__ import annotations
+
+from hlotop.model import Diagnostic, ParsedSections
+from hlotop.parse import live_range as lr
+from hlotop.parse.allocations import AllocationSection
+from hlotop.parse.memory_report import DETAIL_HEADER, SORTED_HEADER, MemoryReportSection
+from hlotop.parse.tokens import Sink
+from hlotop.parse.values import HEADER as USED_VALUES_HEADER
+from hlotop.parse.values import UsedValuesSection
+from parsy import regex, string
+
+TOTAL_LINE = string("Total bytes used: ") >> regex(r"\d+").map(int) << regex(
+    r"(?: \(-?\d+(?:\.\d+)?[KMGTPE]?i?B\))?").desc("'(size)' after the total")
+
+_SECTION_HEADS = ("BufferAssignment:", "Total bytes used:", "Used values:", "HloLiveRange",
+                  "Memory Space:")
+
+
+def split_lines(text: str) -> list[str]:
+    """Split file text into lines without their ``\\n`` or ``\\r\\n`` ending."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+def parse_text(path: str, text: str, diagnostics: list[Diagnostic]) -> ParsedSections:
+    """Parse the text of one dump file of any layout or era.
+
+    ``path`` names the file in diagnostics; ``text`` is its whole decoded content.
+    Problems are appended to ``diagnostics``; raises nothing.
+    """
+    sink = Sink(path, diagnostics)
+    lines = split_lines(text)
+    allocations = AllocationSection(sink)
+    used = UsedValuesSection(sink)
+    live: lr.LiveRangeSection | None = None
+    report: MemoryReportSection | None = None
+    total: int | None = None
+    saw_ba = saw_values = unavailable = False
+    section = None  # the section object whose lines come now
+    n = len(lines)
+    for i, line in enumerate(lines):
+        lineno = i + 1
+        if not line:
+            continue
+        if line == "BufferAssignment:":
+            saw_ba, section = True, allocations
+            continue
+        if line.startswith("Total bytes used:") and report is None:
+            if _next_nonblank(lines, i) == SORTED_HEADER:
+                report = MemoryReportSection(sink, sink.parse(TOTAL_LINE, line, lineno, "total"))
+                section = report
+            else:
+                total = sink.parse(TOTAL_LINE, line, lineno, "'Total bytes used' line")
+                section = None
+            continue
+        if line == USED_VALUES_HEADER:
+            saw_values, section = True, used
+            continue
+        if line.startswith("HloLiveRange (max "):
+            if live is not None:
+                sink.warning(lineno, "a second HloLiveRange block; using the first")
+                section = None
+                continue
+            max_time = sink.parse(lr.HEADER, line, lineno, "HloLiveRange header")
+            live = lr.LiveRangeSection(sink, max_time or 0, lineno)
+            section = live
+            continue
+        if line.startswith(lr.UNAVAILABLE):
+            unavailable = True
+            continue
+        if line.startswith(("Memory Space: ", SORTED_HEADER, DETAIL_HEADER)) and report is None:
+            report = MemoryReportSection(sink, None)
+            section = report
+        if line.startswith("*** Begin ") or line.startswith("*** End "):
+            continue  # --xla_dump_to=- wraps each file in these markers
+        if section is used:
+            handled = used.feed(line, lineno, lines[i + 1] if i + 1 < n else None)
+        elif section is not None:
+            handled = section.feed(line, lineno)
+        else:
+            handled = False
+        if not handled:
+            _unexpected(sink, line, lineno, section)
+    return ParsedSections(
+        allocations=tuple(allocations.finish()),
+        total_bytes_used=total,
+        used_values=tuple(used.finish()),
+        live_range=live.finish() if live is not None else None,
+        live_range_unavailable=unavailable,
+        memory_usage_report=report.finish() if report is not None else None,
+        saw_buffer_assignment=saw_ba,
+        saw_used_values=saw_values,
+    )
+
+
+def _next_nonblank(lines: list[str], i: int) -> str | None:
+    for line in lines[i + 1:i + 4]:
+        if line.strip():
+            return line.strip()
+    return None
+
+
+def _unexpected(sink: Sink, line: str, lineno: int, section) -> None:
+    where = {
+        AllocationSection: "an allocation line 'allocation N: size S, ...:' or ' value: <...>'",
+        UsedValuesSection: "a value record line ('<id name @color>', ' positions:', ' uses:', "
+                           "'  <entry>', ' from instruction: ...')",
+        lr.LiveRangeSection: "an indented HloLiveRange line",
+        MemoryReportSection: "a memory-usage report line",
+    }.get(type(section), "a section header (" + ", ".join(repr(h) for h in _SECTION_HEADS) + ")")
+    shown = line if len(line) <= 60 else line[:57] + "..."
+    sink.error(lineno, f"unexpected line {shown!r}: expected {where}")

@@ -1,0 +1,104 @@
+"""Grammar of ``HloLiveRange::ToString`` (FORMATS.md section 5): the instruction
+sequence, each value's live range, and the peak lines of every variant (V1-V4)."""
+
+from __future__ import annotations
+
+from parsy import regex, seq, string
+
+from hlotop.model import BufferLiveRange, HloLiveRange, PeakEntry, PeakUsage
+from hlotop.parse.shapes import integer, shape_index
+from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, StackTraceSection
+from hlotop.parse.tokens import Sink, name
+
+HEADER = string("HloLiveRange (max ") >> integer << string("):")
+UNAVAILABLE = "HloLiveRange not available"
+SEQUENCE_LINE = seq(string("    ") >> integer << string(":"), regex(r"\S+").desc("a name"))
+BUFFER_LINE = seq(
+    string("    ") >> name,
+    shape_index,
+    string(":") >> integer,
+    string("-") >> integer,
+)
+PEAK_HEADER = string("  Live ranges at ") >> integer << string(" (peak):")
+PEAK_LINE = seq(
+    string("    ") >> name,
+    shape_index.optional(),
+    string(": ") >> integer << string(" bytes"),
+    (string(" (cumulative: ") >> integer << string(" bytes)")).optional(),
+)
+
+
+class LiveRangeSection:
+    """Reads one ``HloLiveRange`` block line by line."""
+
+    def __init__(self, sink: Sink, max_time: int, line: int):
+        self.sink = sink
+        self.max_time = max_time
+        self.line = line
+        self.sequence: list[str] = []
+        self.buffers: list[BufferLiveRange] = []
+        self.peak_time: int | None = None
+        self.peak_line = 0
+        self.peak_entries: list[PeakEntry] = []
+        self.stack = StackTraceSection(sink)
+        self._state = ""
+
+    def feed(self, line: str, lineno: int) -> bool:
+        if line == "  InstructionSequence:":
+            self._state = "sequence"
+            return True
+        if line == "  BufferLiveRange:":
+            self._state = "buffers"
+            return True
+        if line.startswith("  Live ranges at "):
+            self.peak_time = self.sink.parse(PEAK_HEADER, line, lineno, "peak header")
+            self.peak_line = lineno
+            self._state = "peak"
+            return True
+        if line.startswith(STACK_HEADER_PREFIX):
+            self._state = "stack"
+            return self.stack.feed_header(line, lineno)
+        if not line.startswith("  "):
+            return False
+        if self._state == "sequence":
+            parsed = self.sink.parse(SEQUENCE_LINE, line, lineno, "instruction sequence line")
+            if parsed is not None:
+                step, instr = parsed
+                if step != len(self.sequence):
+                    self.sink.warning(lineno, f"schedule step {step} out of order: "
+                                              f"expected {len(self.sequence)}")
+                self.sequence.append(instr)
+        elif self._state == "buffers":
+            parsed = self.sink.parse(BUFFER_LINE, line, lineno, "buffer live range")
+            if parsed is not None:
+                self.buffers.append(BufferLiveRange(*parsed, line=lineno))
+        elif self._state == "peak":
+            parsed = self.sink.parse(PEAK_LINE, line, lineno, "peak line")
+            if parsed is not None:
+                self.peak_entries.append(PeakEntry(*parsed))
+        elif self._state == "stack":
+            self.stack.feed(line, lineno)
+        else:
+            self.sink.error(lineno, "line inside HloLiveRange before any of "
+                            "'InstructionSequence:', 'BufferLiveRange:', 'Live ranges at'")
+        return True
+
+    def finish(self) -> HloLiveRange:
+        peak = None
+        if self.peak_time is not None:
+            entries = tuple(self.peak_entries)
+            peak = PeakUsage(self.peak_time, entries, _variant(entries, self.stack.seen),
+                             self.peak_line)
+        return HloLiveRange(self.max_time, tuple(self.sequence), tuple(self.buffers), peak,
+                            self.stack.finish(), self.line)
+
+
+def _variant(entries: tuple[PeakEntry, ...], has_stack: bool) -> str:
+    """V1 lines have no index; V2 adds it; V3 adds cumulative; V4 adds the stack tree."""
+    if has_stack:
+        return "V4"
+    if not entries:
+        return "V1"
+    if entries[0].cumulative is not None:
+        return "V3"
+    return "V2" if entries[0].shape_index is not None else "V1"

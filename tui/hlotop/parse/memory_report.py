@@ -1,0 +1,152 @@
+"""Grammar of ``-memory-usage-report.txt`` (``BufferAssignment::MemoryUsageReport``;
+FORMATS.md section 7): era A (2024-10..2026-03) lists allocations, era B (2026-03 on)
+groups the per-allocation tables by memory space."""
+
+from __future__ import annotations
+
+from parsy import regex, seq, string
+
+from hlotop.model import MemorySpaceReport, MemoryUsageReport, ReportAllocation, ReportRow
+from hlotop.parse.allocations import REPORT_ALLOCATION_LINE
+from hlotop.parse.shapes import integer
+from hlotop.parse.tokens import Sink, human_bytes_token
+from hlotop.units import parse_human_bytes
+
+SORTED_HEADER = "Allocations sorted by size:"
+DETAIL_HEADER = "Allocations sorted by size with their values:"
+LIST_COLUMNS = "cumulative_size; total_size - cumulative_size; allocation"
+TABLE_COLUMNS = "cumulative_size;       size;       offset; used_by_n_values; shapes_list"
+
+_pct = regex(r"\(\s*(\d+(?:\.\d+)?)%\); ", group=1).map(float)
+# "   22.5KiB( 62%);    13.5KiB; allocation 4: size 22.5KiB, preallocated-temp:"
+LIST_ROW = seq(
+    regex(r"\s*") >> human_bytes_token,
+    _pct,
+    regex(r"\s*") >> human_bytes_token << string("; "),
+    regex(r"allocation .*"),
+)
+_shape_item = seq(regex(r"(\d+)×", group=1).map(int).optional(), regex(r"[^,(]+(?:\([^)]*\))?|\([^)]*\)"))
+TABLE_ROW = seq(
+    regex(r"\s*") >> human_bytes_token,
+    _pct,
+    regex(r"\s*") >> human_bytes_token << string("; "),
+    regex(r"\s*") >> integer << string("; "),
+    regex(r"\s*") >> integer << string("; "),
+    regex(r".*"),
+)
+SPACE_HEADER = seq(string("Memory Space: ") >> regex(r"\S+"),
+                   string(" (color=") >> integer << string(")"))
+TOTAL_LINE = regex(r"Total bytes(?: used)?: (\d+)", group=1).map(int) << regex(r" \(.*\)")
+REST_LINE = regex(r"The rest (\d+) (?:allocations|values) are less than", group=1).map(int) \
+    << regex(r".*")
+
+
+def _split_shapes(text: str) -> tuple[tuple[int, str], ...]:
+    """``"2×f32[4], bf16[2]"`` -> ((2, "f32[4]"), (1, "bf16[2]")), minding tuple commas."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0 and text.startswith(", ", i):
+            items.append(text[start:i])
+            start = i + 2
+    items.append(text[start:])
+    out = []
+    for item in items:
+        count, _, rest = item.partition("×")
+        out.append((int(count), rest) if rest and count.isdigit() else (1, item))
+    return tuple(out)
+
+
+class MemoryReportSection:
+    """Reads a whole memory-usage report, either era."""
+
+    def __init__(self, sink: Sink, total_bytes: int | None):
+        self.sink = sink
+        self.total = total_bytes
+        self.era = "A"
+        self.listed: list[ReportAllocation] = []
+        self.hidden_allocations = 0
+        self.spaces: list[dict] = []
+        self._detail: dict[int, dict] = {}
+        self._table: dict | None = None  # the allocation whose table rows come next
+        self._state = ""
+
+    def _new_table(self, index: int, size: int, summary: str) -> dict:
+        return dict(index=index, size=size, summary=summary, rows=[], hidden_rows=0)
+
+    def feed(self, line: str, lineno: int) -> bool:
+        body = line.strip()
+        if body in ("", TABLE_COLUMNS) or set(body) == {"-"}:
+            if body == TABLE_COLUMNS and self.era == "B" and self.spaces:
+                self._table = self._new_table(-1, 0, "")
+                self.spaces[-1]["tables"].append(self._table)
+            return True
+        if body == SORTED_HEADER:
+            self._state = "list"
+        elif body == DETAIL_HEADER:
+            self._state = "detail"
+        elif body == LIST_COLUMNS:
+            pass
+        elif line.startswith("Memory Space: "):
+            self.era = "B"
+            parsed = self.sink.parse(SPACE_HEADER, line, lineno, "memory space header")
+            if parsed is not None:
+                self.spaces.append(dict(name=parsed[0], color=parsed[1], total=0, tables=[]))
+        elif line.startswith("Total bytes: ") and self.spaces:
+            total = self.sink.parse(TOTAL_LINE, line, lineno, "memory space total")
+            self.spaces[-1]["total"] = total or 0
+        elif body.startswith("The rest "):
+            n = self.sink.parse(REST_LINE, body, lineno, "'The rest ...' line") or 0
+            if "allocations" in body:
+                self.hidden_allocations = n
+            elif self._table is not None:
+                self._table["hidden_rows"] = n
+        elif self._state == "list" and not line.startswith("allocation"):
+            self._list_row(line, lineno)
+        elif line.startswith("allocation "):
+            self._detail_header(line, lineno)
+        elif self._table is not None:
+            self._table_row(line, lineno)
+        else:
+            return False
+        return True
+
+    def _list_row(self, line: str, lineno: int) -> None:
+        parsed = self.sink.parse(LIST_ROW, line, lineno, "memory report allocation row")
+        if parsed is None:
+            return
+        alloc = self.sink.parse(REPORT_ALLOCATION_LINE, parsed[3], lineno, "allocation line")
+        if alloc is not None:
+            self.listed.append(ReportAllocation(alloc[0], parse_human_bytes(alloc[2]),
+                                                parsed[3]))
+
+    def _detail_header(self, line: str, lineno: int) -> None:
+        alloc = self.sink.parse(REPORT_ALLOCATION_LINE, line, lineno, "allocation line")
+        if alloc is not None:
+            self._table = self._new_table(alloc[0], parse_human_bytes(alloc[2]), line)
+            self._detail[alloc[0]] = self._table
+
+    def _table_row(self, line: str, lineno: int) -> None:
+        parsed = self.sink.parse(TABLE_ROW, line.lstrip("\t"), lineno, "memory report table row")
+        if parsed is not None:
+            cum, pct, size, offset, n, shapes = parsed
+            self._table["rows"].append(ReportRow(cum, pct, size, offset, n, _split_shapes(shapes)))
+
+    def finish(self) -> MemoryUsageReport:
+        def freeze(t: dict) -> ReportAllocation:
+            return ReportAllocation(t["index"], t["size"], t["summary"], tuple(t["rows"]),
+                                    t["hidden_rows"])
+
+        listed = tuple(
+            freeze(self._detail[a.index]) if a.index in self._detail else a
+            for a in self.listed)
+        known = {a.index for a in listed}
+        listed += tuple(freeze(t) for i, t in self._detail.items() if i not in known)
+        spaces = tuple(
+            MemorySpaceReport(s["name"], s["color"], s["total"],
+                              tuple(freeze(t) for t in s["tables"]))
+            for s in self.spaces)
+        return MemoryUsageReport(self.era, self.total, listed, self.hidden_allocations, spaces)

@@ -1,0 +1,107 @@
+"""Grammar of the ``Used values:`` section (``HloValue::ToString``, ``HloPosition::
+ToString``, ``HloUse::ToString``; FORMATS.md sections 3.5-3.6), including the
+2024-01..2024-11 dumps whose records are glued onto the previous line."""
+
+from __future__ import annotations
+
+import re
+
+from parsy import regex, seq, string
+
+from hlotop.model import HloPosition, HloUse, UsedValue
+from hlotop.parse.instruction import parse_instruction_text
+from hlotop.parse.shapes import integer, shape_index
+from hlotop.parse.tokens import Sink, name, value_ref
+
+HEADER = "Used values:"
+POSITION_LINE = seq(string("  ") >> name, (string(" ") >> shape_index).optional()).combine(
+    HloPosition)
+USE_LINE = seq(
+    string("  ") >> name,
+    string(", operand ") >> integer,
+    (string(" ") >> shape_index).optional(),
+).combine(HloUse)
+FROM_PREFIX = " from instruction:"
+# A value reference glued to the end of a from-instruction line (2024 era).
+_GLUED_REF = re.compile(r"<\d+ [^\s<>{}]+(?:\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?>\Z")
+
+
+class UsedValuesSection:
+    """Reads value records line by line; ``feed`` says whether a line was its own."""
+
+    def __init__(self, sink: Sink):
+        self.sink = sink
+        self.records: list[UsedValue] = []
+        self._current: dict | None = None
+        self._state = ""  # "positions" or "uses" inside a record
+        self.glued = 0  # records found glued to the previous line
+
+    def _close(self) -> None:
+        c = self._current
+        if c is not None:
+            uses = None if c["uses"] is None else tuple(c["uses"])
+            self.records.append(UsedValue(c["value"], tuple(c["positions"]), uses,
+                                          c["instruction"], c["line"]))
+        self._current, self._state = None, ""
+
+    def _start(self, text: str, lineno: int) -> None:
+        self._close()
+        value = self.sink.parse(value_ref, text, lineno, "value record")
+        if value is not None:
+            self._current = dict(value=value, positions=[], uses=[], instruction=None,
+                                 line=lineno)
+
+    def feed(self, line: str, lineno: int, next_line: str | None) -> bool:
+        if line.startswith("<"):
+            self._start(line, lineno)
+            return True
+        if line in (" positions:", " uses:"):
+            self._state = line.strip(" :")
+            self._need_record(lineno)
+            return True
+        if line == " uses are not initialized yet.":
+            if self._need_record(lineno):
+                self._current["uses"] = None
+            self._state = ""
+            return True
+        if line.startswith(FROM_PREFIX):
+            text = line[len(FROM_PREFIX):]
+            glued = None
+            if next_line == " positions:":
+                m = _GLUED_REF.search(text)
+                if m:
+                    glued, text = m.group(0), text[:m.start()]
+            if self._need_record(lineno):
+                self._current["instruction"] = parse_instruction_text(text)
+            self._state = ""
+            if glued is not None:
+                self.glued += 1
+                self._start(glued, lineno)
+            return True
+        if line.startswith("  ") and self._state:
+            return self._feed_entry(line, lineno)
+        return False
+
+    def _feed_entry(self, line: str, lineno: int) -> bool:
+        if not self._need_record(lineno):
+            return True
+        if self._state == "positions":
+            pos = self.sink.parse(POSITION_LINE, line, lineno, "position")
+            if pos is not None:
+                self._current["positions"].append(pos)
+        elif line != "  (none)":
+            use = self.sink.parse(USE_LINE, line, lineno, "use")
+            if use is not None and self._current["uses"] is not None:
+                self._current["uses"].append(use)
+        return True
+
+    def _need_record(self, lineno: int) -> bool:
+        if self._current is None:
+            self.sink.error(lineno, "line belongs to a value record, but no record "
+                            "'<id name @color>' is open")
+            return False
+        return True
+
+    def finish(self) -> list[UsedValue]:
+        self._close()
+        return self.records

@@ -1,0 +1,60 @@
+"""Byte counts in the units XLA prints them.
+
+XLA formats sizes with ``tsl::strings::HumanReadableNumBytes`` (``36.0KiB``,
+``40.00MiB``), which truncates with integer division before rounding. No
+general-purpose library (``humanize``, Rich's ``filesize``) reproduces that text
+exactly, and hlotop's users compare its figures with the dump's own, so the rule is
+reproduced here, in the one place where bytes become text.
+"""
+
+from __future__ import annotations
+
+_UNITS = "KMGTPE"
+
+
+def human_bytes(num_bytes: int) -> str:
+    """Format ``num_bytes`` (int, bytes) exactly as XLA's ``HumanReadableNumBytes``.
+
+    Below 1024 the result is ``"<n>B"``. Otherwise the value is divided by 1024 with
+    integer division while it is at least 1024*1024, then printed as ``n/1024.0``
+    with one decimal for KiB and two for MiB and above: 36864 -> ``"36.0KiB"``,
+    41943040 -> ``"40.00MiB"``, 1348651528 -> ``"1.26GiB"``. Negative values get a
+    ``-`` prefix. Raises nothing.
+    """
+    if num_bytes < 0:
+        return "-" + human_bytes(-num_bytes)
+    if num_bytes < 1024:
+        return f"{num_bytes}B"
+    unit = 0
+    n = num_bytes
+    while n >= 1024 * 1024 and unit < len(_UNITS) - 1:
+        n //= 1024
+        unit += 1
+    precision = 1 if unit == 0 else 2
+    return f"{n / 1024.0:.{precision}f}{_UNITS[unit]}iB"
+
+
+def spaced_bytes(num_bytes: int) -> str:
+    """Format ``num_bytes`` with a space every three digits, as the stack-trace
+    breakdown prints them (XLA's ``FormatBytesWithSpaces``): 41943040 ->
+    ``"41 943 040"``. Raises nothing."""
+    return f"{num_bytes:,}".replace(",", " ")
+
+
+_SCALE = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+          "PiB": 1 << 50, "EiB": 1 << 60}
+
+
+def parse_human_bytes(text: str) -> int:
+    """Read a ``HumanReadableNumBytes`` string back into bytes (int).
+
+    The result is approximate for KiB and above, since XLA's text is rounded:
+    ``"22.5KiB"`` -> 23040. Raises ``ValueError`` when ``text`` is not of that form.
+    """
+    text = text.strip()
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("-")
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "B"):
+        if body.endswith(unit):
+            return sign * round(float(body[: -len(unit)]) * _SCALE[unit])
+    raise ValueError(f"not a byte count in XLA's units: {text!r}")
