@@ -192,13 +192,11 @@ def load(path: str | os.PathLike, *, stdin=None) -> ModuleDump:
     Raises :class:`LoadError` (one-line reason) when the input is missing,
     unreadable, empty, binary or not a dump.
     """
-    diagnostics: list[Diagnostic] = []
     if str(path) == "-":
         stream = stdin if stdin is not None else sys.stdin
         data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
-        parsed = _parse_one("<stdin>", data, diagnostics)
-        files = (DumpFile("<stdin>", _kind_of(parsed, None)),)
-        return _finish("<stdin>", files, parsed, diagnostics)
+        return load_bytes(data)
+    diagnostics: list[Diagnostic] = []
     p = Path(path)
     if p.is_dir():
         p = _find_module_in_dir(p)
@@ -219,6 +217,14 @@ def load(path: str | os.PathLike, *, stdin=None) -> ModuleDump:
     split = split_module_prefix(p)
     name = split[0] if split else p.stem
     return _finish(name, tuple(files), sections, diagnostics)
+
+
+def load_bytes(data: bytes, label: str = "<stdin>") -> ModuleDump:
+    """Open a combined dump already read into memory (``hlotop -``); ``label`` names it
+    in diagnostics. Raises :class:`LoadError` like :func:`load`."""
+    diagnostics: list[Diagnostic] = []
+    parsed = _parse_one(label, data, diagnostics)
+    return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics)
 
 
 def _parse_sibling(label: str, path: Path, diagnostics: list[Diagnostic]):

@@ -1,0 +1,5 @@
+import sys
+
+from hlotop.cli import main
+
+sys.exit(main())

@@ -1,0 +1,114 @@
+"""The ``hlotop`` command: argument parsing and the choice between the terminal
+browser, ``--summary`` and ``--json``.
+
+Exit status: 0 on success; 1 with ``--strict`` when the dump has diagnostics;
+2 when the input cannot be opened (one line on stderr: ``hlotop: error: <path>:
+<reason>``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from hlotop import __version__
+
+EPILOG = """\
+examples:
+  hlotop module_0042.jit_train_step.cpu_after_optimizations-buffer-assignment.txt
+  hlotop --summary dump_dir/module_0042...-live-range.txt   (any file of a split module)
+  cat dump.txt | hlotop -
+  hlotop --json dump.txt | jq .analysis.peak_step
+
+make a dump with:  XLA_FLAGS=--xla_dump_to=DIR python train.py
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hlotop",
+        description="Browse the memory of a compiled XLA program: allocations, the values "
+                    "packed into them, live ranges over the schedule and the peak, from an "
+                    "XLA buffer-assignment dump (--xla_dump_to).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("path", metavar="PATH",
+                        help="a *-buffer-assignment.txt dump (any XLA era), any file of a "
+                             "split module, a directory holding one module, or - for stdin")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--summary", action="store_true",
+                      help="print a report (totals, peak, largest values at the peak) "
+                           "instead of opening the browser; the default when stdout is "
+                           "not a terminal")
+    mode.add_argument("--json", action="store_true",
+                      help="print the parsed dump and its analysis as JSON")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit with status 1 if the dump has any diagnostic")
+    parser.add_argument("--version", action="version", version=f"hlotop {__version__}")
+    return parser
+
+
+def _error(message: str) -> int:
+    print(f"hlotop: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _reattach_terminal() -> bool:
+    """After reading a dump from a pipe, read keys from the terminal instead."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY)
+    except OSError:
+        return False
+    os.dup2(fd, 0)
+    os.close(fd)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from hlotop.loader import LoadError, load, load_bytes
+
+    interactive = not (args.summary or args.json) and sys.stdout.isatty()
+    try:
+        if interactive:
+            return _run_browser(args.path, load, load_bytes, args.strict)
+        module = load(args.path)
+    except LoadError as err:
+        return _error(str(err))
+    except KeyboardInterrupt:
+        return 130
+    if args.json:
+        from hlotop.export import write_json
+
+        write_json(module, sys.stdout)
+    else:
+        from hlotop.summary import print_summary
+
+        print_summary(module)
+    return 1 if args.strict and module.diagnostics else 0
+
+
+def _run_browser(path: str, load, load_bytes, strict: bool) -> int:
+    from hlotop.app import HlotopApp
+
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        if not _reattach_terminal():
+            return _error("-: no terminal to run the browser on; use --summary or --json")
+        app = HlotopApp("<stdin>", lambda: load_bytes(data))
+    else:
+        if not os.path.exists(path):
+            return _error(f"{path}: no such file or directory")
+        app = HlotopApp(path)
+    app.run()
+    code = app.return_code or 0
+    module = getattr(app, "module", None)
+    if code == 0 and strict and module is not None and module.diagnostics:
+        return 1
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""``hlotop --json``: the parsed model and its analysis as JSON (schema in README.md).
+
+Bytes are ints, steps are ints, ShapeIndexes are lists of ints (``null`` where XLA
+prints no index). Dump text is passed through unchanged: JSON escapes what needs it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+from hlotop import __version__
+from hlotop.loader import ModuleDump
+from hlotop.memory_space import space_name, space_names
+from hlotop.model import StackTraceNode
+
+
+def _index(index) -> list[int] | None:
+    return None if index is None else list(index)
+
+
+def _tree(node: StackTraceNode) -> dict[str, Any]:
+    return {"label": node.label, "percent": node.percent, "total": node.total,
+            "current": node.current, "remaining": node.remaining,
+            "children": [_tree(c) for c in node.children]}
+
+
+def to_dict(module: ModuleDump) -> dict[str, Any]:
+    """The JSON document for ``module`` as plain dicts and lists. Raises nothing."""
+    a = module.analysis
+    names = space_names(module.memory_usage_report)
+    allocations = [{
+        "index": x.index,
+        "size": x.size,
+        "color": x.color,
+        "memory_space": space_name(x.color, names),
+        "kinds": list(x.kinds),
+        "parameter": None if x.parameter is None else {
+            "number": x.parameter, "shape": x.parameter_shape,
+            "shape_index": _index(x.parameter_shape_index)},
+        "output_shape": x.output_shape,
+        "values": [{"id": s.value.id, "name": s.value.name,
+                    "shape_index": _index(s.value.shape_index), "phi": s.value.is_phi,
+                    "color": s.value.color, "offset": s.offset, "size": s.size,
+                    "shape": s.shape} for s in x.values],
+    } for x in module.allocations]
+    used_values = []
+    for r in module.used_values:
+        instr = r.instruction
+        used_values.append({
+            "id": r.value.id, "name": r.value.name, "shape_index": _index(r.value.shape_index),
+            "positions": [str(p) for p in r.positions],
+            "uses": None if r.uses is None else [str(u) for u in r.uses],
+            "instruction": instr.name if instr else None,
+            "opcode": instr.opcode if instr else None,
+            "instruction_shape": instr.shape if instr else None,
+            "op_name": instr.op_name if instr else None,
+            "source": {"file": instr.source_file, "line": instr.source_line}
+            if instr and instr.source_file else None,
+        })
+    live = module.live_range
+    live_range = None
+    if live is not None:
+        peak = live.peak
+        live_range = {
+            "max": live.max_time,
+            "instruction_sequence": list(live.instruction_sequence),
+            "buffers": [{"name": b.name, "shape_index": list(b.shape_index),
+                         "start": b.start, "end": b.end} for b in live.buffers],
+            "peak": None if peak is None else {
+                "time": peak.time, "variant": peak.variant,
+                "entries": [{"name": e.name, "shape_index": _index(e.shape_index),
+                             "bytes": e.bytes, "cumulative": e.cumulative}
+                            for e in peak.entries]},
+        }
+    stack = live.stack_trace if live is not None else None
+    report = module.memory_usage_report
+    return {
+        "hlotop_version": __version__,
+        "module": module.name,
+        "layout": module.layout,
+        "files": [{"path": f.path, "kind": f.kind} for f in module.files],
+        "allocations": allocations,
+        "total_bytes_used": module.total_bytes_used,
+        "used_values": used_values,
+        "live_range": live_range,
+        "stack_trace": None if stack is None else {
+            "total": stack.total, "tree": [_tree(n) for n in stack.roots]},
+        "memory_usage_report": None if report is None else _report(report),
+        "analysis": {
+            "peak_step": a.peak_step,
+            "peak_bytes": a.peak_bytes,
+            "peak_values": [{"id": v.value.id, "name": v.value.name,
+                             "shape_index": _index(v.value.shape_index),
+                             "logical_bytes": v.logical_bytes,
+                             "allocated_bytes": v.allocated_bytes} for v in a.peak_values],
+            "live_bytes": a.live_bytes,
+            "totals_by_kind": a.totals_by_kind,
+            "totals_by_memory_space": {str(c): b for c, b in a.totals_by_color.items()},
+        },
+        "diagnostics": [{"path": d.path, "line": d.line, "message": d.message,
+                         "severity": d.severity} for d in module.diagnostics],
+    }
+
+
+def _report(report) -> dict[str, Any]:
+    def alloc(x):
+        return {"index": x.index, "size": x.size, "summary": x.summary,
+                "hidden_rows": x.hidden_rows,
+                "rows": [{"cumulative_size": r.cumulative_size, "percent": r.percent,
+                          "size": r.size, "offset": r.offset,
+                          "used_by_n_values": r.used_by_n_values,
+                          "shapes": [{"count": c, "shape": s} for c, s in r.shapes]}
+                         for r in x.rows]}
+
+    return {
+        "era": report.era,
+        "total_bytes": report.total_bytes,
+        "allocations": [alloc(x) for x in report.allocations],
+        "hidden_allocations": report.hidden_allocations,
+        "memory_spaces": [{"name": s.name, "color": s.color, "total_bytes": s.total_bytes,
+                           "allocations": [alloc(x) for x in s.allocations]}
+                          for s in report.memory_spaces],
+    }
+
+
+def write_json(module: ModuleDump, out: IO[str]) -> None:
+    """Write the JSON document for ``module`` to ``out``, newline-terminated."""
+    json.dump(to_dict(module), out, separators=(",", ":"))
+    out.write("\n")
