@@ -75,6 +75,7 @@ class AllocationSection:
         self._current: dict | None = None
         self._slots: list[ValueSlot] = []
         self._reused: list = []
+        self._broken = False  # the current allocation line was reported as unreadable
 
     def _close(self) -> None:
         if self._current is not None:
@@ -86,6 +87,7 @@ class AllocationSection:
         if line.startswith("allocation "):
             self._close()
             parsed = self.sink.parse(ALLOCATION_LINE, line, lineno, "allocation line")
+            self._broken = parsed is None
             if parsed is not None:
                 index, pointer, size, attrs = parsed
                 self._current = dict(index=index, size=size, pointer=pointer, line=lineno,
@@ -114,6 +116,8 @@ class AllocationSection:
     def _add_slot(self, parsed, lineno: int) -> None:
         value, size, offset, shape_text = parsed
         if self._current is None:
+            if self._broken:
+                return  # its allocation line was already reported
             self.sink.error(lineno, "value line outside an allocation: expected "
                             "'allocation N: size S:' before it")
             return

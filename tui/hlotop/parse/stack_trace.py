@@ -13,7 +13,7 @@ STACK_HEADER_PREFIX = "  Stack trace breakdown for peak usage: "
 HEADER = string(STACK_HEADER_PREFIX) >> spaced_int << string(" bytes")
 
 # Prefix: "  " then either "  " (top level) or guides + a connector.
-_prefix = regex(r"  (?:  |(?:    |│   )*(?:├── |└── ))").desc("tree indentation")
+_prefix = regex(r"  (?:(?:    |│   )*(?:├── |└── )|  )").desc("tree indentation")
 _suffix = seq(
     regex(r" \((\d+(?:\.\d+)?)%, total: ", group=1).map(float),
     spaced_int << string(" bytes, current: "),
@@ -29,7 +29,8 @@ TREE_LINE = seq(
 
 
 def _depth(prefix: str) -> int:
-    return 0 if len(prefix) == 4 else (len(prefix) - 6) // 4 + 1
+    """Top level: 4 characters. Depth d >= 1: "  " + d guides of 4 + a connector of 4."""
+    return 0 if len(prefix) == 4 else (len(prefix) - 6) // 4
 
 
 class StackTraceSection:

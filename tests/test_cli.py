@@ -1,0 +1,127 @@
+"""The hlotop command: --summary, --json, --strict, refusals, diagnostics."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hlotop.cli import main
+
+from conftest import ROOT, sample
+
+SEED3 = sample("seeds/003_a3085531593bac68.txt")
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hlotop", *args], input=stdin,
+                          capture_output=True, cwd=ROOT, timeout=60)
+
+
+def test_version_and_help():
+    out = run("--version")
+    assert out.returncode == 0 and out.stdout.decode().startswith("hlotop 0.")
+    help_text = run("--help").stdout.decode()
+    for flag in ("--summary", "--json", "--strict", "PATH"):
+        assert flag in help_text
+
+
+def test_summary_reports_the_peak_and_largest_values():
+    out = run("--summary", SEED3)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout.decode()
+    assert "286.05MiB  (299,944,008 B)" in text
+    assert "Peak step         11 = XLA's  at fusion" in text
+    assert "VMEM (color 1)" in text and "SMEM (color 2)" in text
+    lines = [ln for ln in text.splitlines() if ln.lstrip().startswith("1  ")]
+    assert "copy-start{0}" in lines[0] and "56.00MiB" in lines[0]
+
+
+def test_piped_output_without_flags_is_the_summary():
+    out = run(SEED3)
+    assert out.returncode == 0 and "Largest values live at the peak" in out.stdout.decode()
+
+
+def test_json_schema_and_figures(capsys):
+    assert main(["--json", SEED3]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["total_bytes_used"] == 299944008
+    assert sum(a["size"] for a in doc["allocations"]) == doc["total_bytes_used"]
+    a12 = doc["allocations"][12]
+    assert (a12["index"], a12["color"], a12["memory_space"], a12["kinds"]) == (
+        12, 1, "VMEM", ["preallocated-temp"])
+    assert {v["id"] for v in a12["values"]} == {31, 36, 39, 41}
+    assert doc["allocations"][1]["parameter"] == {"number": 4, "shape": "f32[3584,4096]",
+                                                  "shape_index": []}
+    uv = next(u for u in doc["used_values"] if u["id"] == 29)
+    assert uv["positions"] == ["p3.6", "copy-start.1 {1}"]
+    assert uv["uses"][-1] == "copy-done.1, operand 0 {1}"
+    live = doc["live_range"]
+    assert live["max"] == 15 and len(live["instruction_sequence"]) == 15
+    assert live["peak"]["time"] == 11 and live["peak"]["variant"] == "V1"
+    assert {"name": "all-reduce.28", "shape_index": [1], "start": 12, "end": 12} in live["buffers"]
+    assert doc["analysis"]["peak_step"] == 11
+    assert len(doc["analysis"]["live_bytes"]) == 16
+    assert doc["stack_trace"] is None and doc["memory_usage_report"] is None
+    assert doc["diagnostics"] == []
+
+
+def test_json_stack_trace_tree(capsys):
+    assert main(["--json", sample("seeds/000_aa093b3e4f73e23a.txt")]) == 0
+    tree = json.loads(capsys.readouterr().out)["stack_trace"]
+    assert tree["total"] == 41943040
+    assert [c["label"] for c in tree["tree"][0]["children"]][:2] == [
+        "concatenate_convert_fusion", "args[0]"]
+
+
+@pytest.mark.parametrize("content,reason", [
+    (b"", "the file is empty"),
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00", "a binary file"),
+    (b'{"a": 1}\n', "not an XLA buffer-assignment dump"),
+    (b"HloModule jit_f, entry_computation_layout={()->f32[]}\n\nENTRY %main {\n}\n",
+     "not an XLA buffer-assignment dump"),
+])
+def test_refusals_are_one_line_with_status_2(tmp_path, content, reason):
+    path = tmp_path / "input.txt"
+    path.write_bytes(content)
+    for args in (["--summary", str(path)], ["--json", str(path)]):
+        out = run(*args)
+        err = out.stderr.decode()
+        assert out.returncode == 2
+        assert err.count("\n") == 1 and err.startswith(f"hlotop: error: {path}: ")
+        assert reason in err and "Traceback" not in err
+
+
+def test_missing_path_and_empty_directory(tmp_path):
+    out = run("--summary", str(tmp_path / "nope.txt"))
+    assert out.returncode == 2 and "no such file" in out.stderr.decode()
+    out = run("--summary", str(tmp_path))
+    assert out.returncode == 2
+    assert out.stderr.decode() == f"hlotop: error: {tmp_path}: no *-buffer-assignment.txt dump in this directory\n"
+
+
+def test_stdin_dash():
+    out = run("--json", "-", stdin=Path(ROOT / SEED3).read_bytes())
+    assert out.returncode == 0
+    assert json.loads(out.stdout)["analysis"]["peak_step"] == 11
+
+
+def test_bad_lines_become_diagnostics_and_strict_fails(tmp_path):
+    lines = Path(ROOT / SEED3).read_text().splitlines(keepends=True)
+    lines.insert(5, "garbage that is no dump line\n")
+    lines[8] = "allocation 3: size lots, parameter 1:\n"  # was allocation 3
+    bad = tmp_path / "bad-buffer-assignment.txt"
+    bad.write_text("".join(lines))
+    out = run("--json", str(bad))
+    assert out.returncode == 0
+    doc = json.loads(out.stdout)
+    diags = [(d["line"], d["severity"]) for d in doc["diagnostics"] if d["severity"] == "error"]
+    assert diags == [(6, "error"), (9, "error")]
+    assert "expected an integer" in doc["diagnostics"][1]["message"]
+    assert len(doc["allocations"]) == 12  # the rest of the dump still opens
+    assert doc["analysis"]["peak_step"] == 11
+    assert run("--json", "--strict", str(bad)).returncode == 1
+    assert run("--summary", "--strict", SEED3).returncode == 0

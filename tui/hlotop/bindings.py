@@ -1,0 +1,171 @@
+"""Every key binding of hlotop, declared once.
+
+The footer, the help screen (``?``) and the command palette all read this module:
+widgets and screens take their ``BINDINGS`` from :func:`bindings`, the help screen lists
+:data:`SCOPES` in order, and the command palette offers each :class:`Key` that has a
+``palette`` title.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """One binding: Textual key names (comma-separated), the action it runs, and how
+    it is described in the footer, the help screen and the command palette."""
+
+    keys: str
+    action: str
+    description: str
+    show: bool = True  # shown in the footer
+    key_display: str | None = None
+    palette: str | None = None  # command palette title; None: not in the palette
+    help: str = ""  # one sentence for the help screen and the palette
+    priority: bool = False
+
+    def binding(self) -> Binding:
+        return Binding(self.keys, self.action, self.description, show=self.show,
+                       key_display=self.key_display, priority=self.priority)
+
+    @property
+    def display(self) -> str:
+        """How the help screen writes the keys: ``"right, l"``."""
+        if self.key_display:
+            return self.key_display
+        return ", ".join(_KEY_NAMES.get(k, k) for k in self.keys.split(","))
+
+
+_KEY_NAMES = {
+    "question_mark": "?", "slash": "/", "plus": "+", "minus": "-", "equals_sign": "=",
+    "shift+tab": "shift+tab", "escape": "esc", "enter": "enter", "up": "↑", "down": "↓",
+    "left": "←", "right": "→", "pageup": "pgup", "pagedown": "pgdn",
+    "shift+left": "shift+←", "shift+right": "shift+→",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where a group of keys works."""
+
+    name: str
+    title: str
+    keys: tuple[Key, ...]
+
+
+# Cursor keys shared by the three row lists (allocation tree, live set, search results).
+_LIST_CURSOR = (
+    Key("up,k", "cursor_up", "Up", show=False, key_display="↑ k", help="Move the cursor up a row."),
+    Key("down,j", "cursor_down", "Down", show=False, key_display="↓ j",
+        help="Move the cursor down a row."),
+    Key("pageup", "page_up", "Page up", show=False, help="Move the cursor up a page."),
+    Key("pagedown", "page_down", "Page down", show=False, help="Move the cursor down a page."),
+    Key("home,g", "first_row", "First row", show=False, key_display="home g",
+        help="Go to the first row."),
+    Key("end,G", "last_row", "Last row", show=False, key_display="end G",
+        help="Go to the last row."),
+)
+
+SCOPES: tuple[Scope, ...] = (
+    Scope("app", "Everywhere", (
+        Key("q", "quit", "Quit", palette="Quit hlotop", help="Leave hlotop."),
+        Key("question_mark", "help", "Help", key_display="?", palette="Show all keys",
+            help="This screen: every key binding."),
+        Key("ctrl+p", "command_palette", "Commands", show=False, key_display="ctrl+p",
+            priority=True, help="Open the command palette."),
+    )),
+    Scope("main", "Main screen", (
+        Key("tab", "next_pane", "Next pane", show=False, key_display="tab",
+            help="Focus the next pane (on small terminals: show it)."),
+        Key("shift+tab", "previous_pane", "Previous pane", show=False,
+            key_display="shift+tab", help="Focus the previous pane."),
+        Key("1", "focus_pane('allocations')", "Allocations", show=False,
+            palette="Focus the allocation tree", help="Go to the allocation tree."),
+        Key("2", "focus_pane('timeline')", "Timeline", show=False,
+            palette="Focus the live-range timeline", help="Go to the live-range timeline."),
+        Key("3", "focus_pane('live')", "Live set", show=False,
+            palette="Focus the live set / peak breakdown",
+            help="Go to the live set at the timeline cursor (the peak breakdown at the peak)."),
+        Key("4", "focus_pane('detail')", "Detail", show=False,
+            palette="Focus the value detail", help="Go to the selected value's detail."),
+        Key("slash", "search", "Search", key_display="/",
+            palette="Search values by name or op_name",
+            help="Find a value by name or op_name (substring) and select it everywhere."),
+        Key("p", "jump_peak", "Peak", palette="Jump to the peak step",
+            help="Move the timeline cursor to XLA's peak step."),
+        Key("s", "toggle_sort", "Sort", palette="Sort allocations by size / by index",
+            help="Sort the allocation tree by size (largest first) or by index."),
+        Key("d", "diagnostics", "Diagnostics", show=False, palette="Show diagnostics",
+            help="Lines hlotop could not read and other warnings about the dump."),
+        Key("escape", "back", "Back", show=False, key_display="esc",
+            help="Return to the pane you came from (small terminals)."),
+    )),
+    Scope("allocations", "Allocation tree", _LIST_CURSOR + (
+        Key("enter,right,l", "expand", "Expand", key_display="⏎ → l",
+            help="Expand an allocation to the values packed into it; on a value, show "
+                 "its detail."),
+        Key("left,h", "collapse", "Collapse", key_display="← h",
+            help="Collapse an allocation (on a value: go to its allocation)."),
+    )),
+    Scope("timeline", "Live-range timeline", (
+        Key("left,h", "step(-1)", "Step ←", show=False, key_display="← h",
+            help="Move the step cursor one schedule step left."),
+        Key("right,l", "step(1)", "Step →", show=False, key_display="→ l",
+            help="Move the step cursor one schedule step right."),
+        Key("shift+left,H", "step_page(-1)", "Page ←", show=False, key_display="shift+← H",
+            help="Move the step cursor a screen width left."),
+        Key("shift+right,L", "step_page(1)", "Page →", show=False, key_display="shift+→ L",
+            help="Move the step cursor a screen width right."),
+        Key("home", "first_step", "First step", show=False, help="Go to step 0."),
+        Key("end", "last_step", "Last step", show=False, help="Go to the last step."),
+        Key("up,k", "row(-1)", "Row ↑", show=False, key_display="↑ k",
+            help="Select the value on the row above."),
+        Key("down,j", "row(1)", "Row ↓", show=False, key_display="↓ j",
+            help="Select the value on the row below."),
+        Key("pageup", "row_page(-1)", "Page up", show=False, help="Up a page of rows."),
+        Key("pagedown", "row_page(1)", "Page down", show=False, help="Down a page of rows."),
+        Key("plus,equals_sign", "zoom(1)", "Zoom in", key_display="+",
+            help="Zoom in (more columns per step)."),
+        Key("minus", "zoom(-1)", "Zoom out", key_display="-",
+            help="Zoom out (more steps per column)."),
+        Key("z", "zoom_fit", "Fit", show=False, help="Zoom to fit the whole schedule."),
+    )),
+    Scope("live", "Live set / peak breakdown", _LIST_CURSOR + (
+        Key("enter,right,l", "expand", "Open", key_display="⏎ → l",
+            help="On a value: show its detail; on a stack-trace node: expand it."),
+        Key("left,h", "collapse", "Collapse", show=False, key_display="← h",
+            help="Collapse a stack-trace node (or go to its parent)."),
+    )),
+    Scope("search", "Search", (
+        Key("enter", "choose", "Select", key_display="⏎",
+            help="Select the highlighted match in every pane."),
+        Key("down", "results_down", "Next match", show=False, key_display="↓",
+            help="Highlight the next match."),
+        Key("up", "results_up", "Previous match", show=False, key_display="↑",
+            help="Highlight the previous match."),
+        Key("escape", "close", "Close", key_display="esc", help="Close the search."),
+    )),
+    Scope("modal", "Help and diagnostics", (
+        Key("escape,q,question_mark", "close", "Close", key_display="esc q ?",
+            help="Close this screen."),
+    )),
+)
+
+_BY_NAME = {scope.name: scope for scope in SCOPES}
+
+
+def bindings(scope: str) -> list[Binding]:
+    """The Textual ``BINDINGS`` of ``scope`` (a :class:`Scope` name)."""
+    return [key.binding() for key in _BY_NAME[scope].keys]
+
+
+def keys(scope: str) -> tuple[Key, ...]:
+    return _BY_NAME[scope].keys
+
+
+def palette_keys() -> list[Key]:
+    """The keys offered in the command palette, in declaration order."""
+    return [key for scope in SCOPES for key in scope.keys if key.palette]
