@@ -87,13 +87,19 @@ class Analysis:
     allocation_of: dict[int, BufferAllocation] = field(default_factory=dict)
 
 
-def instruction_shapes(used_values: Iterable[UsedValue]) -> dict[str, str]:
-    """Map instruction name -> its whole shape text, from the from-instruction lines."""
+def instruction_shapes(used_values: Iterable[UsedValue],
+                       names: set[str] | None = None) -> dict[str, str]:
+    """Map instruction name -> its whole shape text, from the from-instruction lines
+    (only for the instructions in ``names``, when given: each parse has a cost)."""
     out: dict[str, str] = {}
     for record in used_values:
+        vname = record.value.name
+        if vname in out or record.instruction_text is None or (
+                names is not None and vname not in names):
+            continue
         instr = record.instruction
-        if instr is not None and instr.shape and record.value.name not in out:
-            out[record.value.name] = instr.shape
+        if instr.shape:
+            out[vname] = instr.shape
     return out
 
 
@@ -131,12 +137,19 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
         if info is None:
             info = infos[record.value.id] = ValueInfo(record.value)
         info.used = record
-    shapes_of = instruction_shapes(sections.used_values)
-    # Tuple-shaped instructions without a from-instruction line: use the value at {}.
+    # The sweep needs the whole shape of tuple-shaped instructions: the value at {}
+    # prints it; otherwise read it from the from-instruction text. Values with no
+    # allocation line need their own shape from there too.
+    shapes_of: dict[str, str] = {}
     for info in infos.values():
         v = info.value
-        if v.shape_index == () and info.shape and v.name not in shapes_of:
-            shapes_of[v.name] = info.shape
+        if v.shape_index == () and info.shape:
+            shapes_of.setdefault(v.name, info.shape)
+    wanted = {i.value.name for i in infos.values()
+              if (i.value.shape_index is not None or i.shape is None)
+              and i.value.name not in shapes_of}
+    if wanted:
+        shapes_of.update(instruction_shapes(sections.used_values, wanted))
     by_key = {info.value.key: info for info in infos.values()}
     next_synthetic = -1
     live = sections.live_range

@@ -175,8 +175,18 @@ class UsedValue:
     value: HloValue
     positions: tuple[HloPosition, ...]
     uses: tuple[HloUse, ...] | None  # None: "uses are not initialized yet."
-    instruction: InstructionText | None  # None before 2021-09 (no from-instruction line)
+    instruction_text: str | None  # None before 2021-09 (no from-instruction line)
     line: int
+
+    @property
+    def instruction(self) -> InstructionText | None:
+        """The defining instruction, read from its text on first use (cached): most
+        records of a big dump are never looked at, so they are never parsed."""
+        if self.instruction_text is None:
+            return None
+        from hlotop.parse.instruction import parse_instruction_text
+
+        return parse_instruction_text(self.instruction_text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,16 @@ from parsy import Parser, alt, regex, seq, string
 
 from hlotop.model import BufferAllocation, ValueSlot
 from hlotop.parse.shapes import integer, shape_index
-from hlotop.parse.tokens import Sink, human_bytes_token, rest_of_line, value_ref
+from hlotop.parse.tokens import (
+    VALUE_REF_RE,
+    LineGrammar,
+    Sink,
+    human_bytes_token,
+    index_of,
+    rest_of_line,
+    value_from_groups,
+    value_ref,
+)
 
 _shape_text = regex(r"[^|]*").desc("a shape")
 
@@ -43,15 +52,44 @@ def allocation_line(size: Parser) -> Parser:
     ) << string(":").desc("':' ending the allocation line")
 
 
-ALLOCATION_LINE = allocation_line(integer)
+_FLAGS = ("is_constant", "is_thread_local", "maybe_live_out", "is_preallocated_temp")
+
+
+def _allocation_from_groups(index, pointer, size, color, param, param_shape, param_index,
+                            output, *flags):
+    attrs: dict = {}
+    if color is not None:
+        attrs["color"] = int(color)
+    if param is not None:
+        attrs.update(parameter=int(param), parameter_shape=param_shape,
+                     parameter_shape_index=index_of(param_index))
+    if output is not None:
+        attrs["output_shape"] = output
+    attrs.update((name, True) for name, flag in zip(_FLAGS, flags) if flag)
+    return [int(index), pointer, int(size), attrs]
+
+
+ALLOCATION_LINE = LineGrammar(
+    allocation_line(integer),
+    regex(r"allocation (\d+): (?:(0x[0-9a-fA-F]+|\(nil\)), )?size (\d+)(?:, color (\d+))?"
+          r"(?:, parameter (\d+)(?:, shape \|([^|]*)\|)? at ShapeIndex \{([\d,]*)\})?"
+          r"(?:, output shape is \|([^|]*)\|)?(, constant)?(, thread-local)?"
+          r"(, maybe-live-out)?(, preallocated-temp)?:\Z", group=tuple(range(1, 13)),
+          ).combine(_allocation_from_groups))
 REPORT_ALLOCATION_LINE = allocation_line(human_bytes_token)
 
 # " value: <id name @c> (size=S,offset=O): shape"
-VALUE_LINE = seq(
-    string(" value: ") >> value_ref,
-    string(" (size=") >> integer,
-    string(",offset=") >> integer << string("): "),
-    rest_of_line,
+VALUE_LINE = LineGrammar(
+    seq(
+        string(" value: ") >> value_ref,
+        string(" (size=") >> integer,
+        string(",offset=") >> integer << string("): "),
+        rest_of_line,
+    ),
+    regex(rf" value: {VALUE_REF_RE} \(size=(\d+),offset=(\d+)\): (.*)\Z",
+          group=tuple(range(1, 9))).combine(
+        lambda i, n, x, p, c, size, offset, shape: [
+            value_from_groups(i, n, x, p, c), int(size), int(offset), shape]),
 )
 
 # Before 2019-09: "  <value text> [offset,size]: shape"

@@ -9,6 +9,7 @@ The text is opaque except for what hlotop shows: the name, the instruction's sha
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from parsy import ParseError, alt, regex, seq, string
 
@@ -30,6 +31,7 @@ _field = seq(regex(r"[a-z_]+") << string("="), alt(_quoted, _bare))
 _metadata = string("metadata={") >> _field.sep_by(string(" ")).map(dict) << string("}")
 
 
+@lru_cache(maxsize=16384)
 def parse_instruction_text(text: str) -> InstructionText:
     """Read the name, shape, opcode and metadata out of one instruction's text.
 

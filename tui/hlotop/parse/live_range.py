@@ -8,23 +8,35 @@ from parsy import regex, seq, string
 from hlotop.model import BufferLiveRange, HloLiveRange, PeakEntry, PeakUsage
 from hlotop.parse.shapes import integer, shape_index
 from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, StackTraceSection
-from hlotop.parse.tokens import Sink, name
+from hlotop.parse.tokens import NAME_RE, LineGrammar, Sink, index_of, name
 
 HEADER = string("HloLiveRange (max ") >> integer << string("):")
 UNAVAILABLE = "HloLiveRange not available"
-SEQUENCE_LINE = seq(string("    ") >> integer << string(":"), regex(r"\S+").desc("a name"))
-BUFFER_LINE = seq(
-    string("    ") >> name,
-    shape_index,
-    string(":") >> integer,
-    string("-") >> integer,
+SEQUENCE_LINE = LineGrammar(
+    seq(string("    ") >> integer << string(":"), regex(r"\S+").desc("a name")),
+    regex(r"    (\d+):(\S+)\Z", group=(1, 2)).combine(lambda i, n: [int(i), n]),
+)
+BUFFER_LINE = LineGrammar(
+    seq(
+        string("    ") >> name,
+        shape_index,
+        string(":") >> integer,
+        string("-") >> integer,
+    ),
+    regex(rf"    ({NAME_RE})\{{([\d,]*)\}}:(\d+)-(\d+)\Z", group=(1, 2, 3, 4)).combine(
+        lambda n, i, s, e: [n, index_of(i), int(s), int(e)]),
 )
 PEAK_HEADER = string("  Live ranges at ") >> integer << string(" (peak):")
-PEAK_LINE = seq(
-    string("    ") >> name,
-    shape_index.optional(),
-    string(": ") >> integer << string(" bytes"),
-    (string(" (cumulative: ") >> integer << string(" bytes)")).optional(),
+PEAK_LINE = LineGrammar(
+    seq(
+        string("    ") >> name,
+        shape_index.optional(),
+        string(": ") >> integer << string(" bytes"),
+        (string(" (cumulative: ") >> integer << string(" bytes)")).optional(),
+    ),
+    regex(rf"    ({NAME_RE})(\{{[\d,]*\}})?: (\d+) bytes(?: \(cumulative: (\d+) bytes\))?\Z",
+          group=(1, 2, 3, 4)).combine(
+        lambda n, i, b, c: [n, index_of(i), int(b), int(c) if c is not None else None]),
 )
 
 

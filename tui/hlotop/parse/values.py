@@ -9,18 +9,35 @@ import re
 from parsy import regex, seq, string
 
 from hlotop.model import HloPosition, HloUse, UsedValue
-from hlotop.parse.instruction import parse_instruction_text
 from hlotop.parse.shapes import integer, shape_index
-from hlotop.parse.tokens import Sink, name, value_ref
+from hlotop.parse.tokens import (
+    NAME_RE,
+    VALUE_REF_RE,
+    LineGrammar,
+    Sink,
+    index_of,
+    name,
+    value_from_groups,
+    value_ref,
+)
 
 HEADER = "Used values:"
-POSITION_LINE = seq(string("  ") >> name, (string(" ") >> shape_index).optional()).combine(
-    HloPosition)
-USE_LINE = seq(
-    string("  ") >> name,
-    string(", operand ") >> integer,
-    (string(" ") >> shape_index).optional(),
-).combine(HloUse)
+RECORD_HEAD = LineGrammar(
+    value_ref, regex(rf"{VALUE_REF_RE}\Z", group=(1, 2, 3, 4, 5)).combine(value_from_groups))
+POSITION_LINE = LineGrammar(
+    seq(string("  ") >> name, (string(" ") >> shape_index).optional()).combine(HloPosition),
+    regex(rf"  ({NAME_RE})(?: (\{{[\d,]*\}}))?\Z", group=(1, 2)).combine(
+        lambda n, i: HloPosition(n, index_of(i))),
+)
+USE_LINE = LineGrammar(
+    seq(
+        string("  ") >> name,
+        string(", operand ") >> integer,
+        (string(" ") >> shape_index).optional(),
+    ).combine(HloUse),
+    regex(rf"  ({NAME_RE}), operand (\d+)(?: (\{{[\d,]*\}}))?\Z", group=(1, 2, 3)).combine(
+        lambda n, o, i: HloUse(n, int(o), index_of(i))),
+)
 FROM_PREFIX = " from instruction:"
 # A value reference glued to the end of a from-instruction line (2024 era).
 _GLUED_REF = re.compile(r"<\d+ [^\s<>{}]+(?:\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?>\Z")
@@ -46,7 +63,7 @@ class UsedValuesSection:
 
     def _start(self, text: str, lineno: int) -> None:
         self._close()
-        value = self.sink.parse(value_ref, text, lineno, "value record")
+        value = self.sink.parse(RECORD_HEAD, text, lineno, "value record")
         if value is not None:
             self._current = dict(value=value, positions=[], uses=[], instruction=None,
                                  line=lineno)
@@ -72,7 +89,7 @@ class UsedValuesSection:
                 if m:
                     glued, text = m.group(0), text[:m.start()]
             if self._need_record(lineno):
-                self._current["instruction"] = parse_instruction_text(text)
+                self._current["instruction"] = text.lstrip(" ")
             self._state = ""
             if glued is not None:
                 self.glued += 1
