@@ -69,7 +69,7 @@ class ModuleDump:
     @property
     def layout(self) -> str:
         """``"split"`` (2026-04 on) or ``"combined"``."""
-        return "split" if len(self.files) > 1 or self.files[0].kind != "combined" else "combined"
+        return "combined" if any(f.kind == "combined" for f in self.files) else "split"
 
 
 def split_module_prefix(path: Path) -> tuple[str, str] | None:

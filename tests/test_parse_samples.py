@@ -1,0 +1,105 @@
+"""Every dump in sample_dumps/ (the seeds and the real JAX dumps of every era) opens
+with no diagnostic and with the figures the dump itself states. The expected figures
+are read with plain string operations, independently of hlotop's grammars."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hlotop import load
+from hlotop.loader import split_module_prefix
+
+from conftest import SAMPLES
+
+
+def _modules() -> list[Path]:
+    """One entry file per module: the -buffer-assignment.txt, or a seed's only file."""
+    out = []
+    for path in sorted(SAMPLES.rglob("*.txt")):
+        split = split_module_prefix(path)
+        if split is None or split[1] == "buffer-assignment":
+            out.append(path)
+    return out
+
+
+MODULES = _modules()
+
+
+def _oracle(entry: Path) -> dict:
+    """Figures read from the module's files without hlotop's parser."""
+    split = split_module_prefix(entry)
+    text = entry.read_text()
+    if split is not None:
+        for suffix in ("-buffer-assignment-values.txt", "-live-range.txt"):
+            sibling = entry.with_name(split[0] + suffix)
+            if sibling.exists():
+                text += "\n" + sibling.read_text()
+    lines = text.splitlines()
+    total = re.search(r"^Total bytes used: (\d+)", text, re.M)
+    sizes = [int(m.group(1)) for m in re.finditer(r"^allocation \d+: (?:0x[0-9a-f]+, )?size (\d+)",
+                                                  text, re.M)]
+    peak = re.search(r"^  Live ranges at (\d+) \(peak\):$", text, re.M)
+    entries = 0
+    if peak:
+        at = lines.index(peak.group(0)) + 1
+        while at < len(lines) and lines[at].startswith("    "):
+            entries += 1
+            at += 1
+    return {
+        "allocations": len(sizes),
+        "allocated": sum(sizes),
+        "total": int(total.group(1)) if total else None,
+        "peak": int(peak.group(1)) if peak else None,
+        "entries": entries,
+        "records": lines.count(" positions:"),  # one per record, glued or not
+    }
+
+
+def test_there_are_samples_of_every_layout():
+    names = [p.name for p in MODULES]
+    assert len([n for n in names if n.endswith("-buffer-assignment.txt")]) >= 5
+    assert len(list(SAMPLES.rglob("*-buffer-assignment-values.txt"))) >= 1
+
+
+@pytest.mark.parametrize("entry", MODULES, ids=lambda p: str(p.relative_to(SAMPLES)))
+def test_sample_opens_with_its_own_figures(entry):
+    m = load(entry)
+    expected = _oracle(entry)
+    assert [str(d) for d in m.diagnostics] == []
+    assert len(m.allocations) == expected["allocations"]
+    assert sum(a.size for a in m.allocations) == expected["allocated"]
+    assert m.total_bytes_used == expected["total"] == expected["allocated"]
+    assert len(m.used_values) == expected["records"]
+    if expected["peak"] is not None:
+        assert m.live_range.peak.time == expected["peak"]
+        assert m.analysis.peak_step == expected["peak"]
+        assert len(m.live_range.peak.entries) == expected["entries"]
+    # Every value lies inside its allocation, and every live range joins a value.
+    for alloc in m.allocations:
+        for slot in alloc.values:
+            assert 0 <= slot.offset and slot.offset + slot.size <= alloc.size
+    assert all(info.value.id >= 0 for info in m.analysis.values)
+
+
+@pytest.mark.parametrize("entry", MODULES, ids=lambda p: str(p.relative_to(SAMPLES)))
+def test_sample_peak_is_found_without_its_peak_lines(entry, tmp_path):
+    """XLA's peak step is computed, not copied: drop the printed peak and compare."""
+    m = load(entry)
+    if m.live_range is None or m.live_range.peak is None:
+        pytest.skip("no live ranges in this dump")
+    split = split_module_prefix(entry)
+    if split is None:
+        files = {entry.name: entry.read_text()}
+    else:
+        files = {f.with_name(f.name).name: f.read_text()
+                 for f in entry.parent.glob(split[0] + "*")}
+    for name, text in files.items():
+        if "  Live ranges at " in text:
+            text = text.split("  Live ranges at ")[0]
+        (tmp_path / name).write_text(text)
+    stripped = load(tmp_path / entry.name)
+    assert stripped.live_range.peak is None
+    assert stripped.analysis.peak_step == m.live_range.peak.time
