@@ -1,0 +1,47 @@
+"""The memory-usage report, both eras, read from real JAX dumps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hlotop import load
+
+from conftest import SAMPLES
+
+ERA_A = next((SAMPLES / "jax" / "jax-0.7.2" / "mlp_train").glob("*-buffer-assignment.txt"))
+ERA_B_REPORT = next((SAMPLES / "jax" / "jax-0.10.2" / "tuple_outputs").glob(
+    "*-memory-usage-report.txt"))
+
+
+def test_era_a_lists_allocations_with_their_tables():
+    m = load(ERA_A)
+    assert [f.kind for f in m.files] == ["combined", "memory-usage-report"]
+    report = m.memory_usage_report
+    assert (report.era, report.total_bytes, report.hidden_allocations) == ("A", 917336, 0)
+    assert len(report.allocations) == len(m.allocations) == 38
+    first = report.allocations[0]
+    assert (first.index, first.size) == (37, 442368)  # "size 432.0KiB"
+    assert first.summary == "allocation 37: size 432.0KiB, preallocated-temp:"
+    row = first.rows[0]
+    assert (row.offset, row.used_by_n_values, row.percent) == (0, 2, 58.0)
+    assert row.shapes == ((1, "f32[256,256]"), (1, "f32[64,256]"))
+    counted = next(r for r in first.rows if r.offset == 393216)
+    assert counted.shapes == ((1, "f32[32,128]"), (2, "f32[32,256]"))
+    # Sorted by size descending, as XLA lists them.
+    sizes = [a.size for a in report.allocations]
+    assert sizes == sorted(sizes, reverse=True)
+
+
+def test_era_b_groups_tables_by_memory_space_and_opens_the_module():
+    m = load(ERA_B_REPORT)  # naming the report opens the whole split module
+    assert {f.kind for f in m.files} == {"buffer-assignment", "values", "live-range",
+                                         "memory-usage-report"}
+    report = m.memory_usage_report
+    assert report.era == "B"
+    (space,) = report.memory_spaces
+    assert (space.name, space.color, space.total_bytes) == ("default", 0, 170120)
+    assert len(space.allocations) == 26
+    third = space.allocations[2]
+    assert [(r.offset, r.used_by_n_values, r.shapes) for r in third.rows] == [
+        (0, 2, ((2, "f32[16,256]"),)), (16384, 1, ((1, "f32[]"),))]
+    assert Path(ERA_B_REPORT).read_text().count("Memory Space:") == 1
