@@ -194,6 +194,19 @@ def test_stdin_and_dump_to_stdout_markers():
         assert _figures(m) == _figures(load(SEED3))
 
 
+def test_dump_to_stdout_keeps_only_buffer_assignment_files():
+    """--xla_dump_to=- writes the HLO text too; only our files' blocks are read."""
+    hlo = (b"*** Begin module_0001.jit_f.cpu_after_optimizations.txt ***\n"
+           b"HloModule jit_f\n\nENTRY %main.1 {\n  ROOT %p = f32[] parameter(0)\n}\n"
+           b"*** End module_0001.jit_f.cpu_after_optimizations.txt ***\n")
+    ba = (b"*** Begin module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt ***\n"
+          + Path(SEED3).read_bytes()
+          + b"*** End module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt ***\n")
+    m = load_bytes(hlo + ba + hlo)
+    assert m.diagnostics == []
+    assert _figures(m) == _figures(load(SEED3))
+
+
 def test_crlf_gives_identical_results():
     data = Path(SEED3).read_bytes()
     m = load_bytes(data.replace(b"\n", b"\r\n"))

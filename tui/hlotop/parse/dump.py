@@ -46,10 +46,20 @@ def parse_text(path: str, text: str, diagnostics: list[Diagnostic]) -> ParsedSec
     total: int | None = None
     saw_ba = saw_values = unavailable = False
     section = None  # the section object whose lines come now
+    skipping = False  # inside a "*** Begin <file> ***" block of some other dump file
     n = len(lines)
     for i, line in enumerate(lines):
         lineno = i + 1
-        if not line:
+        if line.startswith("*** Begin ") and line.endswith(" ***"):
+            # --xla_dump_to=- writes every dump file to stdout between these markers;
+            # only the buffer-assignment family is ours.
+            skipping = not _is_ours(line[len("*** Begin "):-len(" ***")])
+            section = None
+            continue
+        if line.startswith("*** End ") and line.endswith(" ***"):
+            skipping = False
+            continue
+        if skipping or not line:
             continue
         if line == "BufferAssignment:":
             saw_ba, section = True, allocations
@@ -80,8 +90,6 @@ def parse_text(path: str, text: str, diagnostics: list[Diagnostic]) -> ParsedSec
         if line.startswith(("Memory Space: ", SORTED_HEADER, DETAIL_HEADER)) and report is None:
             report = MemoryReportSection(sink, None)
             section = report
-        if line.startswith("*** Begin ") or line.startswith("*** End "):
-            continue  # --xla_dump_to=- wraps each file in these markers
         if section is used:
             handled = used.feed(line, lineno, lines[i + 1] if i + 1 < n else None)
         elif section is not None:
@@ -100,6 +108,14 @@ def parse_text(path: str, text: str, diagnostics: list[Diagnostic]) -> ParsedSec
         saw_buffer_assignment=saw_ba,
         saw_used_values=saw_values,
     )
+
+
+_OUR_FILES = ("-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt",
+              "-memory-usage-report.txt")
+
+
+def _is_ours(filename: str) -> bool:
+    return filename.endswith(_OUR_FILES)
 
 
 def _next_nonblank(lines: list[str], i: int) -> str | None:
