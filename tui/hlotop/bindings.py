@@ -67,11 +67,16 @@ _LIST_CURSOR = (
         help="Go to the first row."),
     Key("end,G", "last_row", "Last row", show=False, key_display="end G",
         help="Go to the last row."),
+    Key("shift+left", "scroll_columns(-8)", "Scroll ←", show=False, key_display="shift+←",
+        help="Scroll the columns left."),
+    Key("shift+right", "scroll_columns(8)", "Scroll →", show=False, key_display="shift+→",
+        help="Scroll the columns right (long shapes and op_names)."),
 )
 
 SCOPES: tuple[Scope, ...] = (
     Scope("app", "Everywhere", (
-        Key("q", "quit", "Quit", palette="Quit hlotop", help="Leave hlotop."),
+        Key("q,ctrl+q", "quit", "Quit", key_display="q", palette="Quit hlotop",
+            help="Leave hlotop (also ctrl+q)."),
         Key("question_mark", "help", "Help", key_display="?", palette="Show all keys",
             help="This screen: every key binding."),
         Key("ctrl+p", "command_palette", "Commands", show=False, key_display="ctrl+p",
@@ -104,11 +109,12 @@ SCOPES: tuple[Scope, ...] = (
             help="Return to the pane you came from (small terminals)."),
     )),
     Scope("allocations", "Allocation tree", _LIST_CURSOR + (
-        Key("enter,right,l", "expand", "Expand", key_display="⏎ → l",
-            help="Expand an allocation to the values packed into it; on a value, show "
-                 "its detail."),
-        Key("left,h", "collapse", "Collapse", key_display="← h",
-            help="Collapse an allocation (on a value: go to its allocation)."),
+        Key("enter", "activate", "Open", key_display="⏎",
+            help="Expand or collapse an allocation; on a value, show its detail."),
+        Key("right,l", "expand", "Expand", show=False, key_display="→ l",
+            help="Expand an allocation to the values packed into it."),
+        Key("left,h", "collapse", "Collapse", show=False, key_display="← h",
+            help="Collapse an allocation (on a value: go back to its allocation)."),
     )),
     Scope("timeline", "Live-range timeline", (
         Key("left,h", "step(-1)", "Step ←", show=False, key_display="← h",
@@ -134,10 +140,25 @@ SCOPES: tuple[Scope, ...] = (
         Key("z", "zoom_fit", "Fit", show=False, help="Zoom to fit the whole schedule."),
     )),
     Scope("live", "Live set / peak breakdown", _LIST_CURSOR + (
-        Key("enter,right,l", "expand", "Open", key_display="⏎ → l",
-            help="On a value: show its detail; on a stack-trace node: expand it."),
+        Key("enter", "activate", "Open", key_display="⏎",
+            help="On a value: show its detail; on a stack-trace node: expand or collapse it."),
+        Key("right,l", "expand", "Expand", show=False, key_display="→ l",
+            help="Expand a stack-trace node; on a value row, scroll the columns right."),
         Key("left,h", "collapse", "Collapse", show=False, key_display="← h",
-            help="Collapse a stack-trace node (or go to its parent)."),
+            help="Collapse a stack-trace node (or go to its parent); on a value row, "
+                 "scroll the columns left."),
+    )),
+    Scope("detail", "Value detail", (
+        Key("up,k", "scroll_up", "Scroll up", show=False, key_display="↑ k",
+            help="Scroll the detail up."),
+        Key("down,j", "scroll_down", "Scroll down", show=False, key_display="↓ j",
+            help="Scroll the detail down."),
+        Key("pageup", "page_up", "Page up", show=False, help="Scroll up a page."),
+        Key("pagedown", "page_down", "Page down", show=False, help="Scroll down a page."),
+        Key("home,g", "scroll_home", "Top", show=False, key_display="home g",
+            help="Scroll to the top."),
+        Key("end,G", "scroll_end", "Bottom", show=False, key_display="end G",
+            help="Scroll to the bottom."),
     )),
     Scope("search", "Search", (
         Key("enter", "choose", "Select", key_display="⏎",

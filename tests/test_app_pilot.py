@@ -1,0 +1,464 @@
+"""Pilot tests of the terminal UI on real dumps: keys in, state and screen text out."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import io
+
+import pytest
+from rich.console import Console
+
+from hlotop.analysis import live_set
+from hlotop.app import HlotopApp
+from hlotop.bindings import SCOPES
+from hlotop.loader import LoadError, load
+from hlotop.screens.help import HelpScreen
+from hlotop.screens.main import MainScreen
+from hlotop.screens.search import SearchScreen, find_values
+from hlotop.units import human_bytes
+from hlotop.widgets.allocation_tree import AllocationTree
+from hlotop.widgets.live_set import LiveSet
+from hlotop.widgets.status_bar import StatusBar
+from hlotop.widgets.timeline import Timeline
+from hlotop.widgets.value_detail import ValueDetail
+
+from conftest import SEEDS, sample
+
+TPU = "seeds/003_a3085531593bac68.txt"  # TPU, V1 live ranges, VMEM/SMEM, peak at step 11
+CPU_TRACE = "seeds/000_aa093b3e4f73e23a.txt"  # CPU, stack-trace breakdown, op_name args[0]
+
+
+def pilot_test(fn):
+    """Run an async test with asyncio.run (no pytest-asyncio in the environment)."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        return asyncio.run(fn(*args, **kwargs))
+
+    return run
+
+
+def exits(app: HlotopApp) -> list[dict]:
+    """Record what ``app.exit`` is called with."""
+    calls: list[dict] = []
+    real = app.exit
+
+    def record(*args, **kwargs):
+        calls.append(kwargs)
+        real(*args, **kwargs)
+
+    app.exit = record
+    return calls
+
+
+async def started(app: HlotopApp, pilot) -> MainScreen:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    assert isinstance(app.screen, MainScreen)
+    return app.screen
+
+
+def plain(renderable, width: int = 200) -> str:
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def widget_lines(widget) -> list[str]:
+    """What a Line API widget shows, row by row."""
+    return [widget.render_line(y).text for y in range(widget.size.height)]
+
+
+def screen_text(app) -> str:
+    return "\n".join("".join(seg.text for seg in strip)
+                     for strip in app.screen._compositor.render_strips())
+
+
+@pilot_test
+async def test_opens_on_the_allocation_tree_largest_first():
+    dump = load(sample(TPU))
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        tree = screen.tree
+        assert app.focused is tree
+        largest = max(dump.allocations, key=lambda a: a.size)
+        assert tree.current()[0].index == largest.index == 12
+        text = screen_text(app)
+        assert dump.name in text
+        assert human_bytes(dump.total_bytes_used) in text  # 286.05MiB
+        assert "S(1) VMEM" in text and "S(2) SMEM" in text
+        assert "0 diagnostics" in text
+
+
+@pilot_test
+async def test_tab_and_digits_move_between_panes():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        order = [AllocationTree, Timeline, LiveSet, ValueDetail]
+        for expected in order[1:] + order[:1]:
+            await pilot.press("tab")
+            await pilot.pause()
+            assert isinstance(app.focused, expected)
+        await pilot.press("shift+tab")
+        await pilot.pause()
+        assert isinstance(app.focused, ValueDetail)
+        await pilot.press("2")
+        await pilot.pause()
+        assert isinstance(app.focused, Timeline) and screen.active == "timeline"
+
+
+@pilot_test
+async def test_small_terminal_shows_one_pane_at_a_time():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await started(app, pilot)
+        assert screen.compact
+        panes = {w.id: w for w in screen.query(".pane")}
+        assert [p for p, w in panes.items() if w.display] == ["allocations"]
+        await pilot.press("tab")
+        await pilot.pause()
+        assert [p for p, w in panes.items() if w.display] == ["timeline"]
+        assert app.focused is panes["timeline"]
+        assert "[2 Timeline]" in screen_text(app)
+        await pilot.resize_terminal(160, 50)
+        await pilot.pause()
+        assert not screen.compact
+        assert all(w.display for w in panes.values())
+
+
+@pilot_test
+async def test_expand_and_collapse_an_allocation():
+    dump = load(sample(TPU))
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        tree = screen.tree
+        alloc12 = dump.analysis.allocation_of[12]
+        before = tree.row_count()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert tree.row_count() == before + len(alloc12.values) == before + 4
+        shown = "\n".join(widget_lines(tree))
+        for i, slot in enumerate(alloc12.values, 1):
+            assert slot.value.label in shown
+            assert f"@{slot.offset}" in tree.render_row(i).plain
+            assert tree.render_row(i).plain.endswith(slot.shape)  # off screen: scroll right
+        await pilot.press("down")
+        await pilot.pause()
+        first = alloc12.values[0].value.id
+        assert screen.selected_value == first
+        await pilot.press("left")  # on a value: back to its allocation, collapsed
+        await pilot.pause()
+        assert tree.row_count() == before and tree.current() == (alloc12, None)
+        await pilot.press("right")
+        await pilot.pause()
+        assert tree.row_count() == before + 4
+
+
+@pilot_test
+async def test_timeline_cursor_shows_the_live_set_at_each_step():
+    dump = load(sample(TPU))
+    a = dump.analysis
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("2", "home")
+        await pilot.pause()
+        timeline, live = screen.timeline, screen.live
+        for step in range(a.max_time + 1):
+            assert timeline.step == step == screen.step
+            ids = [i.value.id for i in live.live]
+            assert ids == [i.value.id for i in live_set(a.values, step)]
+            assert sum(i.logical_bytes for i in live.live) == a.live_bytes[step]
+            status = screen.query_one(StatusBar).step_text.plain
+            assert f"step {step}/{a.max_time}" in status
+            assert f"live {human_bytes(a.live_bytes[step])} · {len(ids)} values" in status
+            assert widget_lines(timeline)[0].strip().startswith(f"step {step}/")
+            await pilot.press("right")
+            await pilot.pause()
+        assert timeline.step == a.max_time  # stops at the end
+        await pilot.press("h")
+        await pilot.pause()
+        assert timeline.step == a.max_time - 1
+
+
+@pilot_test
+async def test_p_jumps_to_the_peak():
+    dump = load(sample(TPU))
+    a = dump.analysis
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("2", "home")
+        await pilot.pause()
+        assert screen.timeline.step == 0
+        await pilot.press("p")
+        await pilot.pause()
+        assert screen.timeline.step == a.peak_step == 11
+        assert [i.value.id for i in screen.live.live] == [i.value.id for i in a.peak_values]
+        assert "Peak breakdown" in screen.live.border_title
+        assert "XLA peak" in widget_lines(screen.timeline)[0]
+
+
+@pilot_test
+async def test_search_finds_fusion_12_and_selects_it_everywhere():
+    dump = load(sample(TPU))
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("slash")
+        await pilot.pause()
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press(*"fusion.12")
+        await pilot.pause()
+        assert [i.value.label for i in app.screen.matches] == ["fusion.12"]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+        info = next(v for v in dump.analysis.values if v.value.label == "fusion.12")
+        assert screen.selected_value == info.value.id == 36
+        assert screen.tree.current()[1].value.id == 36  # expanded to it
+        assert screen.timeline.rows[screen.timeline.row].value.id == 36
+        assert screen.detail.value_id == 36
+        live = screen.live
+        assert live.current_value().value.id == 36  # live at the peak step 11
+
+
+@pilot_test
+async def test_search_escape_closes_without_selecting():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        before = screen.selected_value
+        await pilot.press("slash", "p", "escape")
+        await pilot.pause()
+        assert app.screen is screen and screen.selected_value == before
+
+
+def test_find_values_matches_name_op_name_and_id():
+    values = load(sample(CPU_TRACE)).analysis.values
+    assert [i.value.label for i in find_values(values, "ARGS[0]")] == ["args_0_.1"]
+    assert [i.value.id for i in find_values(values, "10")] == [10]
+    assert len(find_values(values, "args")) == 3
+    assert find_values(values, "  ") == []
+
+
+@pilot_test
+async def test_selection_in_the_timeline_follows_in_every_pane():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        timeline = screen.timeline
+        for _ in range(8):
+            await pilot.press("j")
+        await pilot.pause()
+        chosen = timeline.rows[timeline.row].value.id
+        assert timeline.row == 8
+        assert screen.selected_value == chosen
+        assert screen.detail.value_id == chosen
+        here = screen.tree.current()
+        assert here[1] is not None and here[1].value.id == chosen
+        assert str(timeline.rows[timeline.row].value) in screen.query_one(StatusBar).selection.plain
+
+
+@pilot_test
+async def test_selecting_in_the_tree_shows_it_in_detail_and_timeline():
+    dump = load(sample(TPU))
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("enter", "down", "down")  # allocation 12, its second value
+        await pilot.pause()
+        value_id = dump.analysis.allocation_of[12].values[1].value.id
+        assert screen.selected_value == value_id
+        assert screen.detail.value_id == value_id
+        assert screen.timeline.rows[screen.timeline.row].value.id == value_id
+        detail = plain(screen.detail.value_card(dump.analysis.by_id[value_id]))
+        assert "allocation   12" in detail
+
+
+@pilot_test
+async def test_help_lists_every_binding():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = plain(app.screen.query_one("#help-text").content, width=220)
+        sections: dict[str, list[str]] = {}
+        titles = {scope.title for scope in SCOPES}
+        current = None
+        for line in text.splitlines():
+            if line.strip() in titles:
+                current = sections.setdefault(line.strip(), [])
+            elif current is not None:
+                current.append(line.strip())
+        assert set(sections) == titles
+        for scope in SCOPES:
+            for key in scope.keys:
+                line = next((ln for ln in sections[scope.title]
+                             if ln.startswith(key.display + " ")), None)
+                assert line is not None, key
+                assert key.description in line and key.help.split()[0] in line
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+
+
+@pilot_test
+async def test_sort_toggle_changes_the_first_row():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        tree = screen.tree
+        first_row = lambda: tree._rows[0][0].index  # noqa: E731
+        assert first_row() == 12 and tree.by_size
+        await pilot.press("s")
+        await pilot.pause()
+        assert first_row() == 0 and not tree.by_size
+        assert tree.current()[0].index == 12  # the cursor stays on its allocation
+        assert "by index" in tree.border_title
+        await pilot.press("s")
+        await pilot.pause()
+        assert first_row() == 12
+
+
+@pilot_test
+async def test_zoom_keys_change_columns_per_step():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        timeline = screen.timeline
+        before = timeline.n_cols
+        await pilot.press("plus")
+        await pilot.pause()
+        assert timeline.n_cols > before
+        await pilot.press("minus", "minus")
+        await pilot.pause()
+        assert timeline.n_cols < before
+        await pilot.press("z")
+        await pilot.pause()
+        assert timeline.n_cols == before and timeline.zoom_level is None
+
+
+@pilot_test
+async def test_command_palette_jumps_to_the_peak():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("2", "home")
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"jump to the peak")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert app.screen is screen
+        assert screen.timeline.step == 11
+
+
+@pilot_test
+async def test_stack_trace_tree_collapses_and_op_names_are_not_markup():
+    dump = load(sample(CPU_TRACE))
+    app = HlotopApp(sample(CPU_TRACE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("3")
+        await pilot.pause()
+        live = screen.live
+        rows = live.row_count()
+        shown = "\n".join(widget_lines(live))
+        assert "Stack-trace breakdown" in shown and "args[0]" in shown
+        root = next(i for i, r in enumerate(live._rows) if r.kind == "node")
+        live.set_cursor(root)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert live.row_count() == rows - len(dump.live_range.stack_trace.roots[0].children)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert live.row_count() == rows
+        # The leaf args[0] stands for value 10 (op_name "args[0]"): selecting it selects 10.
+        leaf = next(i for i, r in enumerate(live._rows)
+                    if r.kind == "node" and r.node.label == "args[0]")
+        await pilot.press(*["down"] * (leaf - root))
+        await pilot.pause()
+        assert screen.selected_value == 10
+        detail = plain(screen.detail.value_card(dump.analysis.by_id[10]))
+        assert "args[0]" in detail  # shown literally, not eaten as markup
+
+
+@pytest.mark.parametrize("seed", SEEDS, ids=lambda p: p.name[:3])
+@pilot_test
+async def test_every_seed_opens_and_every_pane_renders(seed):
+    app = HlotopApp(sample(f"seeds/{seed.name}"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await started(app, pilot)
+        for pane in ("1", "2", "3", "4"):
+            await pilot.press(pane, "down", "enter")
+            await pilot.pause()
+        assert app.return_code is None
+        assert screen.dump.name in screen_text(app) or "…" in screen_text(app)
+
+
+@pilot_test
+async def test_not_a_dump_exits_with_code_2(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello, this is not an XLA dump\n")
+    app = HlotopApp(str(path))
+    calls = exits(app)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert app.return_code == 2
+    message = calls[0]["message"].plain
+    assert message.startswith(f"hlotop: {path}: not an XLA buffer-assignment dump")
+    assert "\n" not in message and "Traceback" not in message
+
+
+@pilot_test
+async def test_missing_file_and_load_error_exit_with_code_2(tmp_path):
+    def refuse():
+        raise LoadError("some/dump.txt", "the file is empty")
+
+    missing = tmp_path / "missing.txt"
+    for app, expected in ((HlotopApp(str(missing)), f"hlotop: {missing}: no such file"),
+                          (HlotopApp("x", open_dump=refuse),
+                           "hlotop: some/dump.txt: the file is empty")):
+        calls = exits(app)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        assert app.return_code == 2
+        assert calls[0]["message"].plain.startswith(expected)
+
+
+@pilot_test
+async def test_a_bug_while_loading_exits_with_code_1_and_no_traceback():
+    def broken():
+        raise ValueError("boom")
+
+    app = HlotopApp("x.txt", open_dump=broken)
+    calls = exits(app)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert app.return_code == 1
+    assert "internal error while loading: ValueError: boom" in calls[0]["message"].plain
+
+
+@pilot_test
+async def test_open_dump_is_used_instead_of_load():
+    dump = load(sample(TPU))
+    app = HlotopApp("anything.txt", open_dump=lambda: dump)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        assert screen.dump is dump

@@ -1,0 +1,197 @@
+"""The main screen: four panes that share one selection and one step.
+
+Large terminals show the panes side by side in a 2×2 grid; below 120 columns or 34
+rows one pane shows at a time, with tabs above it (Tab / 1-4 switch). The widgets are
+the same in both layouts, so nothing is lost on resize.
+
+Selection flows one way: a pane posts :class:`ValueSelected` (or
+:class:`AllocationHighlighted` / :class:`StepChanged`); this screen hands it to every
+other pane, which updates without posting again.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Container
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from hlotop.bindings import bindings
+from hlotop.loader import ModuleDump
+from hlotop.memory_space import space_names
+from hlotop.messages import AllocationHighlighted, PaneActivated, StepChanged, ValueSelected
+from hlotop.screens.diagnostics import DiagnosticsScreen
+from hlotop.screens.search import SearchScreen
+from hlotop.widgets.allocation_tree import AllocationTree
+from hlotop.widgets.legend import Legend
+from hlotop.widgets.live_set import LiveSet
+from hlotop.widgets.pane_tabs import PANES, PaneTabs
+from hlotop.widgets.status_bar import StatusBar
+from hlotop.widgets.summary_bar import SummaryBar
+from hlotop.widgets.timeline import Timeline, step_summary
+from hlotop.widgets.value_detail import ValueDetail
+
+PANE_IDS = tuple(p for p, _ in PANES)
+
+
+class MainScreen(Screen):
+    BINDINGS = bindings("main")
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
+
+    def __init__(self, dump: ModuleDump):
+        super().__init__(id="main")
+        self.dump = dump
+        self.selected_value: int | None = None
+        self.step: int = dump.analysis.peak_step or 0
+        self.active = PANE_IDS[0]
+        self._came_from: str | None = None
+
+    # -- layout -----------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield SummaryBar(self.dump)
+        yield Legend(self.dump, id="legend")
+        yield PaneTabs()
+        with Container(id="panes"):
+            yield AllocationTree(self.dump)
+            yield Timeline(self.dump)
+            yield LiveSet(self.dump)
+            yield ValueDetail(self.dump)
+        yield StatusBar()
+        yield Footer()
+
+    @property
+    def compact(self) -> bool:
+        """One pane at a time (small terminal)."""
+        return self.has_class("-narrow") or self.has_class("-short")
+
+    @property
+    def tree(self) -> AllocationTree:
+        return self.query_one(AllocationTree)
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
+
+    @property
+    def live(self) -> LiveSet:
+        return self.query_one(LiveSet)
+
+    @property
+    def detail(self) -> ValueDetail:
+        return self.query_one(ValueDetail)
+
+    def on_mount(self) -> None:
+        self._apply_step(self.step)
+        self.activate(PANE_IDS[0])
+        tree = self.tree
+        if tree.row_count():
+            alloc, _ = tree.current()
+            if len(alloc.values) == 1:
+                self.select_value(alloc.values[0].value.id, origin=tree.id)
+            else:
+                self.post_message(AllocationHighlighted(alloc.index, tree.id))
+        elif self.dump.analysis.values:
+            self.select_value(self.dump.analysis.values[0].value.id)
+
+    def activate(self, pane: str, *, focus: bool = True) -> None:
+        """Make ``pane`` the active one (shown on small terminals) and focus it."""
+        self.active = pane
+        for widget in self.query(".pane"):
+            widget.set_class(widget.id == pane, "-active")
+        self.query_one(PaneTabs).set_active(pane)
+        if focus:
+            widget = self.query_one(f"#{pane}")
+            self.call_after_refresh(widget.focus)
+
+    def on_descendant_focus(self, event) -> None:
+        widget = event.widget
+        while widget is not None and not widget.has_class("pane"):
+            widget = widget.parent
+        if widget is not None and widget.id != self.active:
+            self.activate(widget.id, focus=False)
+
+    def on_pane_activated(self, message: PaneActivated) -> None:
+        self.activate(message.pane)
+
+    # -- selection --------------------------------------------------------------------
+    def select_value(self, value_id: int, origin: str | None = None) -> None:
+        """Select value ``value_id`` in every pane but ``origin``."""
+        info = self.dump.analysis.by_id.get(value_id)
+        if info is None:
+            return
+        self.selected_value = value_id
+        for pane in (self.tree, self.timeline, self.live):
+            if pane.id != origin:
+                pane.show_value(value_id)
+        self.detail.show_value(value_id)
+        self.query_one(StatusBar).set_value(info)
+
+    def on_value_selected(self, message: ValueSelected) -> None:
+        message.stop()
+        self.select_value(message.value_id, message.origin)
+        if message.open_detail:
+            self._open_detail()
+
+    def on_allocation_highlighted(self, message: AllocationHighlighted) -> None:
+        message.stop()
+        self.detail.show_allocation(message.index)
+        alloc = self.dump.analysis.allocation_of.get(message.index)
+        if alloc is not None:
+            self.query_one(StatusBar).set_allocation(alloc)
+        if message.open_detail:
+            self._open_detail()
+
+    def _open_detail(self) -> None:
+        if self.compact and self.active != "detail":
+            self._came_from = self.active
+            self.activate("detail")
+
+    def on_step_changed(self, message: StepChanged) -> None:
+        message.stop()
+        self._apply_step(message.step)
+
+    def _apply_step(self, step: int) -> None:
+        self.step = step
+        self.live.set_step(step)
+        timeline = self.timeline
+        self.query_one(StatusBar).set_step_text(
+            step_summary(self.dump, step, timeline.counts))
+
+    # -- actions ----------------------------------------------------------------------
+    def action_next_pane(self) -> None:
+        self.activate(PANE_IDS[(PANE_IDS.index(self.active) + 1) % len(PANE_IDS)])
+
+    def action_previous_pane(self) -> None:
+        self.activate(PANE_IDS[(PANE_IDS.index(self.active) - 1) % len(PANE_IDS)])
+
+    def action_focus_pane(self, pane: str) -> None:
+        self.activate(pane)
+
+    def action_back(self) -> None:
+        if self._came_from is not None:
+            pane, self._came_from = self._came_from, None
+            self.activate(pane)
+
+    def action_jump_peak(self) -> None:
+        peak = self.dump.analysis.peak_step
+        if peak is None:
+            self.notify("This dump has no live ranges, so no peak step.", severity="warning")
+            return
+        self.timeline.set_step(peak)
+
+    def action_toggle_sort(self) -> None:
+        self.tree.toggle_sort()
+
+    def action_search(self) -> None:
+        def chosen(value_id: int | None) -> None:
+            if value_id is not None:
+                self.select_value(value_id)
+                if self.compact:
+                    self._open_detail()
+
+        names = space_names(self.dump.memory_usage_report)
+        self.app.push_screen(SearchScreen(self.dump.analysis.values, names), chosen)
+
+    def action_diagnostics(self) -> None:
+        self.app.push_screen(DiagnosticsScreen(self.dump.diagnostics))

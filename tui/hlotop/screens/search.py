@@ -1,0 +1,122 @@
+"""Search for a value by name or op_name (case-insensitive substring)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+from hlotop.analysis import ValueInfo
+from hlotop.bindings import bindings
+from hlotop.memory_space import space_style
+from hlotop.units import human_bytes
+from hlotop.widgets.legend import space_label
+
+MAX_RESULTS = 200
+
+
+def find_values(values: list[ValueInfo], query: str) -> list[ValueInfo]:
+    """Values whose label (``name{index}``) or op_name contains ``query``
+    (case-insensitive), or whose id is ``query``. Exact names and ids first, then
+    names starting with it, then other name matches, then op_name matches; within
+    each, largest logical bytes first."""
+    q = query.strip().lower()
+    if not q:
+        return []
+    ranked = []
+    for info in values:
+        label = info.value.label.lower()
+        op = (info.op_name or "").lower()
+        if label == q or info.value.name.lower() == q or str(info.value.id) == q:
+            rank = 0
+        elif label.startswith(q):
+            rank = 1
+        elif q in label:
+            rank = 2
+        elif q in op:
+            rank = 3
+        else:
+            continue
+        ranked.append((rank, -info.logical_bytes, info.value.id, info))
+    ranked.sort(key=lambda r: r[:3])
+    return [r[3] for r in ranked]
+
+
+class _Results(OptionList, can_focus=False):
+    """The matches; the input keeps the focus, ↑/↓ move the highlight."""
+
+
+class SearchScreen(ModalScreen["int | None"]):
+    """Dismisses with the chosen value's id, or None."""
+
+    BINDINGS = bindings("search")
+
+    def __init__(self, values: list[ValueInfo], names=None, query: str = ""):
+        super().__init__()
+        self.values = values
+        self.names = names
+        self.query_text = query
+        self.matches: list[ValueInfo] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="search-body", classes="modal-body") as body:
+            body.border_title = "Search values · name or op_name · ⏎ select · esc close"
+            yield Input(value=self.query_text, placeholder="/ e.g. fusion.12 or args[0]",
+                        id="search-input", compact=True)
+            yield _Results(id="search-results")
+            yield Label("", id="search-count", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+        self._update(self.query_text)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._update(event.value)
+
+    def _update(self, query: str) -> None:
+        self.matches = find_values(self.values, query)
+        results = self.query_one(_Results)
+        results.clear_options()
+        results.add_options(Option(self._prompt(info), id=str(info.value.id))
+                            for info in self.matches[:MAX_RESULTS])
+        if self.matches:
+            results.highlighted = 0
+        count = len(self.matches)
+        more = f" (first {MAX_RESULTS} shown)" if count > MAX_RESULTS else ""
+        self.query_one("#search-count", Label).update(
+            f"{count} match{'es' if count != 1 else ''}{more}" if query.strip() else
+            "type part of a value name (fusion.12) or of an op_name (args[0])")
+
+    def _prompt(self, info: ValueInfo) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{info.value.id:>6} ", style="dim")
+        text.append(info.value.label, style=f"bold {space_style(info.color)}")
+        text.append(f"  {human_bytes(info.logical_bytes)}  ")
+        text.append(space_label(info.color, self.names), style=space_style(info.color))
+        if info.op_name:
+            text.append(f"  {info.op_name}", style="dim")
+        return text
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_choose()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(int(event.option.id))
+
+    def action_choose(self) -> None:
+        results = self.query_one(_Results)
+        if results.highlighted is not None and self.matches:
+            self.dismiss(int(results.get_option_at_index(results.highlighted).id))
+
+    def action_results_down(self) -> None:
+        self.query_one(_Results).action_cursor_down()
+
+    def action_results_up(self) -> None:
+        self.query_one(_Results).action_cursor_up()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,1 @@
+"""Widgets, one per module, of the hlotop terminal UI (Textual)."""

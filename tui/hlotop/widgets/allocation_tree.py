@@ -1,0 +1,230 @@
+"""The allocation tree: every BufferAllocation (largest first, or by index), each one
+expandable to the values packed into it.
+
+Rows are a flat list of (allocation, value slot or None) rebuilt on expand/collapse;
+only the visible ones are rendered, so 100k allocations open as fast as 10.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from hlotop.bindings import bindings
+from hlotop.loader import ModuleDump
+from hlotop.memory_space import space_names, space_style
+from hlotop.messages import AllocationHighlighted, ValueSelected
+from hlotop.model import BufferAllocation, ValueSlot, format_shape_index
+from hlotop.units import human_bytes
+from hlotop.widgets.legend import space_label
+from hlotop.widgets.row_list import RowList
+
+SIZE_W = 9  # "999.99MiB"
+_LABEL_MAX = 40
+
+
+def kinds_text(alloc: BufferAllocation) -> str:
+    """``"parameter 4, maybe-live-out"``: the kinds, with the parameter number."""
+    out = []
+    for kind in alloc.kinds:
+        if kind == "parameter":
+            idx = format_shape_index(alloc.parameter_shape_index)
+            out.append(f"parameter {alloc.parameter}" + (f" {idx}" if idx not in ("", "{}") else ""))
+        else:
+            out.append(kind)
+    return ", ".join(out)
+
+
+class AllocationTree(RowList):
+    """Allocations with their values. Posts :class:`ValueSelected` when the cursor is on
+    a value (or on an allocation holding exactly one), else :class:`AllocationHighlighted`."""
+
+    BINDINGS = bindings("allocations")
+
+    def __init__(self, dump: ModuleDump, *, id: str | None = "allocations"):
+        super().__init__(id=id, classes="pane")
+        self.dump = dump
+        self.names = space_names(dump.memory_usage_report)
+        self.by_size = True
+        self.expanded: set[int] = set()
+        self._order: list[BufferAllocation] = []
+        self._rows: list[tuple[BufferAllocation, ValueSlot | None]] = []
+        allocs = dump.allocations
+        self._idx_w = len(str(max((a.index for a in allocs), default=0)))
+        self._space_w = max((len(space_label(a.color, self.names)) for a in allocs), default=7)
+        slots = [s for a in allocs for s in a.values]
+        self._id_w = max((len(str(s.value.id)) for s in slots), default=1)
+        self._label_w = min(_LABEL_MAX, max((len(s.value.label) for s in slots), default=4))
+        self._off_w = max((len(str(s.offset)) for s in slots), default=1)
+        self._width = max(
+            [2 + self._idx_w + 2 + SIZE_W + 2 + self._space_w + 2 + len(kinds_text(a))
+             + (0 if len(a.values) == 1 else 4 + len(f"({len(a.values)} values)"))
+             for a in allocs]
+            + [4 + self._id_w + 1 + self._label_w + 3 + self._off_w + 2 + SIZE_W + 2
+               + len(s.shape) for s in slots] + [0])
+        self._sort()
+
+    # -- rows ---------------------------------------------------------------------
+    def _sort(self) -> None:
+        allocs = list(self.dump.allocations)
+        if self.by_size:
+            allocs.sort(key=lambda a: (-a.size, a.index))
+        else:
+            allocs.sort(key=lambda a: a.index)
+        self._order = allocs
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        rows: list[tuple[BufferAllocation, ValueSlot | None]] = []
+        for alloc in self._order:
+            rows.append((alloc, None))
+            if alloc.index in self.expanded:
+                rows.extend((alloc, slot) for slot in alloc.values)
+        self._rows = rows
+        self._update_title()
+        self.rows_changed()
+
+    def _update_title(self) -> None:
+        order = "by size" if self.by_size else "by index"
+        self.border_title = f"1 Allocations ({len(self._order)}, {order})"
+        self.border_subtitle = "s: sort by " + ("index" if self.by_size else "size")
+
+    def row_count(self) -> int:
+        return len(self._rows)
+
+    def content_width(self) -> int:
+        return self._width
+
+    def header_lines(self) -> list[Text]:
+        text = Text(no_wrap=True)
+        text.append(f"  {'#':>{self._idx_w}}  {'size':>{SIZE_W}}  {'space':<{self._space_w}}"
+                    f"  kinds")
+        return [text]
+
+    def render_row(self, index: int) -> Text:
+        alloc, slot = self._rows[index]
+        return self._alloc_text(alloc) if slot is None else self._slot_text(slot)
+
+    def _alloc_text(self, alloc: BufferAllocation) -> Text:
+        text = Text(no_wrap=True, end="")
+        if alloc.values:
+            text.append("▾ " if alloc.index in self.expanded else "▸ ", style="dim")
+        else:
+            text.append("  ")
+        text.append(f"{alloc.index:>{self._idx_w}}  ")
+        text.append(f"{human_bytes(alloc.size):>{SIZE_W}}", style="bold")
+        text.append("  ")
+        style = space_style(alloc.color)
+        text.append(f"{space_label(alloc.color, self.names):<{self._space_w}}", style=style)
+        text.append("  " + kinds_text(alloc))
+        n = len(alloc.values)
+        if n != 1:
+            text.append(f"  ({n} values)", style="dim")
+        return text
+
+    def _slot_text(self, slot: ValueSlot) -> Text:
+        text = Text(no_wrap=True, end="")
+        text.append("    ")
+        text.append(f"{slot.value.id:>{self._id_w}} ", style="dim")
+        label = slot.value.label
+        if len(label) > self._label_w:
+            label = label[: self._label_w - 1] + "…"
+        text.append(f"{label:<{self._label_w}}", style=space_style(self.dump.analysis.by_id[
+            slot.value.id].color) if slot.value.id in self.dump.analysis.by_id else "")
+        text.append(f"  @{slot.offset:<{self._off_w}}", style="dim")
+        text.append(f"  {human_bytes(slot.size):>{SIZE_W}}  ")
+        text.append(slot.shape, style="italic")
+        return text
+
+    # -- selection ----------------------------------------------------------------
+    def cursor_moved(self, index: int) -> None:
+        self._announce(index, open_detail=False)
+
+    def _announce(self, index: int, open_detail: bool) -> None:
+        if not self._rows:
+            return
+        alloc, slot = self._rows[index]
+        if slot is None and len(alloc.values) == 1:
+            slot = alloc.values[0]
+        if slot is not None:
+            self.post_message(ValueSelected(slot.value.id, self.id, open_detail))
+        else:
+            self.post_message(AllocationHighlighted(alloc.index, self.id, open_detail))
+
+    def current(self) -> tuple[BufferAllocation, ValueSlot | None] | None:
+        return self._rows[self.cursor] if self._rows else None
+
+    def show_value(self, value_id: int) -> bool:
+        """Expand to value ``value_id`` and put the cursor on it (no message).
+        Returns False when no allocation holds it."""
+        info = self.dump.analysis.by_id.get(value_id)
+        if info is None or info.slot is None:
+            return False
+        alloc_index = info.slot.allocation
+        if alloc_index not in self.expanded:
+            self.expanded.add(alloc_index)
+            self._rebuild()
+        for i, (alloc, slot) in enumerate(self._rows):
+            if slot is not None and alloc.index == alloc_index and slot.value.id == value_id:
+                self.cursor = i
+                self.scroll_cursor_into_view(center=True)
+                self.refresh()
+                return True
+        return False
+
+    def _move_to(self, alloc_index: int, value_id: int | None) -> None:
+        for i, (alloc, slot) in enumerate(self._rows):
+            if alloc.index == alloc_index and (
+                    (slot is None and value_id is None)
+                    or (slot is not None and slot.value.id == value_id)):
+                self.cursor = i
+                break
+        self.scroll_cursor_into_view(center=True)
+        self.refresh()
+
+    def toggle_sort(self) -> None:
+        here = self.current()
+        self.by_size = not self.by_size
+        self._sort()
+        if here is not None:
+            alloc, slot = here
+            self._move_to(alloc.index, slot.value.id if slot else None)
+
+    # -- actions ------------------------------------------------------------------
+    def action_activate(self) -> None:
+        here = self.current()
+        if here is None:
+            return
+        alloc, slot = here
+        if slot is not None:
+            self._announce(self.cursor, open_detail=True)
+        elif alloc.index in self.expanded:
+            self.action_collapse()
+        else:
+            self.action_expand()
+
+    def action_expand(self) -> None:
+        here = self.current()
+        if here is None:
+            return
+        alloc, slot = here
+        if slot is not None or not alloc.values:
+            return
+        if alloc.index in self.expanded:
+            self.set_cursor(self.cursor + 1, notify=True)
+            return
+        self.expanded.add(alloc.index)
+        self._rebuild()
+        self._move_to(alloc.index, None)
+
+    def action_collapse(self) -> None:
+        here = self.current()
+        if here is None:
+            return
+        alloc, slot = here
+        if alloc.index not in self.expanded:
+            return
+        self.expanded.discard(alloc.index)
+        self._rebuild()
+        self._move_to(alloc.index, None)
+        if slot is not None:
+            self.cursor_moved(self.cursor)

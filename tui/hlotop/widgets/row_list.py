@@ -1,0 +1,197 @@
+"""A Line API list of rows with a cursor: the base of the allocation tree and the live set.
+
+Only the rows on screen are rendered (``render_line``), so a list of 100k rows costs no
+more to paint than a list of 10. Subclasses say how many rows there are and render one
+row as Rich ``Text``; this class does the cursor, scrolling, clicks and caching.
+"""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+GUTTER_FOCUSED = "▶"
+GUTTER_BLURRED = "›"
+
+
+class RowList(ScrollView, can_focus=True):
+    """Rows ``0..row_count()-1`` under a few fixed header lines, one of them the cursor."""
+
+    COMPONENT_CLASSES = {
+        "rowlist--cursor",
+        "rowlist--cursor-blurred",
+        "rowlist--header",
+    }
+
+    DEFAULT_CSS = """
+    RowList > .rowlist--cursor {
+        background: $block-cursor-background 60%;
+        text-style: bold;
+    }
+    RowList > .rowlist--cursor-blurred {
+        background: $block-cursor-blurred-background;
+    }
+    RowList > .rowlist--header {
+        text-style: bold;
+        color: $text-muted;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None):
+        super().__init__(id=id, classes=classes)
+        self.cursor = 0
+        self._cache: LRUCache[int, Text] = LRUCache(512)
+
+    # -- what subclasses provide -------------------------------------------------
+    def row_count(self) -> int:
+        raise NotImplementedError
+
+    def render_row(self, index: int) -> Text:
+        """Row ``index`` as one line of Text, uncropped, without the cursor style."""
+        raise NotImplementedError
+
+    def pinned_lines(self) -> list[Text]:
+        """Lines kept at the top that never scroll (a summary)."""
+        return []
+
+    def header_lines(self) -> list[Text]:
+        """Lines under the pinned ones that scroll sideways with the rows but not
+        down (column headings)."""
+        return []
+
+    @property
+    def fixed_height(self) -> int:
+        return len(self.pinned_lines()) + len(self.header_lines())
+
+    def content_width(self) -> int:
+        """Width of the widest row, for horizontal scrolling."""
+        return 0
+
+    def cursor_moved(self, index: int) -> None:
+        """Called when the user moves the cursor to row ``index``."""
+
+    # -- state ------------------------------------------------------------------
+    def rows_changed(self) -> None:
+        """Call after the rows change: resizes the virtual canvas and repaints."""
+        self._cache.clear()
+        count = self.row_count()
+        self.cursor = min(self.cursor, max(count - 1, 0))
+        self.virtual_size = Size(self.content_width() + 1, self.fixed_height + count)
+        self.refresh()
+
+    def set_cursor(self, index: int, *, notify: bool = False) -> None:
+        """Move the cursor to row ``index`` (clamped) and scroll it into view.
+        ``notify``: tell the subclass (which may post a message)."""
+        count = self.row_count()
+        if count == 0:
+            return
+        index = max(0, min(index, count - 1))
+        self.cursor = index
+        self.scroll_cursor_into_view()
+        self.refresh()
+        if notify:
+            self.cursor_moved(index)
+
+    @property
+    def visible_rows(self) -> int:
+        return max(1, self.size.height - self.fixed_height)
+
+    def scroll_cursor_into_view(self, center: bool = False) -> None:
+        if self.size.height == 0:
+            return
+        top = self.scroll_offset.y
+        visible = self.visible_rows
+        if center and not top <= self.cursor < top + visible:
+            self.scroll_to(y=max(0, self.cursor - visible // 2), animate=False)
+        elif self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + visible:
+            self.scroll_to(y=self.cursor - visible + 1, animate=False)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.scroll_cursor_into_view()
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    # -- actions (bound in bindings.py) ------------------------------------------
+    def action_cursor_up(self) -> None:
+        self.set_cursor(self.cursor - 1, notify=True)
+
+    def action_cursor_down(self) -> None:
+        self.set_cursor(self.cursor + 1, notify=True)
+
+    def action_page_up(self) -> None:
+        self.set_cursor(self.cursor - self.visible_rows, notify=True)
+
+    def action_page_down(self) -> None:
+        self.set_cursor(self.cursor + self.visible_rows, notify=True)
+
+    def action_first_row(self) -> None:
+        self.set_cursor(0, notify=True)
+
+    def action_last_row(self) -> None:
+        self.set_cursor(self.row_count() - 1, notify=True)
+
+    def action_scroll_columns(self, delta: int) -> None:
+        self.scroll_to(x=max(0, self.scroll_offset.x + delta), animate=False)
+
+    def on_click(self, event: events.Click) -> None:
+        index = self.scroll_offset.y + event.y - self.fixed_height
+        if event.y >= self.fixed_height and 0 <= index < self.row_count():
+            self.set_cursor(index, notify=True)
+
+    # -- rendering ----------------------------------------------------------------
+    def _row_text(self, index: int) -> Text:
+        text = self._cache.get(index)
+        if text is None:
+            text = self.render_row(index)
+            self._cache[index] = text
+        return text
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.rich_style
+        pinned = self.pinned_lines()
+        headers = self.header_lines()
+        scroll_x, scroll_y = self.scroll_offset
+        gutter = " "
+        if y < len(pinned):
+            return _compose_line(self.app.console, " ", pinned[y], base, 0, width)
+        y -= len(pinned)
+        if y < len(headers):
+            text = headers[y]
+            style = base + self.get_component_rich_style("rowlist--header")
+        else:
+            index = scroll_y + y - len(headers)
+            if index >= self.row_count():
+                return Strip.blank(width, base)
+            text = self._row_text(index)
+            style = base
+            if index == self.cursor:
+                if self.has_focus:
+                    style = base + self.get_component_rich_style("rowlist--cursor")
+                    gutter = GUTTER_FOCUSED
+                else:
+                    style = base + self.get_component_rich_style("rowlist--cursor-blurred")
+                    gutter = GUTTER_BLURRED
+        return _compose_line(self.app.console, gutter, text, style, scroll_x, width)
+
+
+def _compose_line(console, gutter: str, text: Text, style: Style, scroll_x: int,
+                  width: int) -> Strip:
+    """A fixed one-cell gutter, then ``text`` scrolled by ``scroll_x``, padded to width."""
+    line = Text(style=style, no_wrap=True, end="")
+    line.append_text(text)
+    segments = list(line.render(console))
+    body = Strip(segments, line.cell_len).crop_extend(scroll_x, scroll_x + width - 1, style)
+    head = Strip(list(Text(gutter, style=style, end="").render(console)), 1)
+    return Strip.join([head, body])

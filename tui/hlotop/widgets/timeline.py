@@ -1,0 +1,422 @@
+"""The live-range timeline: x is the schedule step, one row per value with a live range
+(a bar from its start to its end step, drawn in its memory space's colour and fill),
+the live-bytes curve along the top with XLA's peak step marked, and a step cursor.
+
+A Line API ``ScrollView``: the header lines and the label column stay put while the bars
+scroll; only visible rows are rendered.
+"""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from hlotop.analysis import ValueInfo
+from hlotop.bindings import bindings
+from hlotop.loader import ModuleDump
+from hlotop.memory_space import space_style
+from hlotop.messages import StepChanged, ValueSelected
+from hlotop.units import human_bytes
+from hlotop.widgets.legend import space_fill
+
+_EIGHTHS = " ▁▂▃▄▅▆▇█"
+SIZE_W = 9
+# Zoom levels as (steps per column, columns per step), most zoomed-out first.
+ZOOMS: tuple[tuple[int, int], ...] = tuple((1 << k, 1) for k in range(16, 0, -1)) + tuple(
+    (1, c) for c in (1, 2, 3, 4, 6, 8))
+_NICE = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000,
+         50000, 100000, 200000, 500000)
+
+
+def instruction_at(dump: ModuleDump, step: int) -> str:
+    """The instruction scheduled at ``step``, or ``"(end of program)"`` past the
+    sequence (live-out values and parameters run to ``max``)."""
+    seq = dump.live_range.instruction_sequence if dump.live_range else ()
+    return seq[step] if 0 <= step < len(seq) else "(end of program)"
+
+
+def live_counts(values: list[ValueInfo], max_time: int) -> list[int]:
+    """How many values are live at each step 0..max_time."""
+    diff = [0] * (max_time + 2)
+    for info in values:
+        if info.live is not None:
+            start = min(max(info.live.start, 0), max_time + 1)
+            end = min(info.live.end, max_time)
+            if end >= start:
+                diff[start] += 1
+                diff[end + 1] -= 1
+    out, running = [], 0
+    for t in range(max_time + 1):
+        running += diff[t]
+        out.append(running)
+    return out
+
+
+def step_summary(dump: ModuleDump, step: int, counts: list[int]) -> Text:
+    """``step 11/15 fusion · live 284.00MiB · 9 values · XLA peak``."""
+    a = dump.analysis
+    text = Text(no_wrap=True, overflow="ellipsis", end="")
+    if not a.live_bytes:
+        text.append("no live ranges in this dump", style="dim")
+        return text
+    text.append(f"step {step}/{a.max_time} ", style="bold")
+    text.append(instruction_at(dump, step))
+    text.append(f" · live {human_bytes(a.live_bytes[step])} · {counts[step]} values")
+    if step == a.peak_step:
+        text.append(" · ◆ XLA peak", style="bold red")
+    return text
+
+
+class Timeline(ScrollView, can_focus=True):
+    """Bars of live ranges, rows ordered by start step then value id."""
+
+    BINDINGS = bindings("timeline")
+    COMPONENT_CLASSES = {
+        "timeline--cursor-column",
+        "timeline--selected",
+        "timeline--curve",
+        "timeline--peak",
+        "timeline--dim",
+    }
+    DEFAULT_CSS = """
+    Timeline > .timeline--cursor-column { background: $block-cursor-background 35%; }
+    Timeline > .timeline--selected { background: $block-cursor-blurred-background; text-style: bold; }
+    Timeline > .timeline--curve { color: $accent; }
+    Timeline > .timeline--peak { color: $error; text-style: bold; }
+    Timeline > .timeline--dim { color: $text-muted; }
+    """
+
+    def __init__(self, dump: ModuleDump, *, id: str | None = "timeline"):
+        super().__init__(id=id, classes="pane")
+        self.dump = dump
+        a = dump.analysis
+        self.rows: list[ValueInfo] = sorted(
+            (v for v in a.values if v.live is not None),
+            key=lambda v: (v.live.start, v.value.id))
+        self.row_of = {v.value.id: i for i, v in enumerate(self.rows)}
+        self.max_time = a.max_time
+        self.counts = live_counts(a.values, a.max_time) if a.live_bytes else []
+        self.step = a.peak_step or 0
+        self.row = 0
+        self.zoom_level: int | None = None  # None: fit to the width
+        self._col_max: list[int] = []
+        self._layout_key: tuple | None = None
+        self._top = max(a.live_bytes, default=0) or 1
+        self._id_w = max((len(str(v.value.id)) for v in self.rows), default=1)
+        self._name_max = max((len(v.value.label) for v in self.rows), default=4)
+        self.border_title = "2 Timeline"
+        self._update_subtitle()
+
+    # -- geometry -------------------------------------------------------------------
+    @property
+    def curve_height(self) -> int:
+        return 1 if self.size.height < 14 else 2 if self.size.height < 30 else 3
+
+    @property
+    def header_height(self) -> int:
+        return self.curve_height + 3  # status, curve, axis, markers
+
+    @property
+    def name_w(self) -> int:
+        cap = 16 if self.size.width < 100 else 28
+        return max(6, min(self._name_max, cap))
+
+    @property
+    def label_w(self) -> int:
+        return 1 + self._id_w + 1 + self.name_w + 1 + SIZE_W + 1
+
+    @property
+    def bar_w(self) -> int:
+        return max(1, self.size.width - self.label_w)
+
+    @property
+    def zoom(self) -> tuple[int, int]:
+        return ZOOMS[self._effective_level()]
+
+    def _effective_level(self) -> int:
+        if self.zoom_level is not None:
+            return self.zoom_level
+        steps = self.max_time + 1
+        best = 0
+        for i, (sps, cps) in enumerate(ZOOMS):
+            if -(-steps * cps // sps) <= self.bar_w:
+                best = i
+        return best
+
+    @property
+    def n_cols(self) -> int:
+        sps, cps = self.zoom
+        return -(-(self.max_time + 1) * cps // sps)
+
+    def col_of(self, step: int) -> tuple[int, int]:
+        """First and last column of ``step``."""
+        sps, cps = self.zoom
+        return (step * cps) // sps, ((step + 1) * cps - 1) // sps
+
+    def step_of(self, col: int) -> int:
+        sps, cps = self.zoom
+        return min(self.max_time, (col * sps) // cps)
+
+    def _relayout(self) -> None:
+        self._compute_columns()
+        self.virtual_size = Size(self.label_w + self.n_cols, self.header_height + len(self.rows))
+        self._update_subtitle()
+        self.refresh()
+
+    def _compute_columns(self) -> None:
+        sps, cps = self.zoom
+        curve = self.dump.analysis.live_bytes
+        # Zoomed out, a column holds several steps: it shows their maximum.
+        self._col_max = [max(curve[c * sps:(c + 1) * sps], default=0)
+                         for c in range(self.n_cols)] if sps > 1 else []
+        self._layout_key = (sps, cps, self.size)
+
+    def _update_subtitle(self) -> None:
+        if not self.dump.analysis.live_bytes:
+            self.border_subtitle = ""
+            return
+        sps, cps = ZOOMS[self.zoom_level] if self.zoom_level is not None else (0, 0)
+        zoom = "fit" if self.zoom_level is None else (
+            f"{cps} col/step" if sps == 1 else f"{sps} steps/col")
+        self.border_subtitle = f"zoom {zoom} · +/- zoom · ←→ step · p peak"
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._relayout()
+        self._keep_visible()
+
+    # -- state changes ------------------------------------------------------------
+    def set_step(self, step: int, *, notify: bool = True) -> None:
+        if not self.counts:
+            return
+        self.step = max(0, min(step, self.max_time))
+        self._keep_visible()
+        self.refresh()
+        if notify:
+            self.post_message(StepChanged(self.step))
+
+    def set_row(self, row: int, *, notify: bool = True) -> None:
+        if not self.rows:
+            return
+        self.row = max(0, min(row, len(self.rows) - 1))
+        self._keep_visible()
+        self.refresh()
+        if notify:
+            self.post_message(ValueSelected(self.rows[self.row].value.id, self.id))
+
+    def show_value(self, value_id: int) -> bool:
+        """Highlight the row of ``value_id`` and scroll to it (no message)."""
+        row = self.row_of.get(value_id)
+        if row is None:
+            return False
+        self.row = row
+        self._keep_visible(center_row=True)
+        info = self.rows[row]
+        first, _ = self.col_of(info.live.start)
+        _, last = self.col_of(info.live.end)
+        sx = self.scroll_offset.x
+        if self.size.width and (last < sx or first >= sx + self.bar_w):
+            self.scroll_to(x=max(0, first - 2), animate=False)
+        self.refresh()
+        return True
+
+    def set_zoom(self, level: int | None) -> None:
+        self.zoom_level = None if level is None else max(0, min(level, len(ZOOMS) - 1))
+        self._relayout()
+        self._keep_visible(center_col=True)
+
+    def _keep_visible(self, center_row: bool = False, center_col: bool = False) -> None:
+        if self.size.height == 0:
+            return
+        visible = max(1, self.size.height - self.header_height)
+        top = self.scroll_offset.y
+        if center_row and not top <= self.row < top + visible:
+            self.scroll_to(y=max(0, self.row - visible // 2), animate=False)
+        elif self.row < top:
+            self.scroll_to(y=self.row, animate=False)
+        elif self.row >= top + visible:
+            self.scroll_to(y=self.row - visible + 1, animate=False)
+        first, last = self.col_of(self.step)
+        sx = self.scroll_offset.x
+        if center_col and not sx <= first < sx + self.bar_w:
+            self.scroll_to(x=max(0, first - self.bar_w // 2), animate=False)
+        elif first < sx:
+            self.scroll_to(x=first, animate=False)
+        elif last >= sx + self.bar_w:
+            self.scroll_to(x=last - self.bar_w + 1, animate=False)
+
+    # -- actions --------------------------------------------------------------------
+    def action_step(self, delta: int) -> None:
+        self.set_step(self.step + delta)
+
+    def action_step_page(self, direction: int) -> None:
+        sps, cps = self.zoom
+        self.set_step(self.step + direction * max(1, self.bar_w * sps // cps - 1))
+
+    def action_first_step(self) -> None:
+        self.set_step(0)
+
+    def action_last_step(self) -> None:
+        self.set_step(self.max_time)
+
+    def action_row(self, delta: int) -> None:
+        self.set_row(self.row + delta)
+
+    def action_row_page(self, direction: int) -> None:
+        self.set_row(self.row + direction * max(1, self.size.height - self.header_height))
+
+    def action_zoom(self, delta: int) -> None:
+        self.set_zoom(self._effective_level() + delta)
+
+    def action_zoom_fit(self) -> None:
+        self.set_zoom(None)
+
+    def on_click(self, event: events.Click) -> None:
+        if event.x >= self.label_w and self.counts:
+            self.set_step(self.step_of(self.scroll_offset.x + event.x - self.label_w))
+        row = self.scroll_offset.y + event.y - self.header_height
+        if event.y >= self.header_height and 0 <= row < len(self.rows):
+            self.set_row(row)
+
+    # -- rendering ------------------------------------------------------------------
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(name)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.rich_style
+        if not self.counts:
+            if y == 0:
+                return self._strip(Text("no live ranges in this dump (no HloLiveRange "
+                                        "section)", style="dim"), base, width)
+            return Strip.blank(width, base)
+        if self._layout_key != (*self.zoom, self.size):
+            self._compute_columns()
+        h = self.curve_height
+        if y == 0:
+            return self._strip(step_summary(self.dump, self.step, self.counts), base, width)
+        if y <= h:
+            return self._curve_line(y - 1, h, base, width)
+        if y == h + 1:
+            return self._axis_line(base, width)
+        if y == h + 2:
+            return self._marker_line(base, width)
+        row = self.scroll_offset.y + y - self.header_height
+        if row >= len(self.rows):
+            return Strip.blank(width, base)
+        return self._value_line(row, base, width)
+
+    def _strip(self, text: Text, style: Style, width: int) -> Strip:
+        line = Text(style=style, no_wrap=True, end="")
+        line.append_text(text)
+        segments = list(line.render(self.app.console))
+        return Strip(segments, line.cell_len).crop_extend(0, width, style)
+
+    def _visible_cols(self) -> range:
+        """The columns on screen, including blank ones past the last step."""
+        sx = self.scroll_offset.x
+        return range(sx, sx + self.bar_w)
+
+    def _label(self, text: str, style: str | Style = "") -> Text:
+        return Text(f"{text:>{self.label_w - 1}} "[: self.label_w], style=style, no_wrap=True,
+                    end="")
+
+    def _bars(self, text: Text, cols: range, cell) -> None:
+        """Append one cell per visible column: ``cell(col) -> (char, style)``; the step
+        cursor's columns get the cursor background."""
+        c0, c1 = self.col_of(self.step)
+        cursor = self._style("timeline--cursor-column")
+        for col in cols:
+            char, style = cell(col)
+            if c0 <= col <= c1:
+                style = (style if isinstance(style, Style) else Style.parse(style or "none")) + cursor
+            text.append(char, style=style)
+
+    def _col_value(self, col: int) -> int:
+        sps, cps = self.zoom
+        if col >= self.n_cols:
+            return 0
+        if sps > 1:
+            return self._col_max[col]
+        return self.dump.analysis.live_bytes[min(col // cps, self.max_time)]
+
+    def _curve_line(self, index: int, height: int, base: Style, width: int) -> Strip:
+        top = self._top
+        peak_cols = self.col_of(self.dump.analysis.peak_step or 0)
+        level_below = (height - 1 - index) * 8
+        curve, peak = self._style("timeline--curve"), self._style("timeline--peak")
+        if index == 0:
+            text = self._label(f"max {human_bytes(top)}", self._style("timeline--dim"))
+        elif index == height - 1:
+            text = self._label("live bytes", self._style("timeline--dim"))
+        else:
+            text = self._label("")
+
+        def cell(col: int):
+            value = self._col_value(col)
+            eighths = round(value * height * 8 / top)
+            if value and eighths == 0:
+                eighths = 1
+            n = max(0, min(8, eighths - level_below))
+            return _EIGHTHS[n], peak if peak_cols[0] <= col <= peak_cols[1] else curve
+
+        self._bars(text, self._visible_cols(), cell)
+        return self._strip(text, base, width)
+
+    def _axis_line(self, base: Style, width: int) -> Strip:
+        text = self._label("step", self._style("timeline--dim"))
+        sps, cps = self.zoom
+        label_w = len(str(self.max_time)) + 1
+        every = next((n for n in _NICE if n * cps / sps >= label_w + 1), _NICE[-1])
+        cols = self._visible_cols()
+        cells: dict[int, str] = {}
+        first_step = (self.step_of(cols.start) // every) * every if cols else 0
+        for step in range(first_step, self.max_time + 1, every):
+            first, _ = self.col_of(step)
+            if first >= cols.stop:
+                break
+            for i, ch in enumerate(str(step)):
+                cells[first + i] = ch
+        dim = self._style("timeline--dim")
+        self._bars(text, cols, lambda col: (cells.get(col, " "), dim))
+        return self._strip(text, base, width)
+
+    def _marker_line(self, base: Style, width: int) -> Strip:
+        text = self._label(f"▼ step {self.step}", "bold")
+        peak_step = self.dump.analysis.peak_step
+        p0, p1 = self.col_of(peak_step) if peak_step is not None else (-1, -1)
+        c0, _ = self.col_of(self.step)
+        peak = self._style("timeline--peak")
+
+        def cell(col: int):
+            if col == c0:
+                return "▼", Style(bold=True)
+            if col == p0:
+                return "◆", peak
+            return " ", ""
+
+        self._bars(text, self._visible_cols(), cell)
+        return self._strip(text, base, width)
+
+    def _value_line(self, row: int, base: Style, width: int) -> Strip:
+        info = self.rows[row]
+        selected = row == self.row
+        style = base + self._style("timeline--selected") if selected else base
+        space = space_style(info.color)
+        name = info.value.label
+        if len(name) > self.name_w:
+            name = name[: self.name_w - 1] + "…"
+        text = Text(no_wrap=True, end="")
+        text.append(("▶" if self.has_focus else "›") if selected else " ")
+        text.append(f"{info.value.id:>{self._id_w}} ", style="dim")
+        text.append(f"{name:<{self.name_w}} ", style=space)
+        text.append(f"{human_bytes(info.logical_bytes):>{SIZE_W}} ")
+        start, _ = self.col_of(info.live.start)
+        _, end = self.col_of(min(info.live.end, self.max_time))
+        fill = space_fill(info.color)
+        self._bars(text, self._visible_cols(),
+                   lambda col: (fill, space) if start <= col <= end else (" ", ""))
+        return self._strip(text, style, width)

@@ -1,0 +1,195 @@
+"""The detail card of the selected value (or of a highlighted allocation).
+
+Every piece of dump text goes in as ``rich.text.Text``, never as markup: op_names hold
+``[`` (``args[0]``, ``conv_general_dilated[window_strides=(1,) ...]``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from hlotop.analysis import ValueInfo
+from hlotop.bindings import bindings
+from hlotop.loader import ModuleDump
+from hlotop.memory_space import space_names, space_style
+from hlotop.model import BufferAllocation
+from hlotop.parse.shapes import try_parse_shape
+from hlotop.shape import ArrayShape, BufferShape
+from hlotop.units import human_bytes
+from hlotop.widgets.allocation_tree import kinds_text
+from hlotop.widgets.legend import space_label
+from hlotop.widgets.timeline import instruction_at
+
+_MAX_LISTED = 200
+
+
+def exact(n: int) -> Text:
+    """``14680064 bytes (14.00MiB)``."""
+    text = Text(f"{n} bytes")
+    if n >= 1024:
+        text.append(f" ({human_bytes(n)})", style="bold")
+    return text
+
+
+def split_shape(shape_text: str | None) -> tuple[str, str, str]:
+    """(shape without layout, layout, tiling) of an array shape; a tuple stays whole."""
+    if not shape_text:
+        return "?", "", ""
+    shape = try_parse_shape(shape_text)
+    if isinstance(shape, BufferShape):
+        shape = shape.inner
+    if isinstance(shape, ArrayShape):
+        layout = shape.layout
+        return (str(replace(shape, layout=None)), str(layout) if layout else "",
+                layout.tiling if layout else "")
+    return shape_text, "", ""
+
+
+def _grid() -> Table:
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="dim", no_wrap=True)
+    table.add_column(overflow="fold")
+    return table
+
+
+def _lines(items) -> Text:
+    return Text("\n".join(str(i) for i in items)) if items else Text("(none)", style="dim")
+
+
+class ValueDetail(VerticalScroll):
+    """A scrollable card: :meth:`show_value` or :meth:`show_allocation`."""
+
+    BINDINGS = bindings("detail")
+    DEFAULT_CSS = """
+    ValueDetail > Static { width: 1fr; }
+    """
+
+    def __init__(self, dump: ModuleDump, *, id: str | None = "detail"):
+        super().__init__(id=id, classes="pane")
+        self.dump = dump
+        self.names = space_names(dump.memory_usage_report)
+        self.value_id: int | None = None
+        self.allocation: int | None = None
+        self.border_title = "4 Detail"
+        self._body = Static(Text("Select a value in any pane.", style="dim"))
+
+    def compose(self):
+        yield self._body
+
+    def show_value(self, value_id: int) -> None:
+        info = self.dump.analysis.by_id.get(value_id)
+        if info is None:
+            return
+        self.value_id, self.allocation = value_id, None
+        self.border_title = f"4 Value {info.value.id}"
+        self._body.update(self.value_card(info))
+        self.scroll_home(animate=False)
+
+    def show_allocation(self, index: int) -> None:
+        alloc = self.dump.analysis.allocation_of.get(index)
+        if alloc is None:
+            return
+        self.value_id, self.allocation = None, index
+        self.border_title = f"4 Allocation {index}"
+        self._body.update(self.allocation_card(alloc))
+        self.scroll_home(animate=False)
+
+    # -- cards ------------------------------------------------------------------------
+    def value_card(self, info: ValueInfo) -> Group:
+        v = info.value
+        style = space_style(info.color)
+        title = Text(str(v), style=f"bold {style}")
+        t = _grid()
+        instr = info.used.instruction if info.used else None
+        shape, layout, tiling = split_shape(info.shape)
+        t.add_row("shape", Text(shape, style="bold"))
+        t.add_row("layout", Text(layout or "(none printed)"))
+        t.add_row("tiling", Text(tiling or "none"))
+        t.add_row("memory space", Text(f"{space_label(info.color, self.names)} (color "
+                                       f"{info.color})", style=style))
+        slot = info.slot
+        if slot is not None:
+            alloc = self.dump.analysis.allocation_of.get(slot.allocation)
+            where = Text(f"{slot.allocation}")
+            if alloc is not None:
+                where.append(f" · {kinds_text(alloc)} · {human_bytes(alloc.size)}")
+            t.add_row("allocation", where)
+            t.add_row("offset", exact(slot.offset))
+        else:
+            t.add_row("allocation", Text("none (no allocation line names this value)",
+                                         style="dim"))
+        t.add_row("allocated", exact(info.allocated_bytes))
+        logical = exact(info.logical_bytes)
+        logical.append("  XLA's peak measure", style="dim")
+        t.add_row("logical", logical)
+        if info.padding_bytes:
+            pad = exact(info.padding_bytes)
+            if info.logical_bytes:
+                pad.append(f"  ×{info.allocated_bytes / info.logical_bytes:.2f} expansion",
+                           style="yellow")
+            t.add_row("padding", pad)
+        else:
+            t.add_row("padding", Text("none"))
+        if info.live is not None:
+            start, end = info.live.start, info.live.end
+            t.add_row("live range", Text(
+                f"steps {start}-{end}: {instruction_at(self.dump, start)} → "
+                f"{instruction_at(self.dump, end)}"))
+        else:
+            t.add_row("live range", Text("none (not in the HloLiveRange section, e.g. "
+                                         "thread-local)", style="dim"))
+        if instr is not None:
+            t.add_row("defined by", Text(f"{instr.name or v.name} ({instr.opcode or '?'})"))
+        if info.used is not None:
+            t.add_row("positions", _lines(info.used.positions))
+            uses = info.used.uses
+            t.add_row("uses", _lines(uses) if uses is not None
+                      else Text("not initialized", style="dim"))
+        if instr is not None:
+            if instr.op_type:
+                t.add_row("op_type", Text(instr.op_type))
+            t.add_row("op_name", Text(instr.op_name) if instr.op_name
+                      else Text("(no metadata)", style="dim"))
+        t.add_row("source", Text(info.source) if info.source else Text("(none)", style="dim"))
+        lines = [str(x.line) for x in (slot, info.used, info.live) if x is not None and x.line]
+        if lines:
+            t.add_row("dump lines", Text(", ".join(lines)))
+        parts = [title, t]
+        if instr is not None:
+            parts += [Text(""), Text("from instruction:", style="dim"),
+                      Text(instr.text, style="italic", overflow="fold")]
+        return Group(*parts)
+
+    def allocation_card(self, alloc: BufferAllocation) -> Group:
+        style = space_style(alloc.color)
+        title = Text(f"allocation {alloc.index}", style=f"bold {style}")
+        t = _grid()
+        t.add_row("size", exact(alloc.size))
+        t.add_row("memory space", Text(f"{space_label(alloc.color, self.names)} (color "
+                                       f"{alloc.color})", style=style))
+        t.add_row("kinds", Text(kinds_text(alloc)))
+        if alloc.parameter is not None:
+            t.add_row("parameter shape", Text(alloc.parameter_shape or "?"))
+        if alloc.output_shape is not None:
+            t.add_row("output shape", Text(alloc.output_shape))
+        t.add_row("values", Text(f"{len(alloc.values)}"))
+        if alloc.line:
+            t.add_row("dump line", Text(str(alloc.line)))
+        values = _grid()
+        for slot in alloc.values[:_MAX_LISTED]:
+            values.add_row(Text(f"@{slot.offset}"),
+                           Text(f"{human_bytes(slot.size):>9}  {slot.value}  {slot.shape}"))
+        parts = [title, t, Text(""), Text("values (offset, size, value, shape):", style="dim"),
+                 values]
+        if len(alloc.values) > _MAX_LISTED:
+            parts.append(Text(f"… {len(alloc.values) - _MAX_LISTED} more", style="dim"))
+        if alloc.reused_by:
+            parts.append(Text("reused by buffers of a different color:", style="dim"))
+            parts.append(_lines(f"{v} (color={c})" for v, c in alloc.reused_by))
+        return Group(*parts)
