@@ -99,6 +99,14 @@ PIN_NOTE = (
 
 # Things seen in these dumps that FORMATS.md does not say, or says differently.
 NOTES = (
+    "Era-A memory-usage reports before jax 0.8.1 (here 0.4.35 .. 0.7.2) change from run "
+    "to run: both the order of the shapes in a `shapes_list` and the order of rows of "
+    "equal size are hash order. Two runs of jax 0.7.2 mlp_train gave "
+    "`0; 2; f32[256,256], f32[64,256]` and `0; 2; f32[64,256], f32[256,256]`, and the "
+    "32.0KiB rows at offsets 262144/327680/360448 in different orders. The 0.9.0+ reports "
+    "were identical across runs (sorted since jax 0.8.1, FORMATS.md §7). The kept "
+    "jax-0.7.2/mlp_train report is from an earlier run of the same program than its "
+    "buffer-assignment file (tests/test_memory_report.py asserts that run's order).",
     "From jax 0.9.0 (0.8.x not sampled) the instruction metadata in ` from instruction:` "
     "lines is `metadata={op_name=\"...\" stack_frame_id=N}`: no `source_file`, "
     "`source_line` or `source_end_line`/`source_column` any more (0.7.2 has all of them).",
@@ -639,11 +647,13 @@ def render_manifest(out_root, manifest):
     out.append("python3 scripts/generate_dumps.py --out sample_dumps/jax --manifest-only")
     out.append("```")
     out.append("")
-    out.append("Rerunning a version rewrites its directories with the same content: up to "
-               "jax 0.7.2 the `source_file=`/`source_line=` metadata holds the absolute path "
-               "of this script on the machine that ran it and line numbers in it (so editing "
-               "the programs' code shifts them); jax 0.9.0+ prints `stack_frame_id=N` "
-               "instead.")
+    out.append("Rerunning a version rewrites its directories. The buffer-assignment, values "
+               "and live-range files come out the same, except that up to jax 0.7.2 the "
+               "`source_file=`/`source_line=` metadata holds the absolute path of this script "
+               "on the machine that ran it and line numbers in it (so editing the programs' "
+               "code shifts them); jax 0.9.0+ prints `stack_frame_id=N` instead. The era-A "
+               "memory-usage reports of jax 0.4.35 .. 0.7.2 are NOT reproducible byte for "
+               "byte: see the first observation below.")
     out.append("")
     out.append("## Observations (checked against FORMATS.md)\n")
     for note in NOTES:
