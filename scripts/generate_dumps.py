@@ -11,7 +11,7 @@ files of each program's main module, keeping XLA's own file names:
 * ``*-live-range.txt``                  (split layout, jax >= 0.10.0)
 * ``*-memory-usage-report.txt``         (jax >= 0.4.35)
 
-The HLO module ``.txt`` files and ``.pb`` files are never kept.
+The HLO module ``.txt`` is kept only with ``--with-module-text``; ``.pb`` files never.
 
 Output: ``<out>/jax-<jax version>/<program>/<XLA file name>``. The "main module" of a
 program is the largest set of buffer-assignment files whose module name contains
@@ -446,6 +446,8 @@ def check_file(path):
         ok = head.startswith("HloLiveRange")
     elif name.endswith("-memory-usage-report.txt"):
         ok = head.startswith("Total bytes used:") or head.startswith("Memory Space:")
+    elif name.endswith("_after_optimizations.txt"):
+        ok = head.startswith("HloModule ")
     else:
         ok = False
     if not ok:
@@ -478,6 +480,13 @@ def run_program(program, out_root, args):
         if os.path.isdir(dest):
             shutil.rmtree(dest)
         os.makedirs(dest)
+        if args.with_module_text:
+            # The module's own HLO text: since jax 0.9 its header holds the stack-frame
+            # tables that the metadata's stack_frame_id refers to.
+            prefixes = {f.split("-buffer-assignment")[0] for f in files
+                        if "-buffer-assignment" in f}
+            files = sorted(set(files) | {p + ".txt" for p in prefixes
+                                         if os.path.exists(os.path.join(dump_dir, p + ".txt"))})
         for name in files:
             shutil.copyfile(os.path.join(dump_dir, name), os.path.join(dest, name))
             check_file(os.path.join(dest, name))
@@ -681,6 +690,9 @@ def main(argv=None):
     p.add_argument("--programs", nargs="+", choices=PROGRAMS, default=list(PROGRAMS))
     p.add_argument("--big-layers", type=int, default=16,
                    help="unrolled layers in transformer_big (default: %(default)s)")
+    p.add_argument("--with-module-text", action="store_true",
+                   help="also keep the main module's <name>_after_optimizations.txt (its "
+                        "stack-frame tables resolve stack_frame_id, jax >= 0.9)")
     p.add_argument("--manifest-only", action="store_true",
                    help="only re-render MANIFEST.md from manifest.json and the files on disk")
     p.add_argument("--child", choices=PROGRAMS, help=argparse.SUPPRESS)

@@ -39,7 +39,7 @@ def test_era_a_lists_allocations_with_their_tables():
 def test_era_b_groups_tables_by_memory_space_and_opens_the_module():
     m = load(ERA_B_REPORT)  # naming the report opens the whole split module
     assert {f.kind for f in m.files} == {"buffer-assignment", "values", "live-range",
-                                         "memory-usage-report"}
+                                         "memory-usage-report", "module-text"}
     report = m.memory_usage_report
     assert report.era == "B"
     (space,) = report.memory_spaces

@@ -25,6 +25,8 @@ from hlotop.model import (
     HloValue,
     ParsedSections,
     ShapeIndex,
+    SourceFrame,
+    StackFrameTable,
     UsedValue,
     ValueSlot,
 )
@@ -44,6 +46,7 @@ class ValueInfo:
     logical_bytes: int = 0  # ByteSizeOf(value shape): tiling padding ignored
     sweep_bytes: int = 0  # ByteSizeOf(defining instruction shape): XLA's peak sweep size
     color: int = 0  # memory space
+    frames: StackFrameTable | None = None  # the module's stack frames (jax >= 0.9)
 
     @property
     def allocated_bytes(self) -> int:
@@ -61,11 +64,25 @@ class ValueInfo:
 
     @property
     def source(self) -> str | None:
-        """``file:line`` of the Python source that made the value, if the metadata says."""
+        """``file:line`` of the Python source that made the value: from the metadata's
+        ``source_file``/``source_line``, or (jax >= 0.9) its ``stack_frame_id``
+        resolved through the module's stack frames. None if neither is known."""
         instr = self.used.instruction if self.used else None
-        if instr is None or not instr.source_file:
+        if instr is None:
             return None
-        return f"{instr.source_file}:{instr.source_line}" if instr.source_line else instr.source_file
+        if instr.source_file:
+            return f"{instr.source_file}:{instr.source_line}" if instr.source_line else instr.source_file
+        stack = self.stack
+        return f"{stack[0].file}:{stack[0].line}" if stack else None
+
+    @property
+    def stack(self) -> tuple[SourceFrame, ...]:
+        """The Python stack that made the value, innermost first (jax >= 0.9 dumps whose
+        module text is beside them); () when unknown."""
+        instr = self.used.instruction if self.used else None
+        if instr is None or instr.stack_frame_id is None or self.frames is None:
+            return ()
+        return self.frames.stack(instr.stack_frame_id)
 
     def is_live_at(self, step: int) -> bool:
         return self.live is not None and self.live.start <= step <= self.live.end
@@ -162,6 +179,7 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
         info.live = rng
     missing_sizes = []
     for info in infos.values():
+        info.frames = sections.stack_frames
         _size_value(info, shapes_of)
         if info.live is not None and info.sweep_bytes == 0 and info.shape is None:
             missing_sizes.append(info.value.label)

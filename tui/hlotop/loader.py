@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from hlotop.analysis import Analysis, analyze
 from hlotop.model import Diagnostic, DumpFile, ParsedSections
 from hlotop.parse.dump import parse_text
+from hlotop.parse.stack_frames import parse_stack_frames
+from hlotop.parse.tokens import Sink
 
 # Since 2026-04 a module's buffer assignment is split over these files (FORMATS.md 1).
 SPLIT_SUFFIXES = {
@@ -202,6 +204,8 @@ def load(path: str | os.PathLike, *, stdin=None) -> ModuleDump:
         p = _find_module_in_dir(p)
     elif not p.exists():
         raise LoadError(str(p), "no such file or directory")
+    elif split_module_prefix(p) is None and p.with_name(p.stem + "-buffer-assignment.txt").exists():
+        p = p.with_name(p.stem + "-buffer-assignment.txt")  # the module's HLO text was named
     parts: list[ParsedSections] = []
     files: list[DumpFile] = []
     for file_path, named_kind in module_files(p):
@@ -214,6 +218,10 @@ def load(path: str | os.PathLike, *, stdin=None) -> ModuleDump:
         files.append(DumpFile(label, _kind_of(parsed, named_kind)))
     sections = _merge(parts)
     _check_siblings(p, files, diagnostics)
+    frames = _read_stack_frames(p, diagnostics)
+    if frames is not None:
+        sections = replace(sections, stack_frames=frames)
+        files.append(DumpFile(frames.path, "module-text"))
     split = split_module_prefix(p)
     name = split[0] if split else p.stem
     return _finish(name, tuple(files), sections, diagnostics)
@@ -225,6 +233,21 @@ def load_bytes(data: bytes, label: str = "<stdin>") -> ModuleDump:
     diagnostics: list[Diagnostic] = []
     parsed = _parse_one(label, data, diagnostics)
     return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics)
+
+
+def _read_stack_frames(path: Path, diagnostics: list[Diagnostic]):
+    """The stack-frame tables from the head of the module's HLO text beside the dump
+    (``<module>.<backend>_after_optimizations.txt``), or None. Only the head is read."""
+    split = split_module_prefix(path)
+    if split is None:
+        return None
+    text_path = path.with_name(split[0] + ".txt")
+    try:
+        with open(text_path, encoding="utf-8", errors="replace") as f:
+            sink = Sink(str(text_path), diagnostics)
+            return parse_stack_frames(str(text_path), (ln.rstrip("\r\n") for ln in f), sink)
+    except OSError:
+        return None
 
 
 def _parse_sibling(label: str, path: Path, diagnostics: list[Diagnostic]):

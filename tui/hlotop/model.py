@@ -166,6 +166,42 @@ class InstructionText:
     op_name: str | None = None
     source_file: str | None = None
     source_line: int | None = None
+    stack_frame_id: int | None = None  # jax >= 0.9, instead of source_file/line
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFrame:
+    """One Python frame: where an instruction came from."""
+
+    file: str
+    function: str
+    line: int
+    column: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} ({self.function})"
+
+
+@dataclass(frozen=True, slots=True)
+class StackFrameTable:
+    """The stack-frame tables of a module's HLO text (jax >= 0.9): ``stack_frame_id``
+    -> frames, innermost first."""
+
+    path: str
+    locations: dict[int, SourceFrame]
+    frames: dict[int, tuple[int, int]]  # id -> (location id, parent id or 0)
+
+    def stack(self, frame_id: int) -> tuple[SourceFrame, ...]:
+        """The Python stack of ``frame_id``, innermost frame first; () if unknown."""
+        out: list[SourceFrame] = []
+        seen: set[int] = set()
+        while frame_id in self.frames and frame_id not in seen:
+            seen.add(frame_id)
+            location, parent = self.frames[frame_id]
+            if location in self.locations:
+                out.append(self.locations[location])
+            frame_id = parent
+        return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,7 +339,8 @@ class MemoryUsageReport:
 @dataclass(frozen=True, slots=True)
 class DumpFile:
     path: str
-    kind: str  # "combined", "buffer-assignment", "values", "live-range", "memory-usage-report"
+    kind: str  # "combined", "buffer-assignment", "values", "live-range",
+    # "memory-usage-report", or "module-text" (read only for its stack frames)
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,5 +353,6 @@ class ParsedSections:
     live_range: HloLiveRange | None = None
     live_range_unavailable: bool = False
     memory_usage_report: MemoryUsageReport | None = None
+    stack_frames: StackFrameTable | None = None
     saw_buffer_assignment: bool = False
     saw_used_values: bool = False
