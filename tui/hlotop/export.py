@@ -47,6 +47,13 @@ def to_dict(module: ModuleDump) -> dict[str, Any]:
     used_values = []
     for r in module.used_values:
         instr = r.instruction
+        info = a.by_id.get(r.value.id)
+        stack = info.stack if info is not None else ()
+        source = None
+        if instr and instr.source_file:
+            source = {"file": instr.source_file, "line": instr.source_line}
+        elif stack:
+            source = {"file": stack[0].file, "line": stack[0].line}
         used_values.append({
             "id": r.value.id, "name": r.value.name, "shape_index": _index(r.value.shape_index),
             "positions": [str(p) for p in r.positions],
@@ -55,8 +62,8 @@ def to_dict(module: ModuleDump) -> dict[str, Any]:
             "opcode": instr.opcode if instr else None,
             "instruction_shape": instr.shape if instr else None,
             "op_name": instr.op_name if instr else None,
-            "source": {"file": instr.source_file, "line": instr.source_line}
-            if instr and instr.source_file else None,
+            "source": source,
+            "stack": [{"file": f.file, "line": f.line, "function": f.function} for f in stack],
         })
     live = module.live_range
     live_range = None
