@@ -99,6 +99,7 @@ class Analysis:
     peak_step: int | None  # XLA's peak step, computed (None without live ranges)
     peak_bytes: int  # logical bytes live at the peak step
     peak_values: list[ValueInfo]  # live at the peak, XLA's order (bytes desc, name, index)
+    peak_occupied_bytes: int  # allocation space those values occupy (shared slices once)
     totals_by_kind: dict[str, int]
     totals_by_color: dict[int, int]
     allocation_of: dict[int, BufferAllocation] = field(default_factory=dict)
@@ -266,6 +267,36 @@ def live_set(infos: Iterable[ValueInfo], step: int) -> list[ValueInfo]:
     return live
 
 
+def occupied_bytes(infos: Iterable[ValueInfo]) -> int:
+    """Bytes of allocation space the values occupy: the union of their slots'
+    ``[offset, offset + size)`` ranges in each allocation, padding included.
+
+    Unlike a sum of logical bytes (XLA's peak figure), values that share a slice of an
+    allocation (a donated parameter and the output aliasing it, a bitcast) count once.
+    Values with no allocation line count their logical bytes. Raises nothing.
+    """
+    by_alloc: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    loose = 0
+    for info in infos:
+        if info.slot is None:
+            loose += info.logical_bytes
+        else:
+            by_alloc[info.slot.allocation].append(
+                (info.slot.offset, info.slot.offset + info.slot.size))
+    total = loose
+    for ranges in by_alloc.values():
+        ranges.sort()
+        cur_start, cur_end = ranges[0]
+        for start, end in ranges[1:]:
+            if start > cur_end:
+                total += cur_end - cur_start
+                cur_start, cur_end = start, end
+            else:
+                cur_end = max(cur_end, end)
+        total += cur_end - cur_start
+    return total
+
+
 def totals_by_kind(allocations: Sequence[BufferAllocation]) -> dict[str, int]:
     """Bytes of the allocations of each kind (an allocation with several kinds counts
     in each), every kind in :data:`ALLOCATION_KINDS` present."""
@@ -308,6 +339,7 @@ def analyze(sections: ParsedSections, diagnostics: list[Diagnostic] | None = Non
         peak_step=peak_step,
         peak_bytes=peak_bytes or 0,
         peak_values=peak_values,
+        peak_occupied_bytes=occupied_bytes(peak_values),
         totals_by_kind=totals_by_kind(sections.allocations),
         totals_by_color=totals_by_color(sections.allocations),
         allocation_of={a.index: a for a in sections.allocations},

@@ -97,6 +97,7 @@ def to_dict(module: ModuleDump) -> dict[str, Any]:
         "analysis": {
             "peak_step": a.peak_step,
             "peak_bytes": a.peak_bytes,
+            "peak_occupied_bytes": a.peak_occupied_bytes,
             "peak_values": [{"id": v.value.id, "name": v.value.name,
                              "shape_index": _index(v.value.shape_index),
                              "logical_bytes": v.logical_bytes,

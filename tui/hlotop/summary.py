@@ -57,9 +57,11 @@ def render_summary(module: ModuleDump) -> Group:
                                             else f" (XLA printed {printed})")
         overview.add_row("Peak step", Text(f"{a.peak_step}{agree}  at {printable(instr)}"))
         overview.add_row("Live at peak", Text.assemble(
-            _bytes(a.peak_bytes), (f"  logical, tiling padding ignored; "
-                                   f"{human_bytes(sum(v.allocated_bytes for v in a.peak_values))}"
-                                   " allocated", "dim")))
+            _bytes(a.peak_bytes), ("  logical: XLA's peak figure, each value counted, "
+                                   "tiling padding ignored", "dim")))
+        overview.add_row("Occupied at peak", Text.assemble(
+            _bytes(a.peak_occupied_bytes), ("  allocation space in use: padding included, "
+                                            "slices shared by values counted once", "dim")))
     parts += [Text(""), overview]
 
     kinds = Table(title="By allocation kind", title_justify="left", box=None, pad_edge=False)
