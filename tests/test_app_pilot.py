@@ -18,7 +18,7 @@ from hlotop.screens.main import MainScreen
 from hlotop.screens.search import SearchScreen, find_values
 from hlotop.units import human_bytes
 from hlotop.widgets.allocation_tree import AllocationTree
-from hlotop.widgets.live_set import LiveSet
+from hlotop.widgets.live_set import LiveIndex, LiveSet
 from hlotop.widgets.status_bar import StatusBar
 from hlotop.widgets.timeline import Timeline
 from hlotop.widgets.value_detail import ValueDetail
@@ -462,3 +462,49 @@ async def test_open_dump_is_used_instead_of_load():
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await started(app, pilot)
         assert screen.dump is dump
+
+
+JAX_BIG = ("jax/jax-0.10.2/transformer_big/module_0016.jit_transformer_train_step."
+           "cpu_after_optimizations-buffer-assignment.txt")
+
+
+@pytest.mark.parametrize("relative", [f"seeds/{p.name}" for p in SEEDS] + [JAX_BIG],
+                         ids=lambda r: r.split("/")[1][:12])
+def test_live_index_matches_live_set_at_every_step_either_way(relative):
+    """The live set pane's incremental index agrees with analysis.live_set, walking
+    forwards, backwards and jumping."""
+    a = load(sample(relative)).analysis
+    index = LiveIndex(a.values)
+    steps = list(range(a.max_time + 1))
+    order = steps + steps[::-1] + [a.max_time, 0, a.max_time // 2, a.max_time // 3]
+    for step in order:
+        got = index.at(step)
+        assert [i.value.id for i in got] == [i.value.id for i in live_set(a.values, step)]
+        assert sum(i.logical_bytes for i in got) == a.live_bytes[step]
+
+
+@pilot_test
+async def test_a_selection_folds_the_allocation_it_unfolded_but_not_the_users():
+    dump = load(sample(TPU))
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        tree = screen.tree
+        screen.select_value(31)  # in allocation 12
+        assert tree.expanded == {12} and tree.current()[1].value.id == 31
+        screen.select_value(44)  # in allocation 4: 12 was only unfolded for 31
+        assert tree.expanded == {4} and tree.current()[1].value.id == 44
+        await pilot.press("left", "up", "enter")  # fold 4; unfold the allocation above it
+        await pilot.pause()
+        rows = [(a.index, s.value.id if s else None) for a, s in tree._rows]
+        assert rows[tree.row_of(4)] == (4, None)
+        user = tree.current()[0].index
+        assert user in tree.expanded  # unfolded by the user (Enter)
+        screen.select_value(31)
+        assert user in tree.expanded and 12 in tree.expanded
+        for alloc in dump.allocations:  # rows are exactly the unfolded allocations' values
+            at = tree.row_of(alloc.index)
+            assert tree._rows[at] == (alloc, None)
+            if alloc.index in tree.expanded:
+                assert [s for _, s in tree._rows[at + 1:at + 1 + len(alloc.values)]] == list(
+                    alloc.values)

@@ -96,7 +96,9 @@ SCOPES: tuple[Scope, ...] = (
             help="Go to the live set at the timeline cursor (the peak breakdown at the peak)."),
         Key("4", "focus_pane('detail')", "Detail", show=False,
             palette="Focus the value detail", help="Go to the selected value's detail."),
-        Key("slash", "search", "Search", key_display="/",
+        # priority: the search box opens before the next key is handled, so text
+        # typed straight after "/" lands in it.
+        Key("slash", "search", "Search", key_display="/", priority=True,
             palette="Search values by name or op_name",
             help="Find a value by name or op_name (substring) and select it everywhere."),
         Key("p", "jump_peak", "Peak", palette="Jump to the peak step",
@@ -133,9 +135,9 @@ SCOPES: tuple[Scope, ...] = (
             help="Select the value on the row below."),
         Key("pageup", "row_page(-1)", "Page up", show=False, help="Up a page of rows."),
         Key("pagedown", "row_page(1)", "Page down", show=False, help="Down a page of rows."),
-        Key("plus,equals_sign", "zoom(1)", "Zoom in", key_display="+",
+        Key("plus,equals_sign", "zoom(1)", "Zoom in", show=False, key_display="+ =",
             help="Zoom in (more columns per step)."),
-        Key("minus", "zoom(-1)", "Zoom out", key_display="-",
+        Key("minus", "zoom(-1)", "Zoom out", show=False, key_display="-",
             help="Zoom out (more steps per column)."),
         Key("z", "zoom_fit", "Fit", show=False, help="Zoom to fit the whole schedule."),
     )),

@@ -25,6 +25,7 @@ from hlotop.screens.search import SearchScreen
 from hlotop.widgets.allocation_tree import AllocationTree
 from hlotop.widgets.legend import Legend
 from hlotop.widgets.live_set import LiveSet
+from hlotop.widgets.op_names import OpNames
 from hlotop.widgets.pane_tabs import PANES, PaneTabs
 from hlotop.widgets.status_bar import StatusBar
 from hlotop.widgets.summary_bar import SummaryBar
@@ -46,6 +47,7 @@ class MainScreen(Screen):
         self.step: int = dump.analysis.peak_step or 0
         self.active = PANE_IDS[0]
         self._came_from: str | None = None
+        self.op_names = OpNames(dump.analysis.values)  # read on the first search, kept
 
     # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -191,7 +193,8 @@ class MainScreen(Screen):
                     self._open_detail()
 
         names = space_names(self.dump.memory_usage_report)
-        self.app.push_screen(SearchScreen(self.dump.analysis.values, names), chosen)
+        self.app.push_screen(SearchScreen(self.dump.analysis.values, names,
+                                          op_names=self.op_names), chosen)
 
     def action_diagnostics(self) -> None:
         self.app.push_screen(DiagnosticsScreen(self.dump.diagnostics))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
@@ -14,22 +15,28 @@ from hlotop.bindings import bindings
 from hlotop.memory_space import space_style
 from hlotop.units import human_bytes
 from hlotop.widgets.legend import space_label
+from hlotop.widgets.op_names import OpNames
 
 MAX_RESULTS = 200
+_DEBOUNCE_ABOVE = 20000  # values
 
 
-def find_values(values: list[ValueInfo], query: str) -> list[ValueInfo]:
+def find_values(values: list[ValueInfo], query: str,
+                op_names: dict[int, str | None] | None = None) -> list[ValueInfo]:
     """Values whose label (``name{index}``) or op_name contains ``query``
     (case-insensitive), or whose id is ``query``. Exact names and ids first, then
     names starting with it, then other name matches, then op_name matches; within
-    each, largest logical bytes first."""
+    each, largest logical bytes first. ``op_names``: value id -> op_name, if known
+    (see :class:`hlotop.widgets.op_names.OpNames`)."""
     q = query.strip().lower()
     if not q:
         return []
+    if op_names is None:
+        op_names = OpNames(values).all()
     ranked = []
     for info in values:
         label = info.value.label.lower()
-        op = (info.op_name or "").lower()
+        op = (op_names.get(info.value.id) or "").lower()
         if label == q or info.value.name.lower() == q or str(info.value.id) == q:
             rank = 0
         elif label.startswith(q):
@@ -54,12 +61,15 @@ class SearchScreen(ModalScreen["int | None"]):
 
     BINDINGS = bindings("search")
 
-    def __init__(self, values: list[ValueInfo], names=None, query: str = ""):
+    def __init__(self, values: list[ValueInfo], names=None, query: str = "",
+                 op_names: OpNames | None = None):
         super().__init__()
         self.values = values
+        self.op_names = op_names if op_names is not None else OpNames(values)
         self.names = names
         self.query_text = query
         self.matches: list[ValueInfo] = []
+        self._timer = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="search-body", classes="modal-body") as body:
@@ -69,15 +79,30 @@ class SearchScreen(ModalScreen["int | None"]):
             yield _Results(id="search-results")
             yield Label("", id="search-count", markup=False)
 
+    AUTO_FOCUS = "#search-input"
+
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
         self._update(self.query_text)
 
+    def on_key(self, event: events.Key) -> None:
+        """Keys typed right after ``/``, before the input has the focus, still count."""
+        field = self.query_one(Input)
+        if not field.has_focus and event.is_printable and event.character:
+            event.stop()
+            field.focus()
+            field.insert_text_at_cursor(event.character)
+
     def on_input_changed(self, event: Input.Changed) -> None:
-        self._update(event.value)
+        if len(self.values) < _DEBOUNCE_ABOVE:
+            self._update(event.value)
+            return
+        # A big dump: wait until typing pauses rather than scan on every key.
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(0.15, lambda: self._update(event.value))
 
     def _update(self, query: str) -> None:
-        self.matches = find_values(self.values, query)
+        self.matches = find_values(self.values, query, self.op_names.all())
         results = self.query_one(_Results)
         results.clear_options()
         results.add_options(Option(self._prompt(info), id=str(info.value.id))
@@ -96,8 +121,9 @@ class SearchScreen(ModalScreen["int | None"]):
         text.append(info.value.label, style=f"bold {space_style(info.color)}")
         text.append(f"  {human_bytes(info.logical_bytes)}  ")
         text.append(space_label(info.color, self.names), style=space_style(info.color))
-        if info.op_name:
-            text.append(f"  {info.op_name}", style="dim")
+        op_name = self.op_names.all().get(info.value.id)
+        if op_name:
+            text.append(f"  {op_name}", style="dim")
         return text
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -108,6 +134,10 @@ class SearchScreen(ModalScreen["int | None"]):
         self.dismiss(int(event.option.id))
 
     def action_choose(self) -> None:
+        if self._timer is not None:  # Enter before the pause: search now
+            self._timer.stop()
+            self._timer = None
+            self._update(self.query_one(Input).value)
         results = self.query_one(_Results)
         if results.highlighted is not None and self.matches:
             self.dismiss(int(results.get_option_at_index(results.highlighted).id))

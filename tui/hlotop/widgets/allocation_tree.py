@@ -46,6 +46,7 @@ class AllocationTree(RowList):
         self.names = space_names(dump.memory_usage_report)
         self.by_size = True
         self.expanded: set[int] = set()
+        self._auto: int | None = None  # expanded to show a selection, not by the user
         self._order: list[BufferAllocation] = []
         self._rows: list[tuple[BufferAllocation, ValueSlot | None]] = []
         allocs = dump.allocations
@@ -55,12 +56,14 @@ class AllocationTree(RowList):
         self._id_w = max((len(str(s.value.id)) for s in slots), default=1)
         self._label_w = min(_LABEL_MAX, max((len(s.value.label) for s in slots), default=4))
         self._off_w = max((len(str(s.offset)) for s in slots), default=1)
-        self._width = max(
+        self._alloc_w = max(
             [2 + self._idx_w + 2 + SIZE_W + 2 + self._space_w + 2 + len(kinds_text(a))
              + (0 if len(a.values) == 1 else 4 + len(f"({len(a.values)} values)"))
-             for a in allocs]
-            + [4 + self._id_w + 1 + self._label_w + 3 + self._off_w + 2 + SIZE_W + 2
-               + len(s.shape) for s in slots] + [0])
+             for a in allocs] + [0])
+        fixed = 4 + self._id_w + 1 + self._label_w + 3 + self._off_w + 2 + SIZE_W + 2
+        # Widest value row of each allocation: the canvas widens only when it is expanded.
+        self._values_w = {a.index: fixed + max((len(s.shape) for s in a.values), default=0)
+                          for a in allocs}
         self._sort()
 
     # -- rows ---------------------------------------------------------------------
@@ -71,6 +74,7 @@ class AllocationTree(RowList):
         else:
             allocs.sort(key=lambda a: a.index)
         self._order = allocs
+        self._position = {a.index: i for i, a in enumerate(allocs)}
         self._rebuild()
 
     def _rebuild(self) -> None:
@@ -83,6 +87,31 @@ class AllocationTree(RowList):
         self._update_title()
         self.rows_changed()
 
+    def row_of(self, alloc_index: int) -> int:
+        """Row of allocation ``alloc_index``: its place in the order, plus the value
+        rows of the expanded allocations above it (few, so this is quick)."""
+        pos = self._position[alloc_index]
+        by_index = self.dump.analysis.allocation_of
+        return pos + sum(len(by_index[i].values) for i in self.expanded
+                         if self._position[i] < pos)
+
+    def _set_expanded(self, alloc_index: int, expanded: bool) -> None:
+        """Insert or remove one allocation's value rows (no full rebuild: 100k rows)."""
+        if (alloc_index in self.expanded) == expanded:
+            return
+        alloc = self.dump.analysis.allocation_of[alloc_index]
+        if expanded:
+            row = self.row_of(alloc_index)
+            self.expanded.add(alloc_index)
+            self._rows[row + 1:row + 1] = [(alloc, slot) for slot in alloc.values]
+        else:
+            self.expanded.discard(alloc_index)
+            row = self.row_of(alloc_index)
+            del self._rows[row + 1:row + 1 + len(alloc.values)]
+        if self._auto == alloc_index:
+            self._auto = None
+        self.rows_changed()
+
     def _update_title(self) -> None:
         order = "by size" if self.by_size else "by index"
         self.border_title = f"1 Allocations ({len(self._order)}, {order})"
@@ -92,7 +121,7 @@ class AllocationTree(RowList):
         return len(self._rows)
 
     def content_width(self) -> int:
-        return self._width
+        return max([self._alloc_w] + [self._values_w.get(i, 0) for i in self.expanded])
 
     def header_lines(self) -> list[Text]:
         text = Text(no_wrap=True)
@@ -161,23 +190,21 @@ class AllocationTree(RowList):
             return False
         alloc_index = info.slot.allocation
         if alloc_index not in self.expanded:
-            self.expanded.add(alloc_index)
-            self._rebuild()
-        for i, (alloc, slot) in enumerate(self._rows):
-            if slot is not None and alloc.index == alloc_index and slot.value.id == value_id:
-                self.cursor = i
-                self.scroll_cursor_into_view(center=True)
-                self.refresh()
-                return True
-        return False
+            # Expanded for the selection, not by the user: folded again by the next one.
+            previous = self._auto
+            if previous is not None and previous != alloc_index:
+                self._set_expanded(previous, False)
+            self._set_expanded(alloc_index, True)
+            self._auto = alloc_index
+        self._move_to(alloc_index, value_id)
+        return True
 
     def _move_to(self, alloc_index: int, value_id: int | None) -> None:
-        for i, (alloc, slot) in enumerate(self._rows):
-            if alloc.index == alloc_index and (
-                    (slot is None and value_id is None)
-                    or (slot is not None and slot.value.id == value_id)):
-                self.cursor = i
-                break
+        row = self.row_of(alloc_index)
+        if value_id is not None and alloc_index in self.expanded:
+            values = self.dump.analysis.allocation_of[alloc_index].values
+            row += 1 + next((i for i, s in enumerate(values) if s.value.id == value_id), -1)
+        self.cursor = max(0, min(row, len(self._rows) - 1))
         self.scroll_cursor_into_view(center=True)
         self.refresh()
 
@@ -210,10 +237,10 @@ class AllocationTree(RowList):
         if slot is not None or not alloc.values:
             return
         if alloc.index in self.expanded:
+            self._auto = None if self._auto == alloc.index else self._auto
             self.set_cursor(self.cursor + 1, notify=True)
             return
-        self.expanded.add(alloc.index)
-        self._rebuild()
+        self._set_expanded(alloc.index, True)
         self._move_to(alloc.index, None)
 
     def action_collapse(self) -> None:
@@ -223,8 +250,7 @@ class AllocationTree(RowList):
         alloc, slot = here
         if alloc.index not in self.expanded:
             return
-        self.expanded.discard(alloc.index)
-        self._rebuild()
+        self._set_expanded(alloc.index, False)
         self._move_to(alloc.index, None)
         if slot is not None:
             self.cursor_moved(self.cursor)

@@ -6,11 +6,12 @@ then, at the peak, XLA's own stack-trace breakdown as a collapsible tree.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 from rich.text import Text
 
-from hlotop.analysis import ValueInfo, live_set
+from hlotop.analysis import ValueInfo
 from hlotop.bindings import bindings
 from hlotop.loader import ModuleDump
 from hlotop.memory_space import space_names, space_style
@@ -18,11 +19,55 @@ from hlotop.messages import ValueSelected
 from hlotop.model import StackTraceNode, format_shape_index
 from hlotop.units import human_bytes, spaced_bytes
 from hlotop.widgets.legend import space_label
+from hlotop.widgets.op_names import quick_op_name
 from hlotop.widgets.row_list import RowList
 
 SIZE_W = 9
 _VALUE_MAX = 32
 _SHAPE_MAX = 44
+
+
+def _xla_order(info: ValueInfo):
+    """XLA's peak-list order (as :func:`hlotop.analysis.live_set`), then value id."""
+    return (-info.logical_bytes, info.value.name, info.value.shape_index or (), info.value.id)
+
+
+class LiveIndex:
+    """The live set at any step, fast: values are bucketed by start and end step, and
+    a move of a few steps updates the previous set instead of scanning every value."""
+
+    _INCREMENTAL = 256  # steps; beyond that a full scan is cheaper
+
+    def __init__(self, values: list[ValueInfo]):
+        self.values = [v for v in values if v.live is not None and v.live.start <= v.live.end]
+        self.starts: dict[int, list[ValueInfo]] = defaultdict(list)
+        self.ends: dict[int, list[ValueInfo]] = defaultdict(list)
+        for v in self.values:
+            self.starts[v.live.start].append(v)
+            self.ends[v.live.end].append(v)
+        self.step: int | None = None
+        self.live: dict[int, ValueInfo] = {}
+
+    def at(self, step: int) -> list[ValueInfo]:
+        """Values live at ``step`` (start <= step <= end), largest first."""
+        if self.step is None or abs(step - self.step) > self._INCREMENTAL:
+            self.live = {v.value.id: v for v in self.values if v.is_live_at(step)}
+        else:
+            live, t = self.live, self.step
+            while t < step:
+                for v in self.ends.get(t, ()):
+                    live.pop(v.value.id, None)
+                t += 1
+                for v in self.starts.get(t, ()):
+                    live[v.value.id] = v
+            while t > step:
+                for v in self.starts.get(t, ()):
+                    live.pop(v.value.id, None)
+                t -= 1
+                for v in self.ends.get(t, ()):
+                    live[v.value.id] = v
+        self.step = step
+        return sorted(self.live.values(), key=_xla_order)
 
 
 @dataclass(slots=True)
@@ -47,6 +92,8 @@ class LiveSet(RowList):
         a = dump.analysis
         self.step = a.peak_step or 0
         self.live: list[ValueInfo] = []
+        self.index = LiveIndex(a.values)
+        self._pinned: list[Text] = []
         self._live_total = 0
         self._rows: list[_Row] = []
         self.collapsed: set[int] = set()  # id() of collapsed stack-trace nodes
@@ -59,7 +106,8 @@ class LiveSet(RowList):
         self._value_w = min(_VALUE_MAX, max([len(self._value_text(v)) for v in values] + [5]))
         self._shape_w = min(_SHAPE_MAX, max([len(v.shape or "") for v in values] + [5]))
         self._rank_w = len(str(len(values)))
-        self._op_w = max([len(v.op_name or "") for v in values] + [7])
+        self._op_w = max([len(quick_op_name(v) or "") for v in a.peak_values] + [40])
+        self._header = self._make_header()
         self.border_title = "3 Live set"
         self.border_subtitle = "logical = XLA's peak bytes (no padding) · allocated = padded"
         self._fill()
@@ -88,7 +136,7 @@ class LiveSet(RowList):
         a = self.dump.analysis
         at_peak = self.step == a.peak_step
         self.live = a.peak_values if at_peak else (
-            live_set(a.values, self.step) if a.live_bytes else [])
+            self.index.at(self.step) if a.live_bytes else [])
         rows = []
         running = 0
         for info in self.live:
@@ -112,6 +160,7 @@ class LiveSet(RowList):
                 self._add_nodes(rows, trace.roots, -1)
         self._rows = rows
         self._live_total = running
+        self._pinned = self._summary()
         self.rows_changed()
         self._update_title()
 
@@ -129,11 +178,17 @@ class LiveSet(RowList):
     def row_count(self) -> int:
         return len(self._rows)
 
+    def selectable(self, index: int) -> bool:
+        return self._rows[index].kind != "text"
+
     def content_width(self) -> int:
         return (self._rank_w + 2 * (SIZE_W + 2) + 8 + self._space_w + 2 + self._value_w + 2
                 + self._shape_w + 2 + self._op_w)
 
     def pinned_lines(self) -> list[Text]:
+        return self._pinned
+
+    def _summary(self) -> list[Text]:
         a = self.dump.analysis
         if not a.live_bytes:
             return [Text("No live ranges in this dump: nothing to show per step.", style="dim")]
@@ -149,6 +204,9 @@ class LiveSet(RowList):
         return [text]
 
     def header_lines(self) -> list[Text]:
+        return self._header
+
+    def _make_header(self) -> list[Text]:
         return [Text(
             f"{'#':>{self._rank_w}}  {'logical':>{SIZE_W}}  {'allocated':>{SIZE_W}}  "
             f"{'cum%':>6}  {'value':<{self._value_w}}  {'space':<{self._space_w}}  "
@@ -212,7 +270,7 @@ class LiveSet(RowList):
         if node is None or node.children:
             return None
         matches = [i for i in self.live
-                   if (i.op_name or i.value.name) + (format_shape_index(i.value.shape_index)
+                   if (quick_op_name(i) or i.value.name) + (format_shape_index(i.value.shape_index)
                                                      if i.value.shape_index else "") == node.label
                    or i.value.label == node.label]
         return matches[0] if len(matches) == 1 else None

@@ -75,27 +75,44 @@ class RowList(ScrollView, can_focus=True):
     def cursor_moved(self, index: int) -> None:
         """Called when the user moves the cursor to row ``index``."""
 
+    def selectable(self, index: int) -> bool:
+        """Whether the cursor may rest on row ``index`` (not on blank or note rows)."""
+        return True
+
     # -- state ------------------------------------------------------------------
     def rows_changed(self) -> None:
         """Call after the rows change: resizes the virtual canvas and repaints."""
         self._cache.clear()
         count = self.row_count()
         self.cursor = min(self.cursor, max(count - 1, 0))
+        if count:
+            self.cursor = self._selectable_near(self.cursor, 1)
         self.virtual_size = Size(self.content_width() + 1, self.fixed_height + count)
         self.refresh()
 
-    def set_cursor(self, index: int, *, notify: bool = False) -> None:
-        """Move the cursor to row ``index`` (clamped) and scroll it into view.
-        ``notify``: tell the subclass (which may post a message)."""
+    def set_cursor(self, index: int, *, notify: bool = False, direction: int = 1) -> None:
+        """Move the cursor to row ``index`` (clamped; the nearest selectable row in
+        ``direction``) and scroll it into view. ``notify``: tell the subclass (which
+        may post a message)."""
         count = self.row_count()
         if count == 0:
             return
-        index = max(0, min(index, count - 1))
+        index = self._selectable_near(max(0, min(index, count - 1)), direction)
         self.cursor = index
         self.scroll_cursor_into_view()
         self.refresh()
         if notify:
             self.cursor_moved(index)
+
+    def _selectable_near(self, index: int, direction: int) -> int:
+        count = self.row_count()
+        for step in (direction, -direction):
+            i = index
+            while 0 <= i < count:
+                if self.selectable(i):
+                    return i
+                i += step
+        return index
 
     @property
     def visible_rows(self) -> int:
@@ -124,13 +141,13 @@ class RowList(ScrollView, can_focus=True):
 
     # -- actions (bound in bindings.py) ------------------------------------------
     def action_cursor_up(self) -> None:
-        self.set_cursor(self.cursor - 1, notify=True)
+        self.set_cursor(self.cursor - 1, notify=True, direction=-1)
 
     def action_cursor_down(self) -> None:
         self.set_cursor(self.cursor + 1, notify=True)
 
     def action_page_up(self) -> None:
-        self.set_cursor(self.cursor - self.visible_rows, notify=True)
+        self.set_cursor(self.cursor - self.visible_rows, notify=True, direction=-1)
 
     def action_page_down(self) -> None:
         self.set_cursor(self.cursor + self.visible_rows, notify=True)
@@ -139,7 +156,7 @@ class RowList(ScrollView, can_focus=True):
         self.set_cursor(0, notify=True)
 
     def action_last_row(self) -> None:
-        self.set_cursor(self.row_count() - 1, notify=True)
+        self.set_cursor(self.row_count() - 1, notify=True, direction=-1)
 
     def action_scroll_columns(self, delta: int) -> None:
         self.scroll_to(x=max(0, self.scroll_offset.x + delta), animate=False)

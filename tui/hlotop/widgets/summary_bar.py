@@ -9,6 +9,14 @@ from hlotop.loader import ModuleDump
 from hlotop.units import human_bytes
 
 
+def short_name(name: str, width: int) -> str:
+    """The module name in ``width`` cells: XLA's ``_after_optimizations`` goes first,
+    then the middle of the name."""
+    if len(name) > width and name.endswith("_after_optimizations"):
+        name = name[: -len("_after_optimizations")]
+    return middle_ellipsis(name, width)
+
+
 def middle_ellipsis(text: str, width: int) -> str:
     """``module_0001.jit_…_optimizations``: long names keep both ends."""
     if len(text) <= width:
@@ -44,7 +52,7 @@ class SummaryBar(Widget):
         if a.peak_step is not None:
             text.append(" │ peak ")
             text.append(human_bytes(a.peak_bytes), style="bold")
-            text.append(f" logical at step {a.peak_step}")
+            text.append(f"{' logical' if self.size.width >= 100 else ''} at step {a.peak_step}")
         else:
             text.append(" │ no live ranges", style="dim")
         n = len(d.diagnostics)
@@ -58,8 +66,10 @@ class SummaryBar(Widget):
     def render(self) -> Text:
         figures = self.figures()
         text = Text(no_wrap=True, overflow="ellipsis", end="")
-        text.append(" hlotop ", style="bold reverse")
-        room = max(8, self.size.width - 9 - figures.cell_len)
-        text.append(" " + middle_ellipsis(self.dump.name, room), style="bold")
+        badge = self.size.width >= 100
+        if badge:
+            text.append(" hlotop ", style="bold reverse")
+        room = max(8, self.size.width - (9 if badge else 1) - figures.cell_len)
+        text.append(" " + short_name(self.dump.name, room), style="bold")
         text.append_text(figures)
         return text

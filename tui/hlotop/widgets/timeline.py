@@ -8,6 +8,8 @@ scroll; only visible rows are rendered.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -71,6 +73,19 @@ def step_summary(dump: ModuleDump, step: int, counts: list[int]) -> Text:
     return text
 
 
+@dataclass(frozen=True, slots=True)
+class _Geometry:
+    curve_h: int
+    header_h: int
+    name_w: int
+    label_w: int
+    bar_w: int
+    level: int  # index into ZOOMS
+    sps: int  # steps per column
+    cps: int  # columns per step
+    n_cols: int
+
+
 class Timeline(ScrollView, can_focus=True):
     """Bars of live ranges, rows ordered by start step then value id."""
 
@@ -85,7 +100,7 @@ class Timeline(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     Timeline > .timeline--cursor-column { background: $block-cursor-background 35%; }
     Timeline > .timeline--selected { background: $block-cursor-blurred-background; text-style: bold; }
-    Timeline > .timeline--curve { color: $accent; }
+    Timeline > .timeline--curve { color: $text-muted; }
     Timeline > .timeline--peak { color: $error; text-style: bold; }
     Timeline > .timeline--dim { color: $text-muted; }
     """
@@ -105,6 +120,8 @@ class Timeline(ScrollView, can_focus=True):
         self.zoom_level: int | None = None  # None: fit to the width
         self._col_max: list[int] = []
         self._layout_key: tuple | None = None
+        self._geo_key: tuple | None = None
+        self._geo = _Geometry(1, 4, 6, 20, 1, len(ZOOMS) - 1, 1, 1, 1)
         self._top = max(a.live_bytes, default=0) or 1
         self._id_w = max((len(str(v.value.id)) for v in self.rows), default=1)
         self._name_max = max((len(v.value.label) for v in self.rows), default=4)
@@ -112,56 +129,71 @@ class Timeline(ScrollView, can_focus=True):
         self._update_subtitle()
 
     # -- geometry -------------------------------------------------------------------
+    # Computed once per size and zoom (``self.size`` is too slow to ask per cell).
+    def _update_geometry(self) -> _Geometry:
+        width, height = self.size
+        key = (width, height, self.zoom_level)
+        if self._geo_key == key:
+            return self._geo
+        curve_h = 1 if height < 14 else 2 if height < 30 else 3
+        name_w = max(6, min(self._name_max, 16 if width < 100 else 28))
+        label_w = 1 + self._id_w + 1 + name_w + 1 + SIZE_W + 1
+        bar_w = max(1, width - label_w)
+        steps = self.max_time + 1
+        level = self.zoom_level
+        if level is None:
+            level = 0
+            for i, (sps, cps) in enumerate(ZOOMS):
+                if -(-steps * cps // sps) <= bar_w:
+                    level = i
+        sps, cps = ZOOMS[level]
+        self._geo = _Geometry(curve_h, curve_h + 3, name_w, label_w, bar_w, level, sps, cps,
+                              -(-steps * cps // sps))
+        self._geo_key = key
+        return self._geo
+
     @property
     def curve_height(self) -> int:
-        return 1 if self.size.height < 14 else 2 if self.size.height < 30 else 3
+        return self._geo.curve_h
 
     @property
     def header_height(self) -> int:
-        return self.curve_height + 3  # status, curve, axis, markers
+        return self._geo.header_h  # status, curve, axis, markers
 
     @property
     def name_w(self) -> int:
-        cap = 16 if self.size.width < 100 else 28
-        return max(6, min(self._name_max, cap))
+        return self._geo.name_w
 
     @property
     def label_w(self) -> int:
-        return 1 + self._id_w + 1 + self.name_w + 1 + SIZE_W + 1
+        return self._geo.label_w
 
     @property
     def bar_w(self) -> int:
-        return max(1, self.size.width - self.label_w)
+        return self._geo.bar_w
 
     @property
     def zoom(self) -> tuple[int, int]:
-        return ZOOMS[self._effective_level()]
+        return self._geo.sps, self._geo.cps
 
     def _effective_level(self) -> int:
-        if self.zoom_level is not None:
-            return self.zoom_level
-        steps = self.max_time + 1
-        best = 0
-        for i, (sps, cps) in enumerate(ZOOMS):
-            if -(-steps * cps // sps) <= self.bar_w:
-                best = i
-        return best
+        return self._update_geometry().level
 
     @property
     def n_cols(self) -> int:
-        sps, cps = self.zoom
-        return -(-(self.max_time + 1) * cps // sps)
+        return self._geo.n_cols
 
     def col_of(self, step: int) -> tuple[int, int]:
         """First and last column of ``step``."""
-        sps, cps = self.zoom
-        return (step * cps) // sps, ((step + 1) * cps - 1) // sps
+        g = self._geo
+        return (step * g.cps) // g.sps, ((step + 1) * g.cps - 1) // g.sps
 
     def step_of(self, col: int) -> int:
-        sps, cps = self.zoom
-        return min(self.max_time, (col * sps) // cps)
+        g = self._geo
+        return min(self.max_time, (col * g.sps) // g.cps)
 
     def _relayout(self) -> None:
+        self._update_geometry()
         self._compute_columns()
         self.virtual_size = Size(self.label_w + self.n_cols, self.header_height + len(self.rows))
         self._update_subtitle()
@@ -173,7 +205,7 @@ class Timeline(ScrollView, can_focus=True):
         # Zoomed out, a column holds several steps: it shows their maximum.
         self._col_max = [max(curve[c * sps:(c + 1) * sps], default=0)
                          for c in range(self.n_cols)] if sps > 1 else []
-        self._layout_key = (sps, cps, self.size)
+        self._layout_key = (sps, cps, self.n_cols)
 
     def _update_subtitle(self) -> None:
         if not self.dump.analysis.live_bytes:
@@ -209,6 +241,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def show_value(self, value_id: int) -> bool:
         """Highlight the row of ``value_id`` and scroll to it (no message)."""
+        self._update_geometry()
         row = self.row_of.get(value_id)
         if row is None:
             return False
@@ -229,9 +262,11 @@ class Timeline(ScrollView, can_focus=True):
         self._keep_visible(center_col=True)
 
     def _keep_visible(self, center_row: bool = False, center_col: bool = False) -> None:
-        if self.size.height == 0:
+        height = self.size.height
+        if height == 0:
             return
-        visible = max(1, self.size.height - self.header_height)
+        self._update_geometry()
+        visible = max(1, height - self.header_height)
         top = self.scroll_offset.y
         if center_row and not top <= self.row < top + visible:
             self.scroll_to(y=max(0, self.row - visible // 2), animate=False)
@@ -253,6 +288,7 @@ class Timeline(ScrollView, can_focus=True):
         self.set_step(self.step + delta)
 
     def action_step_page(self, direction: int) -> None:
+        self._update_geometry()
         sps, cps = self.zoom
         self.set_step(self.step + direction * max(1, self.bar_w * sps // cps - 1))
 
@@ -266,6 +302,7 @@ class Timeline(ScrollView, can_focus=True):
         self.set_row(self.row + delta)
 
     def action_row_page(self, direction: int) -> None:
+        self._update_geometry()
         self.set_row(self.row + direction * max(1, self.size.height - self.header_height))
 
     def action_zoom(self, delta: int) -> None:
@@ -275,6 +312,7 @@ class Timeline(ScrollView, can_focus=True):
         self.set_zoom(None)
 
     def on_click(self, event: events.Click) -> None:
+        self._update_geometry()
         if event.x >= self.label_w and self.counts:
             self.set_step(self.step_of(self.scroll_offset.x + event.x - self.label_w))
         row = self.scroll_offset.y + event.y - self.header_height
@@ -293,7 +331,8 @@ class Timeline(ScrollView, can_focus=True):
                 return self._strip(Text("no live ranges in this dump (no HloLiveRange "
                                         "section)", style="dim"), base, width)
             return Strip.blank(width, base)
-        if self._layout_key != (*self.zoom, self.size):
+        self._update_geometry()
+        if self._layout_key != (*self.zoom, self.n_cols):
             self._compute_columns()
         h = self.curve_height
         if y == 0:
@@ -328,7 +367,8 @@ class Timeline(ScrollView, can_focus=True):
         """Append one cell per visible column: ``cell(col) -> (char, style)``; the step
         cursor's columns get the cursor background."""
         c0, c1 = self.col_of(self.step)
-        cursor = self._style("timeline--cursor-column")
+        # Only the background: a bar keeps its memory space's colour under the cursor.
+        cursor = Style(bgcolor=self._style("timeline--cursor-column").bgcolor)
         for col in cols:
             char, style = cell(col)
             if c0 <= col <= c1:
