@@ -508,3 +508,20 @@ async def test_a_selection_folds_the_allocation_it_unfolded_but_not_the_users():
             if alloc.index in tree.expanded:
                 assert [s for _, s in tree._rows[at + 1:at + 1 + len(alloc.values)]] == list(
                     alloc.values)
+
+
+@pilot_test
+async def test_no_color_keeps_every_pane_readable(monkeypatch):
+    """Under NO_COLOR, Textual greys every colour: the memory spaces must still read as
+    text (S(1) VMEM) and as distinct timeline fills, and the cursor as a gutter mark."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("enter", "2", "3", "4", "1")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "S(1) VMEM" in text and "S(2) SMEM" in text
+        assert "▓" in text and "▒" in text and "█" in text
+        assert "▶" in text  # the focused cursor row
+        assert app.return_code is None

@@ -22,8 +22,9 @@ def help_rows() -> list[tuple[str, str, str, str]]:
 def help_renderable() -> Group:
     parts = [Text("hlotop keys", style="bold"),
              Text("Sizes are in XLA's units (KiB = 1024 bytes). 'logical' bytes ignore "
-                  "tiling padding, as XLA's peak does; 'allocated' bytes include it.",
-                  style="dim"),
+                  "tiling padding, as XLA's peak does; 'allocated' bytes include it; "
+                  "'occupied' counts the allocation bytes the live values use, each "
+                  "shared slice once.", style="dim"),
              Text("The command palette (ctrl+p) offers the main actions by name.",
                   style="dim")]
     for scope in SCOPES:

@@ -201,6 +201,8 @@ class LiveSet(RowList):
         text.append(f" · {len(self.live)} values · ")
         text.append(f"{human_bytes(logical)} logical", style="bold")
         text.append(f" · {human_bytes(allocated)} allocated")
+        if self.step == a.peak_step and a.peak_occupied_bytes:
+            text.append(f" · {human_bytes(a.peak_occupied_bytes)} occupied", style="dim")
         return [text]
 
     def header_lines(self) -> list[Text]:

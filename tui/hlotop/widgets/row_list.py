@@ -7,6 +7,7 @@ row as Rich ``Text``; this class does the cursor, scrolling, clicks and caching.
 
 from __future__ import annotations
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -203,12 +204,22 @@ class RowList(ScrollView, can_focus=True):
         return _compose_line(self.app.console, gutter, text, style, scroll_x, width)
 
 
+_NULL = Style()
+
+
+def text_strip(console, text: Text) -> Strip:
+    """``text`` as one Strip. Every segment gets a Style (never None): Textual's
+    monochrome filter, used under NO_COLOR, reads the colour of each segment."""
+    segments = [Segment(seg.text, seg.style or _NULL, seg.control)
+                for seg in text.render(console)]
+    return Strip(segments, text.cell_len)
+
+
 def _compose_line(console, gutter: str, text: Text, style: Style, scroll_x: int,
                   width: int) -> Strip:
     """A fixed one-cell gutter, then ``text`` scrolled by ``scroll_x``, padded to width."""
     line = Text(style=style, no_wrap=True, end="")
     line.append_text(text)
-    segments = list(line.render(console))
-    body = Strip(segments, line.cell_len).crop_extend(scroll_x, scroll_x + width - 1, style)
-    head = Strip(list(Text(gutter, style=style, end="").render(console)), 1)
+    body = text_strip(console, line).crop_extend(scroll_x, scroll_x + width - 1, style)
+    head = text_strip(console, Text(gutter, style=style, end=""))
     return Strip.join([head, body])

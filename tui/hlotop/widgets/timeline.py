@@ -24,6 +24,7 @@ from hlotop.memory_space import space_style
 from hlotop.messages import StepChanged, ValueSelected
 from hlotop.units import human_bytes
 from hlotop.widgets.legend import space_fill
+from hlotop.widgets.row_list import text_strip
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 SIZE_W = 9
@@ -136,7 +137,7 @@ class Timeline(ScrollView, can_focus=True):
         if self._geo_key == key:
             return self._geo
         curve_h = 1 if height < 14 else 2 if height < 30 else 3
-        name_w = max(6, min(self._name_max, 16 if width < 100 else 28))
+        name_w = max(6, min(self._name_max, max(14, min(32, width // 4))))
         label_w = 1 + self._id_w + 1 + name_w + 1 + SIZE_W + 1
         bar_w = max(1, width - label_w)
         steps = self.max_time + 1
@@ -351,8 +352,7 @@ class Timeline(ScrollView, can_focus=True):
     def _strip(self, text: Text, style: Style, width: int) -> Strip:
         line = Text(style=style, no_wrap=True, end="")
         line.append_text(text)
-        segments = list(line.render(self.app.console))
-        return Strip(segments, line.cell_len).crop_extend(0, width, style)
+        return text_strip(self.app.console, line).crop_extend(0, width, style)
 
     def _visible_cols(self) -> range:
         """The columns on screen, including blank ones past the last step."""

@@ -157,6 +157,9 @@ class ValueDetail(VerticalScroll):
             t.add_row("op_name", Text(instr.op_name) if instr.op_name
                       else Text("(no metadata)", style="dim"))
         t.add_row("source", Text(info.source) if info.source else Text("(none)", style="dim"))
+        stack = info.stack
+        if stack:
+            t.add_row("python stack", Text("\n".join(str(frame) for frame in stack)))
         lines = [str(x.line) for x in (slot, info.used, info.live) if x is not None and x.line]
         if lines:
             t.add_row("dump lines", Text(", ".join(lines)))
