@@ -85,6 +85,9 @@ async def test_opens_on_the_allocation_tree_largest_first():
         assert app.focused is tree
         largest = max(dump.allocations, key=lambda a: a.size)
         assert tree.current()[0].index == largest.index == 12
+        # Allocation 12 holds 4 values: it is shown, and no single value is selected.
+        assert screen.detail.allocation == 12 and screen.selected_value is None
+        assert not screen.timeline.row_selected and not screen.live.shows_selection
         text = screen_text(app)
         assert dump.name in text
         assert human_bytes(dump.total_bytes_used) in text  # 286.05MiB
@@ -525,3 +528,22 @@ async def test_no_color_keeps_every_pane_readable(monkeypatch):
         assert "▓" in text and "▒" in text and "█" in text
         assert "▶" in text  # the focused cursor row
         assert app.return_code is None
+
+
+@pilot_test
+async def test_a_value_without_live_range_is_not_shown_as_selected_where_it_is_absent():
+    """x.25 is thread-local (no live range): the timeline and the live set must not
+    keep highlighting the previously selected value as if it were the selection."""
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        screen.select_value(36)
+        assert screen.timeline.row_selected and screen.live.shows_selection
+        await pilot.press("slash", *"x.25", "enter")
+        await pilot.pause()
+        assert screen.selected_value == 4
+        assert screen.tree.current()[1].value.id == 4 and screen.tree.shows_selection
+        assert not screen.timeline.row_selected and not screen.live.shows_selection
+        assert not any(line.startswith(("▶", "›")) for line in widget_lines(screen.timeline))
+        assert not any(line.startswith(("▶", "›")) for line in widget_lines(screen.live))
+        assert "live range" in plain(screen.detail.value_card(screen.dump.analysis.by_id[4]))

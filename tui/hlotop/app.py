@@ -8,6 +8,7 @@ message, never a traceback.
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from hlotop.loader import LoadError, ModuleDump, load
 from hlotop.screens.help import HelpScreen
 from hlotop.screens.loading import LoadingScreen
 from hlotop.screens.main import MainScreen
+from hlotop.units import human_bytes
 
 EXIT_LOAD_ERROR = 2
 EXIT_INTERNAL_ERROR = 1
@@ -32,7 +34,9 @@ class HlotopApp(App[None]):
     CSS_PATH = "hlotop.tcss"
     TITLE = "hlotop"
     BINDINGS = bindings("app")
-    COMMANDS = App.COMMANDS | {HlotopCommands}
+    # Only hlotop's own commands: Textual's (theme, screenshot to a file, maximize)
+    # would come first in an unstable order and crowd the list at 80x24.
+    COMMANDS = {HlotopCommands}
 
     def __init__(self, source: str, open_dump: Callable[[], ModuleDump] | None = None):
         super().__init__()
@@ -45,7 +49,12 @@ class HlotopApp(App[None]):
         return Path(self.source).name or self.source
 
     def on_mount(self) -> None:
-        self.push_screen(LoadingScreen(self.display_name))
+        label = self.display_name
+        try:
+            label += f" ({human_bytes(os.path.getsize(self.source))})"
+        except OSError:
+            pass
+        self.push_screen(LoadingScreen(label))
         self.run_worker(self._load, name="load", thread=True, exclusive=True)
 
     def _load(self) -> None:

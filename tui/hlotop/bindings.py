@@ -78,7 +78,7 @@ SCOPES: tuple[Scope, ...] = (
         Key("q,ctrl+q", "quit", "Quit", key_display="q", palette="Quit hlotop",
             help="Leave hlotop (also ctrl+q)."),
         Key("question_mark", "help", "Help", key_display="?", palette="Show all keys",
-            help="This screen: every key binding."),
+            help="Every key binding, on one screen."),
         Key("ctrl+p", "command_palette", "Commands", show=False, key_display="ctrl+p",
             priority=True, help="Open the command palette."),
     )),
@@ -87,15 +87,6 @@ SCOPES: tuple[Scope, ...] = (
             help="Focus the next pane (on small terminals: show it)."),
         Key("shift+tab", "previous_pane", "Previous pane", show=False,
             key_display="shift+tab", help="Focus the previous pane."),
-        Key("1", "focus_pane('allocations')", "Allocations", show=False,
-            palette="Focus the allocation tree", help="Go to the allocation tree."),
-        Key("2", "focus_pane('timeline')", "Timeline", show=False,
-            palette="Focus the live-range timeline", help="Go to the live-range timeline."),
-        Key("3", "focus_pane('live')", "Live set", show=False,
-            palette="Focus the live set / peak breakdown",
-            help="Go to the live set at the timeline cursor (the peak breakdown at the peak)."),
-        Key("4", "focus_pane('detail')", "Detail", show=False,
-            palette="Focus the value detail", help="Go to the selected value's detail."),
         # priority: the search box opens before the next key is handled, so text
         # typed straight after "/" lands in it.
         Key("slash", "search", "Search", key_display="/", priority=True,
@@ -107,6 +98,15 @@ SCOPES: tuple[Scope, ...] = (
             help="Sort the allocation tree by size (largest first) or by index."),
         Key("d", "diagnostics", "Diagnostics", show=False, palette="Show diagnostics",
             help="Lines hlotop could not read and other warnings about the dump."),
+        Key("1", "focus_pane('allocations')", "Allocations", show=False,
+            palette="Focus the allocation tree", help="Go to the allocation tree."),
+        Key("2", "focus_pane('timeline')", "Timeline", show=False,
+            palette="Focus the live-range timeline", help="Go to the live-range timeline."),
+        Key("3", "focus_pane('live')", "Live set", show=False,
+            palette="Focus the live set / peak breakdown",
+            help="Go to the live set at the timeline cursor (the peak breakdown at the peak)."),
+        Key("4", "focus_pane('detail')", "Detail", show=False,
+            palette="Focus the value detail", help="Go to the selected value's detail."),
         Key("escape", "back", "Back", show=False, key_display="esc",
             help="Return to the pane you came from (small terminals)."),
     )),
@@ -190,5 +190,7 @@ def keys(scope: str) -> tuple[Key, ...]:
 
 
 def palette_keys() -> list[Key]:
-    """The keys offered in the command palette, in declaration order."""
-    return [key for scope in SCOPES for key in scope.keys if key.palette]
+    """The keys offered in the command palette: the main screen's actions first, in
+    declaration order, then help and quit."""
+    scopes = [s for s in SCOPES if s.name != "app"] + [_BY_NAME["app"]]
+    return [key for scope in scopes for key in scope.keys if key.palette]

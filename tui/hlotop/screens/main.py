@@ -137,6 +137,10 @@ class MainScreen(Screen):
 
     def on_allocation_highlighted(self, message: AllocationHighlighted) -> None:
         message.stop()
+        self.selected_value = None
+        # No single value is selected: the other panes show no selection.
+        self.timeline.show_value(None)
+        self.live.show_value(None)
         self.detail.show_allocation(message.index)
         alloc = self.dump.analysis.allocation_of.get(message.index)
         if alloc is not None:

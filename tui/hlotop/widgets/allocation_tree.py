@@ -187,6 +187,8 @@ class AllocationTree(RowList):
         Returns False when no allocation holds it."""
         info = self.dump.analysis.by_id.get(value_id)
         if info is None or info.slot is None:
+            self.shows_selection = False
+            self.refresh()
             return False
         alloc_index = info.slot.allocation
         if alloc_index not in self.expanded:
@@ -205,6 +207,7 @@ class AllocationTree(RowList):
             values = self.dump.analysis.allocation_of[alloc_index].values
             row += 1 + next((i for i, s in enumerate(values) if s.value.id == value_id), -1)
         self.cursor = max(0, min(row, len(self._rows) - 1))
+        self.shows_selection = True
         self.scroll_cursor_into_view(center=True)
         self.refresh()
 

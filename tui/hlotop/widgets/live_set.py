@@ -282,13 +282,18 @@ class LiveSet(RowList):
         if info is not None:
             self.post_message(ValueSelected(info.value.id, self.id))
 
-    def show_value(self, value_id: int) -> bool:
+    def show_value(self, value_id: int | None) -> bool:
+        """Put the cursor on ``value_id`` if it is live here (no message); None: no
+        row is the selection."""
         for i, row in enumerate(self._rows):
             if row.kind == "value" and row.info.value.id == value_id:
                 self.cursor = i
+                self.shows_selection = True
                 self.scroll_cursor_into_view(center=True)
                 self.refresh()
                 return True
+        self.shows_selection = False
+        self.refresh()
         return False
 
     # -- actions --------------------------------------------------------------------------

@@ -46,6 +46,9 @@ class RowList(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None):
         super().__init__(id=id, classes=classes)
         self.cursor = 0
+        # False when the selection made elsewhere is not among these rows: the cursor
+        # is then not highlighted while another pane has the focus.
+        self.shows_selection = True
         self._cache: LRUCache[int, Text] = LRUCache(512)
 
     # -- what subclasses provide -------------------------------------------------
@@ -100,6 +103,7 @@ class RowList(ScrollView, can_focus=True):
             return
         index = self._selectable_near(max(0, min(index, count - 1)), direction)
         self.cursor = index
+        self.shows_selection = True
         self.scroll_cursor_into_view()
         self.refresh()
         if notify:
@@ -198,7 +202,7 @@ class RowList(ScrollView, can_focus=True):
                 if self.has_focus:
                     style = base + self.get_component_rich_style("rowlist--cursor")
                     gutter = GUTTER_FOCUSED
-                else:
+                elif self.shows_selection:
                     style = base + self.get_component_rich_style("rowlist--cursor-blurred")
                     gutter = GUTTER_BLURRED
         return _compose_line(self.app.console, gutter, text, style, scroll_x, width)

@@ -118,6 +118,7 @@ class Timeline(ScrollView, can_focus=True):
         self.counts = live_counts(a.values, a.max_time) if a.live_bytes else []
         self.step = a.peak_step or 0
         self.row = 0
+        self.row_selected = True  # False: the selection has no row here
         self.zoom_level: int | None = None  # None: fit to the width
         self._col_max: list[int] = []
         self._layout_key: tuple | None = None
@@ -217,6 +218,12 @@ class Timeline(ScrollView, can_focus=True):
             f"{cps} col/step" if sps == 1 else f"{sps} steps/col")
         self.border_subtitle = f"zoom {zoom} · +/- zoom · ←→ step · p peak"
 
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
     def on_resize(self, event: events.Resize) -> None:
         self._relayout()
         self._keep_visible()
@@ -235,18 +242,23 @@ class Timeline(ScrollView, can_focus=True):
         if not self.rows:
             return
         self.row = max(0, min(row, len(self.rows) - 1))
+        self.row_selected = True
         self._keep_visible()
         self.refresh()
         if notify:
             self.post_message(ValueSelected(self.rows[self.row].value.id, self.id))
 
-    def show_value(self, value_id: int) -> bool:
-        """Highlight the row of ``value_id`` and scroll to it (no message)."""
+    def show_value(self, value_id: int | None) -> bool:
+        """Highlight the row of ``value_id`` and scroll to it (no message); None: no
+        row is the selection."""
         self._update_geometry()
         row = self.row_of.get(value_id)
-        if row is None:
+        if row is None:  # no live range (thread-local): no row to highlight
+            self.row_selected = False
+            self.refresh()
             return False
         self.row = row
+        self.row_selected = True
         self._keep_visible(center_row=True)
         info = self.rows[row]
         first, _ = self.col_of(info.live.start)
@@ -443,7 +455,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def _value_line(self, row: int, base: Style, width: int) -> Strip:
         info = self.rows[row]
-        selected = row == self.row
+        selected = row == self.row and (self.row_selected or self.has_focus)
         style = base + self._style("timeline--selected") if selected else base
         space = space_style(info.color)
         name = info.value.label

@@ -1,0 +1,104 @@
+"""Screen snapshots (SVG, in snapshots/) of hlotop on the seed dumps.
+
+Each test waits for the load worker before any key is pressed, so the screenshot is
+of the main screen, never of the loading indicator. Update with
+``pytest tests/test_app_snapshots.py --snapshot-update`` and look at the SVGs.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import Input
+
+from hlotop.app import HlotopApp
+
+from conftest import sample
+
+TPU = "seeds/003_a3085531593bac68.txt"  # VMEM S(1) and SMEM S(2), peak at step 11
+TPU_OLD = "seeds/004_e0d5fae9bf2de249.txt"  # tiling padding, 1.26GiB
+CPU_TRACE = "seeds/000_aa093b3e4f73e23a.txt"  # stack-trace breakdown
+
+
+def app(relative: str) -> HlotopApp:
+    return HlotopApp(sample(relative))
+
+
+async def loaded(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def then(*keys: str):
+    """A run_before that waits for the dump, presses ``keys`` and settles."""
+
+    async def run(pilot) -> None:
+        await loaded(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+
+    return run
+
+
+def test_small_terminal_allocation_tree(snap_compare):
+    """80x24, one pane at a time: the allocation tree, largest first, allocation 12
+    (VMEM) expanded to its four values."""
+    assert snap_compare(app(TPU), terminal_size=(80, 24), run_before=then("enter"))
+
+
+def test_small_terminal_timeline(snap_compare):
+    """80x24 timeline: live-bytes curve, peak at step 11, cursor moved to step 8, the
+    row of copy-start.1{0} (VMEM, ▓) selected."""
+    assert snap_compare(app(TPU), terminal_size=(80, 24),
+                        run_before=then("2", "left", "left", "left", *["j"] * 9))
+
+
+def test_small_terminal_peak_breakdown_with_stack_trace(snap_compare):
+    """80x24 live set at the peak (step 3) with XLA's stack-trace tree."""
+    assert snap_compare(app(CPU_TRACE), terminal_size=(80, 24), run_before=then("3"))
+
+
+def test_value_detail_with_padding(snap_compare):
+    """Detail of copy.3 (seed 004): allocated 325.00MiB vs logical 320.62MiB, its
+    tiling, live range and the conv op_name with [ ] brackets shown literally."""
+    assert snap_compare(app(TPU_OLD), terminal_size=(100, 30),
+                        run_before=then("3", "enter"))
+
+
+def test_help_screen(snap_compare):
+    assert snap_compare(app(TPU), terminal_size=(100, 40), run_before=then("question_mark"))
+
+
+def test_search(snap_compare):
+    """The search box after typing "fusion": three matches, largest first."""
+
+    async def run(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("slash", *"fusion")
+        pilot.app.screen.query_one(Input).cursor_blink = False
+        await pilot.pause()
+
+    assert snap_compare(app(TPU), terminal_size=(80, 24), run_before=run)
+
+
+def test_large_terminal_tpu_colours(snap_compare):
+    """160x50, panes side by side; seed 003 with allocations 12 (S(1) VMEM) and 11
+    (S(2) SMEM) expanded: the same colours in the tree, timeline, live set and legend."""
+    keys = ("enter", "end", "enter")  # expand 12 (largest), then 11 (smallest, last)
+    assert snap_compare(app(TPU), terminal_size=(160, 50), run_before=then(*keys))
+
+
+def test_very_large_terminal(snap_compare):
+    """200x60 on seed 004, with the timeline zoomed in one level."""
+    assert snap_compare(app(TPU_OLD), terminal_size=(200, 60),
+                        run_before=then("2", "plus", "1"))
+
+
+def test_search_result_selected_everywhere(snap_compare):
+    """120x40: after searching fusion.12 every pane shows it selected."""
+
+    async def run(pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("slash", *"fusion.12", "enter")
+        await pilot.pause()
+
+    assert snap_compare(app(TPU), terminal_size=(120, 40), run_before=run)
