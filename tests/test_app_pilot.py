@@ -547,3 +547,25 @@ async def test_a_value_without_live_range_is_not_shown_as_selected_where_it_is_a
         assert not any(line.startswith(("▶", "›")) for line in widget_lines(screen.timeline))
         assert not any(line.startswith(("▶", "›")) for line in widget_lines(screen.live))
         assert "live range" in plain(screen.detail.value_card(screen.dump.analysis.by_id[4]))
+
+
+@pilot_test
+async def test_control_characters_in_dump_text_never_reach_the_terminal(tmp_path):
+    """An op_name is CEscaped in the dump and unescaped by the parser: an ESC sequence
+    (here an OSC title change) must show as visible \\x1b text, not act."""
+    text = open(sample(CPU_TRACE)).read().replace(
+        'op_name="args[0]"', 'op_name="args[0]\\033]0;pwned\\007"')
+    path = tmp_path / "evil.txt"
+    path.write_text(text)
+    dump = load(str(path))
+    assert "\x1b" in dump.analysis.by_id[10].op_name
+    app = HlotopApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        screen.select_value(10)
+        await pilot.press("3")
+        await pilot.pause()
+        shown = screen_text(app)
+        card = plain(screen.detail.value_card(dump.analysis.by_id[10]))
+        assert "\x1b" not in shown and "\x07" not in shown and "\x1b" not in card
+        assert "args[0]\\x1b]0;pwned\\x07" in card

@@ -18,6 +18,7 @@ from textual.app import App
 from hlotop.bindings import bindings
 from hlotop.commands import HlotopCommands
 from hlotop.loader import LoadError, ModuleDump, load
+from hlotop.safe_text import printable
 from hlotop.screens.help import HelpScreen
 from hlotop.screens.loading import LoadingScreen
 from hlotop.screens.main import MainScreen
@@ -45,8 +46,14 @@ class HlotopApp(App[None]):
         self.dump: ModuleDump | None = None
 
     @property
+    def module(self) -> ModuleDump | None:
+        """The loaded dump (None until it has loaded); ``hlotop --strict`` reads its
+        diagnostics after the app exits."""
+        return self.dump
+
+    @property
     def display_name(self) -> str:
-        return Path(self.source).name or self.source
+        return printable(Path(self.source).name or self.source)
 
     def on_mount(self) -> None:
         label = self.display_name
@@ -82,7 +89,7 @@ class HlotopApp(App[None]):
         self.call_from_thread(self._show, dump)
 
     def _fail(self, message: str, return_code: int) -> None:
-        self.exit(return_code=return_code, message=Text(message))
+        self.exit(return_code=return_code, message=Text(printable(message)))
 
     def _show(self, dump: ModuleDump) -> None:
         self.dump = dump

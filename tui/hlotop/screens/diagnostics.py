@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from hlotop.bindings import bindings
 from hlotop.model import Diagnostic
+from hlotop.safe_text import printable
 
 
 def diagnostics_renderable(diagnostics: list[Diagnostic]) -> Table | Text:
@@ -21,9 +22,9 @@ def diagnostics_renderable(diagnostics: list[Diagnostic]) -> Table | Text:
     table.add_column("severity", no_wrap=True)
     table.add_column("message", overflow="fold")
     for d in diagnostics:
-        where = f"{d.path}:{d.line}" if d.line else d.path
+        where = printable(f"{d.path}:{d.line}" if d.line else d.path)
         table.add_row(Text(where), Text(d.severity, style="red" if d.severity == "error"
-                                        else "yellow"), Text(d.message))
+                                        else "yellow"), Text(printable(d.message)))
     return table
 
 

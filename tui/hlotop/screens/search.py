@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 from hlotop.analysis import ValueInfo
 from hlotop.bindings import bindings
 from hlotop.memory_space import space_style
+from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 from hlotop.widgets.legend import space_label
 from hlotop.widgets.op_names import OpNames
@@ -118,12 +119,12 @@ class SearchScreen(ModalScreen["int | None"]):
     def _prompt(self, info: ValueInfo) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{info.value.id:>6} ", style="dim")
-        text.append(info.value.label, style=f"bold {space_style(info.color)}")
+        text.append(printable(info.value.label), style=f"bold {space_style(info.color)}")
         text.append(f"  {human_bytes(info.logical_bytes)}  ")
         text.append(space_label(info.color, self.names), style=space_style(info.color))
         op_name = self.op_names.all().get(info.value.id)
         if op_name:
-            text.append(f"  {op_name}", style="dim")
+            text.append(f"  {printable(op_name)}", style="dim")
         return text
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

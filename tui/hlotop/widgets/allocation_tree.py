@@ -14,6 +14,7 @@ from hlotop.loader import ModuleDump
 from hlotop.memory_space import space_names, space_style
 from hlotop.messages import AllocationHighlighted, ValueSelected
 from hlotop.model import BufferAllocation, ValueSlot, format_shape_index
+from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 from hlotop.widgets.legend import space_label
 from hlotop.widgets.row_list import RowList
@@ -154,14 +155,14 @@ class AllocationTree(RowList):
         text = Text(no_wrap=True, end="")
         text.append("    ")
         text.append(f"{slot.value.id:>{self._id_w}} ", style="dim")
-        label = slot.value.label
+        label = printable(slot.value.label)
         if len(label) > self._label_w:
             label = label[: self._label_w - 1] + "…"
         text.append(f"{label:<{self._label_w}}", style=space_style(self.dump.analysis.by_id[
             slot.value.id].color) if slot.value.id in self.dump.analysis.by_id else "")
         text.append(f"  @{slot.offset:<{self._off_w}}", style="dim")
         text.append(f"  {human_bytes(slot.size):>{SIZE_W}}  ")
-        text.append(slot.shape, style="italic")
+        text.append(printable(slot.shape), style="italic")
         return text
 
     # -- selection ----------------------------------------------------------------

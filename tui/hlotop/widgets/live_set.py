@@ -17,6 +17,7 @@ from hlotop.loader import ModuleDump
 from hlotop.memory_space import space_names, space_style
 from hlotop.messages import ValueSelected
 from hlotop.model import StackTraceNode, format_shape_index
+from hlotop.safe_text import printable
 from hlotop.units import human_bytes, spaced_bytes
 from hlotop.widgets.legend import space_label
 from hlotop.widgets.op_names import quick_op_name
@@ -121,7 +122,7 @@ class LiveSet(RowList):
 
     @staticmethod
     def _value_text(info: ValueInfo) -> str:
-        return f"{info.value.id} {info.value.label}"
+        return f"{info.value.id} {printable(info.value.label)}"
 
     # -- rows -------------------------------------------------------------------------
     def set_step(self, step: int) -> None:
@@ -238,11 +239,11 @@ class LiveSet(RowList):
         text.append(f"{value:<{self._value_w}}  ", style=space_style(info.color))
         text.append(f"{space_label(info.color, self.names):<{self._space_w}}  ",
                     style=space_style(info.color))
-        shape = info.shape or "?"
+        shape = printable(info.shape or "?")
         if len(shape) > self._shape_w:
             shape = shape[: self._shape_w - 1] + "…"
         text.append(f"{shape:<{self._shape_w}}  ", style="italic")
-        text.append(info.op_name or "", style="dim")
+        text.append(printable(info.op_name or ""), style="dim")
         return text
 
     def _node_text(self, node: StackTraceNode) -> Text:
@@ -252,7 +253,7 @@ class LiveSet(RowList):
             text.append("▸ " if id(node) in self.collapsed else "▾ ", style="dim")
         else:
             text.append("· ", style="dim")
-        text.append(node.label)
+        text.append(printable(node.label))
         text.append(" " * max(0, self._node_w - 2 * node.depth - 2 - len(node.label)))
         text.append(f"  {node.percent:5.1f}%  ", style="dim")
         text.append(f"{human_bytes(node.total):>{SIZE_W}}", style="bold")

@@ -8,6 +8,7 @@ from textual.widget import Widget
 from hlotop.analysis import ValueInfo
 from hlotop.memory_space import space_style
 from hlotop.model import BufferAllocation
+from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
 
@@ -29,7 +30,7 @@ class StatusBar(Widget):
 
     def set_value(self, info: ValueInfo) -> None:
         text = Text("▶ ", end="")
-        text.append(str(info.value), style=f"bold {space_style(info.color)}")
+        text.append(printable(str(info.value)), style=f"bold {space_style(info.color)}")
         text.append(f" {human_bytes(info.logical_bytes)}")
         if info.live is not None:
             text.append(f" live {info.live.start}-{info.live.end}", style="dim")

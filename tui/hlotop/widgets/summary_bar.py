@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from hlotop.loader import ModuleDump
+from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
 
@@ -72,6 +73,6 @@ class SummaryBar(Widget):
         if badge:
             text.append(" hlotop ", style="bold reverse")
         room = max(8, self.size.width - (9 if badge else 1) - figures.cell_len)
-        text.append(" " + short_name(self.dump.name, room), style="bold")
+        text.append(" " + short_name(printable(self.dump.name), room), style="bold")
         text.append_text(figures)
         return text

@@ -22,6 +22,7 @@ from hlotop.bindings import bindings
 from hlotop.loader import ModuleDump
 from hlotop.memory_space import space_style
 from hlotop.messages import StepChanged, ValueSelected
+from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 from hlotop.widgets.legend import space_fill
 from hlotop.widgets.row_list import text_strip
@@ -67,7 +68,7 @@ def step_summary(dump: ModuleDump, step: int, counts: list[int]) -> Text:
         text.append("no live ranges in this dump", style="dim")
         return text
     text.append(f"step {step}/{a.max_time} ", style="bold")
-    text.append(instruction_at(dump, step))
+    text.append(printable(instruction_at(dump, step)))
     text.append(f" · live {human_bytes(a.live_bytes[step])} · {counts[step]} values")
     if step == a.peak_step:
         text.append(" · ◆ XLA peak", style="bold red")
@@ -458,7 +459,7 @@ class Timeline(ScrollView, can_focus=True):
         selected = row == self.row and (self.row_selected or self.has_focus)
         style = base + self._style("timeline--selected") if selected else base
         space = space_style(info.color)
-        name = info.value.label
+        name = printable(info.value.label)
         if len(name) > self.name_w:
             name = name[: self.name_w - 1] + "…"
         text = Text(no_wrap=True, end="")

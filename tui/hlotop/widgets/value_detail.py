@@ -20,6 +20,7 @@ from hlotop.loader import ModuleDump
 from hlotop.memory_space import space_names, space_style
 from hlotop.model import BufferAllocation
 from hlotop.parse.shapes import try_parse_shape
+from hlotop.safe_text import printable
 from hlotop.shape import ArrayShape, BufferShape
 from hlotop.units import human_bytes
 from hlotop.widgets.allocation_tree import kinds_text
@@ -59,7 +60,9 @@ def _grid() -> Table:
 
 
 def _lines(items) -> Text:
-    return Text("\n".join(str(i) for i in items)) if items else Text("(none)", style="dim")
+    """One line per item (dump text made printable), or a dim "(none)"."""
+    return (Text("\n".join(printable(str(i)) for i in items)) if items
+            else Text("(none)", style="dim"))
 
 
 class ValueDetail(VerticalScroll):
@@ -104,10 +107,10 @@ class ValueDetail(VerticalScroll):
     def value_card(self, info: ValueInfo) -> Group:
         v = info.value
         style = space_style(info.color)
-        title = Text(str(v), style=f"bold {style}")
+        title = Text(printable(str(v)), style=f"bold {style}")
         t = _grid()
         instr = info.used.instruction if info.used else None
-        shape, layout, tiling = split_shape(info.shape)
+        shape, layout, tiling = (printable(x) for x in split_shape(info.shape))
         t.add_row("shape", Text(shape, style="bold"))
         t.add_row("layout", Text(layout or "(none printed)"))
         t.add_row("tiling", Text(tiling or "none"))
@@ -138,35 +141,37 @@ class ValueDetail(VerticalScroll):
             t.add_row("padding", Text("none"))
         if info.live is not None:
             start, end = info.live.start, info.live.end
-            t.add_row("live range", Text(
+            t.add_row("live range", Text(printable(
                 f"steps {start}-{end}: {instruction_at(self.dump, start)} → "
-                f"{instruction_at(self.dump, end)}"))
+                f"{instruction_at(self.dump, end)}")))
         else:
             t.add_row("live range", Text("none (not in the HloLiveRange section, e.g. "
                                          "thread-local)", style="dim"))
         if instr is not None:
-            t.add_row("defined by", Text(f"{instr.name or v.name} ({instr.opcode or '?'})"))
+            t.add_row("defined by", Text(printable(f"{instr.name or v.name} "
+                                                   f"({instr.opcode or '?'})")))
         if info.used is not None:
-            t.add_row("positions", _lines(info.used.positions))
+            t.add_row("positions", _lines(info.used.positions))  # printable in _lines
             uses = info.used.uses
             t.add_row("uses", _lines(uses) if uses is not None
                       else Text("not initialized", style="dim"))
         if instr is not None:
             if instr.op_type:
-                t.add_row("op_type", Text(instr.op_type))
-            t.add_row("op_name", Text(instr.op_name) if instr.op_name
+                t.add_row("op_type", Text(printable(instr.op_type)))
+            t.add_row("op_name", Text(printable(instr.op_name)) if instr.op_name
                       else Text("(no metadata)", style="dim"))
-        t.add_row("source", Text(info.source) if info.source else Text("(none)", style="dim"))
+        t.add_row("source", Text(printable(info.source)) if info.source
+                  else Text("(none)", style="dim"))
         stack = info.stack
         if stack:
-            t.add_row("python stack", Text("\n".join(str(frame) for frame in stack)))
+            t.add_row("python stack", _lines(stack))
         lines = [str(x.line) for x in (slot, info.used, info.live) if x is not None and x.line]
         if lines:
             t.add_row("dump lines", Text(", ".join(lines)))
         parts = [title, t]
         if instr is not None:
             parts += [Text(""), Text("from instruction:", style="dim"),
-                      Text(instr.text, style="italic", overflow="fold")]
+                      Text(printable(instr.text), style="italic", overflow="fold")]
         return Group(*parts)
 
     def allocation_card(self, alloc: BufferAllocation) -> Group:
@@ -178,16 +183,17 @@ class ValueDetail(VerticalScroll):
                                        f"{alloc.color})", style=style))
         t.add_row("kinds", Text(kinds_text(alloc)))
         if alloc.parameter is not None:
-            t.add_row("parameter shape", Text(alloc.parameter_shape or "?"))
+            t.add_row("parameter shape", Text(printable(alloc.parameter_shape or "?")))
         if alloc.output_shape is not None:
-            t.add_row("output shape", Text(alloc.output_shape))
+            t.add_row("output shape", Text(printable(alloc.output_shape)))
         t.add_row("values", Text(f"{len(alloc.values)}"))
         if alloc.line:
             t.add_row("dump line", Text(str(alloc.line)))
         values = _grid()
         for slot in alloc.values[:_MAX_LISTED]:
             values.add_row(Text(f"@{slot.offset}"),
-                           Text(f"{human_bytes(slot.size):>9}  {slot.value}  {slot.shape}"))
+                           Text(printable(f"{human_bytes(slot.size):>9}  {slot.value}  "
+                                          f"{slot.shape}")))
         parts = [title, t, Text(""), Text("values (offset, size, value, shape):", style="dim"),
                  values]
         if len(alloc.values) > _MAX_LISTED:
