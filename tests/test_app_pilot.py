@@ -423,7 +423,7 @@ async def test_not_a_dump_exits_with_code_2(tmp_path):
         await pilot.pause()
     assert app.return_code == 2
     message = calls[0]["message"].plain
-    assert message.startswith(f"hlotop: {path}: not an XLA buffer-assignment dump")
+    assert message.startswith(f"hlotop: error: {path}: not an XLA buffer-assignment dump")
     assert "\n" not in message and "Traceback" not in message
 
 
@@ -433,9 +433,9 @@ async def test_missing_file_and_load_error_exit_with_code_2(tmp_path):
         raise LoadError("some/dump.txt", "the file is empty")
 
     missing = tmp_path / "missing.txt"
-    for app, expected in ((HlotopApp(str(missing)), f"hlotop: {missing}: no such file"),
+    for app, expected in ((HlotopApp(str(missing)), f"hlotop: error: {missing}: no such file"),
                           (HlotopApp("x", open_dump=refuse),
-                           "hlotop: some/dump.txt: the file is empty")):
+                           "hlotop: error: some/dump.txt: the file is empty")):
         calls = exits(app)
         async with app.run_test(size=(80, 24)) as pilot:
             await app.workers.wait_for_complete()

@@ -71,7 +71,7 @@ class HlotopApp(App[None]):
         try:
             dump = self._open_dump()
         except LoadError as err:
-            self.call_from_thread(self._fail, f"hlotop: {err}", EXIT_LOAD_ERROR)
+            self.call_from_thread(self._fail, f"hlotop: error: {err}", EXIT_LOAD_ERROR)
             return
         except Exception as err:  # a bug in hlotop: say where, without a traceback
             tb = err.__traceback__
@@ -79,7 +79,7 @@ class HlotopApp(App[None]):
                 tb = tb.tb_next
             where = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}" if tb else ""
             self.call_from_thread(
-                self._fail, f"hlotop: {self.source}: internal error while loading: "
+                self._fail, f"hlotop: error: {self.source}: internal error while loading: "
                             f"{type(err).__name__}: {err}{where} (please report it)",
                 EXIT_INTERNAL_ERROR)
             return
@@ -89,6 +89,7 @@ class HlotopApp(App[None]):
         self.call_from_thread(self._show, dump)
 
     def _fail(self, message: str, return_code: int) -> None:
+        # A Text, not a str: Textual prints a str exit message as markup.
         self.exit(return_code=return_code, message=Text(printable(message)))
 
     def _show(self, dump: ModuleDump) -> None:

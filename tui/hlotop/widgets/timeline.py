@@ -126,6 +126,9 @@ class Timeline(ScrollView, can_focus=True):
         self._geo_key: tuple | None = None
         self._geo = _Geometry(1, 4, 6, 20, 1, len(ZOOMS) - 1, 1, 1, 1)
         self._top = max(a.live_bytes, default=0) or 1
+        # The curve's highest step; XLA's peak step (◆) can differ: its sweep counts
+        # the values that end at a step as live at the next one.
+        self._top_step = a.live_bytes.index(self._top) if self._top in a.live_bytes else 0
         self._id_w = max((len(str(v.value.id)) for v in self.rows), default=1)
         self._name_max = max((len(v.value.label) for v in self.rows), default=4)
         self.border_title = "2 Timeline"
@@ -402,7 +405,8 @@ class Timeline(ScrollView, can_focus=True):
         level_below = (height - 1 - index) * 8
         curve, peak = self._style("timeline--curve"), self._style("timeline--peak")
         if index == 0:
-            text = self._label(f"max {human_bytes(top)}", self._style("timeline--dim"))
+            text = self._label(f"max {human_bytes(top)} @{self._top_step}",
+                               self._style("timeline--dim"))
         elif index == height - 1:
             text = self._label("live bytes", self._style("timeline--dim"))
         else:
