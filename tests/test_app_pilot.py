@@ -18,7 +18,8 @@ from hlotop.screens.main import MainScreen
 from hlotop.screens.search import SearchScreen, find_values
 from hlotop.units import human_bytes
 from hlotop.widgets.allocation_tree import AllocationTree
-from hlotop.widgets.live_set import LiveIndex, LiveSet
+from hlotop.widgets.live_set import LiveSet
+from hlotop.widgets.steps import LiveIndex
 from hlotop.widgets.status_bar import StatusBar
 from hlotop.widgets.timeline import Timeline
 from hlotop.widgets.value_detail import ValueDetail

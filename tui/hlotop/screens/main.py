@@ -29,7 +29,8 @@ from hlotop.widgets.op_names import OpNames
 from hlotop.widgets.pane_tabs import PANES, PaneTabs
 from hlotop.widgets.status_bar import StatusBar
 from hlotop.widgets.summary_bar import SummaryBar
-from hlotop.widgets.timeline import Timeline, step_summary
+from hlotop.widgets.steps import step_summary
+from hlotop.widgets.timeline import Timeline
 from hlotop.widgets.value_detail import ValueDetail
 
 PANE_IDS = tuple(p for p, _ in PANES)

@@ -6,7 +6,6 @@ then, at the peak, XLA's own stack-trace breakdown as a collapsible tree.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -22,53 +21,11 @@ from hlotop.units import human_bytes, spaced_bytes
 from hlotop.widgets.legend import space_label
 from hlotop.widgets.op_names import quick_op_name
 from hlotop.widgets.row_list import RowList
+from hlotop.widgets.steps import LiveIndex
 
 SIZE_W = 9
 _VALUE_MAX = 32
 _SHAPE_MAX = 44
-
-
-def _xla_order(info: ValueInfo):
-    """XLA's peak-list order (as :func:`hlotop.analysis.live_set`), then value id."""
-    return (-info.logical_bytes, info.value.name, info.value.shape_index or (), info.value.id)
-
-
-class LiveIndex:
-    """The live set at any step, fast: values are bucketed by start and end step, and
-    a move of a few steps updates the previous set instead of scanning every value."""
-
-    _INCREMENTAL = 256  # steps; beyond that a full scan is cheaper
-
-    def __init__(self, values: list[ValueInfo]):
-        self.values = [v for v in values if v.live is not None and v.live.start <= v.live.end]
-        self.starts: dict[int, list[ValueInfo]] = defaultdict(list)
-        self.ends: dict[int, list[ValueInfo]] = defaultdict(list)
-        for v in self.values:
-            self.starts[v.live.start].append(v)
-            self.ends[v.live.end].append(v)
-        self.step: int | None = None
-        self.live: dict[int, ValueInfo] = {}
-
-    def at(self, step: int) -> list[ValueInfo]:
-        """Values live at ``step`` (start <= step <= end), largest first."""
-        if self.step is None or abs(step - self.step) > self._INCREMENTAL:
-            self.live = {v.value.id: v for v in self.values if v.is_live_at(step)}
-        else:
-            live, t = self.live, self.step
-            while t < step:
-                for v in self.ends.get(t, ()):
-                    live.pop(v.value.id, None)
-                t += 1
-                for v in self.starts.get(t, ()):
-                    live[v.value.id] = v
-            while t > step:
-                for v in self.starts.get(t, ()):
-                    live.pop(v.value.id, None)
-                t -= 1
-                for v in self.ends.get(t, ()):
-                    live[v.value.id] = v
-        self.step = step
-        return sorted(self.live.values(), key=_xla_order)
 
 
 @dataclass(slots=True)

@@ -26,6 +26,7 @@ from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 from hlotop.widgets.legend import space_fill
 from hlotop.widgets.row_list import text_strip
+from hlotop.widgets.steps import live_counts, step_summary
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 SIZE_W = 9
@@ -34,45 +35,6 @@ ZOOMS: tuple[tuple[int, int], ...] = tuple((1 << k, 1) for k in range(16, 0, -1)
     (1, c) for c in (1, 2, 3, 4, 6, 8))
 _NICE = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000,
          50000, 100000, 200000, 500000)
-
-
-def instruction_at(dump: ModuleDump, step: int) -> str:
-    """The instruction scheduled at ``step``, or ``"(end of program)"`` past the
-    sequence (live-out values and parameters run to ``max``)."""
-    seq = dump.live_range.instruction_sequence if dump.live_range else ()
-    return seq[step] if 0 <= step < len(seq) else "(end of program)"
-
-
-def live_counts(values: list[ValueInfo], max_time: int) -> list[int]:
-    """How many values are live at each step 0..max_time."""
-    diff = [0] * (max_time + 2)
-    for info in values:
-        if info.live is not None:
-            start = min(max(info.live.start, 0), max_time + 1)
-            end = min(info.live.end, max_time)
-            if end >= start:
-                diff[start] += 1
-                diff[end + 1] -= 1
-    out, running = [], 0
-    for t in range(max_time + 1):
-        running += diff[t]
-        out.append(running)
-    return out
-
-
-def step_summary(dump: ModuleDump, step: int, counts: list[int]) -> Text:
-    """``step 11/15 fusion · live 284.00MiB · 9 values · XLA peak``."""
-    a = dump.analysis
-    text = Text(no_wrap=True, overflow="ellipsis", end="")
-    if not a.live_bytes:
-        text.append("no live ranges in this dump", style="dim")
-        return text
-    text.append(f"step {step}/{a.max_time} ", style="bold")
-    text.append(printable(instruction_at(dump, step)))
-    text.append(f" · live {human_bytes(a.live_bytes[step])} · {counts[step]} values")
-    if step == a.peak_step:
-        text.append(" · ◆ XLA peak", style="bold red")
-    return text
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from hlotop.shape import ArrayShape, BufferShape
 from hlotop.units import human_bytes
 from hlotop.widgets.allocation_tree import kinds_text
 from hlotop.widgets.legend import space_label
-from hlotop.widgets.timeline import instruction_at
+from hlotop.widgets.steps import instruction_at
 
 _MAX_LISTED = 200
 
