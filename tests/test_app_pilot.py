@@ -570,3 +570,28 @@ async def test_control_characters_in_dump_text_never_reach_the_terminal(tmp_path
         card = plain(screen.detail.value_card(dump.analysis.by_id[10]))
         assert "\x1b" not in shown and "\x07" not in shown and "\x1b" not in card
         assert "args[0]\\x1b]0;pwned\\x07" in card
+
+
+@pilot_test
+async def test_mouse_clicks_select_rows_steps_and_tabs():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        tree, timeline = screen.tree, screen.timeline
+        # Offsets count the border: line 1 is the column header, line 2 row 0, ...
+        await pilot.click(AllocationTree, offset=(5, 4))
+        await pilot.pause()
+        assert tree.cursor == 2 and tree.current()[0].index == 2  # 12, 1, 2 by size
+        await pilot.click(Timeline, offset=(timeline.label_w + 5, timeline.header_height + 3))
+        await pilot.pause()
+        assert app.focused is timeline
+        assert timeline.step == timeline.step_of(4) and timeline.row == 2
+        assert screen.selected_value == timeline.rows[2].value.id
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await started(app, pilot)
+        tabs = screen.query_one("#tabs")
+        x = tabs.render().plain.index("3 Live set")
+        await pilot.click("#tabs", offset=(x + 1, 0))  # + 1: the tab bar's left padding
+        await pilot.pause()
+        assert screen.active == "live" and isinstance(app.focused, LiveSet)

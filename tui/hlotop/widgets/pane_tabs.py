@@ -49,6 +49,7 @@ class PaneTabs(Widget):
         return text
 
     def on_click(self, event: events.Click) -> None:
-        for start, end, pane in self._spans:
-            if start <= event.x < end:
+        at = event.get_content_offset(self)  # event.x counts the padding too
+        for start, end, pane in self._spans if at is not None else ():
+            if start <= at.x < end:
                 self.post_message(PaneActivated(pane))

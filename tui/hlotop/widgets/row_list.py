@@ -167,8 +167,11 @@ class RowList(ScrollView, can_focus=True):
         self.scroll_to(x=max(0, self.scroll_offset.x + delta), animate=False)
 
     def on_click(self, event: events.Click) -> None:
-        index = self.scroll_offset.y + event.y - self.fixed_height
-        if event.y >= self.fixed_height and 0 <= index < self.row_count():
+        at = event.get_content_offset(self)  # event.x/y count the border too
+        if at is None:
+            return
+        index = self.scroll_offset.y + at.y - self.fixed_height
+        if at.y >= self.fixed_height and 0 <= index < self.row_count():
             self.set_cursor(index, notify=True)
 
     # -- rendering ----------------------------------------------------------------

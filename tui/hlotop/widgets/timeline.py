@@ -291,11 +291,15 @@ class Timeline(ScrollView, can_focus=True):
         self.set_zoom(None)
 
     def on_click(self, event: events.Click) -> None:
+        """A click on the bars moves the step cursor there; on a row, selects it."""
+        at = event.get_content_offset(self)  # event.x/y count the border too
+        if at is None:
+            return
         self._update_geometry()
-        if event.x >= self.label_w and self.counts:
-            self.set_step(self.step_of(self.scroll_offset.x + event.x - self.label_w))
-        row = self.scroll_offset.y + event.y - self.header_height
-        if event.y >= self.header_height and 0 <= row < len(self.rows):
+        if at.x >= self.label_w and self.counts:
+            self.set_step(self.step_of(self.scroll_offset.x + at.x - self.label_w))
+        row = self.scroll_offset.y + at.y - self.header_height
+        if at.y >= self.header_height and 0 <= row < len(self.rows):
             self.set_row(row)
 
     # -- rendering ------------------------------------------------------------------
