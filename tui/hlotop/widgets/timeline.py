@@ -93,7 +93,7 @@ class Timeline(ScrollView, can_focus=True):
         self._top_step = a.live_bytes.index(self._top) if self._top in a.live_bytes else 0
         self._id_w = max((len(str(v.value.id)) for v in self.rows), default=1)
         self._name_max = max((len(v.value.label) for v in self.rows), default=4)
-        self.border_title = "2 Timeline"
+        self.border_title = f"2 Timeline ({len(self.rows)} live ranges)"
         self._update_subtitle()
 
     # -- geometry -------------------------------------------------------------------

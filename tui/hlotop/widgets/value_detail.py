@@ -128,9 +128,7 @@ class ValueDetail(VerticalScroll):
             t.add_row("allocation", Text("none (no allocation line names this value)",
                                          style="dim"))
         t.add_row("allocated", exact(info.allocated_bytes))
-        logical = exact(info.logical_bytes)
-        logical.append("  XLA's peak measure", style="dim")
-        t.add_row("logical", logical)
+        t.add_row("logical (peak)", exact(info.logical_bytes))  # XLA's peak measure
         if info.padding_bytes:
             pad = exact(info.padding_bytes)
             if info.logical_bytes:
