@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import io
+import re
 
 import pytest
 from rich.console import Console
@@ -283,7 +284,8 @@ async def test_selecting_in_the_tree_shows_it_in_detail_and_timeline():
         assert screen.detail.value_id == value_id
         assert screen.timeline.rows[screen.timeline.row].value.id == value_id
         detail = plain(screen.detail.value_card(dump.analysis.by_id[value_id]))
-        assert "allocation   12" in detail
+        assert re.search(r"^allocation +12 · preallocated-temp", detail, re.M)
+        assert re.search(r"^logical \(peak\) +\d+ bytes", detail, re.M)
 
 
 @pilot_test
