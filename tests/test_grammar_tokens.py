@@ -44,3 +44,30 @@ def test_fast_token_agrees_with_the_grammar(kind):
                 pytest.fail(f"{path.name}: fast token accepted what the grammar rejects: {line!r} ({err})")
             assert fast.value == fine, line
     assert matched > 0
+
+
+def test_metadata_fast_token_agrees_with_the_grammar():
+    from hlotop.parse.instruction import METADATA
+
+    whole = METADATA.fine
+    matched = 0
+    for path in DUMPS:
+        for line in split_lines(Path(path).read_text()):
+            at = line.find("metadata={")
+            if at < 0 or "from instruction:" not in line:
+                continue
+            fast = METADATA.fast(line, at)
+            assert fast.status, line
+            matched += 1
+            assert fast.value == whole.parse_partial(line[at:])[0], line
+    assert matched > 1000
+
+
+def test_metadata_unescapes_c_escapes():
+    from hlotop.parse.instruction import parse_instruction_text
+
+    text = (r'%p = f32[] parameter(0), metadata={op_name="state[\'count\'] \"q\" \x1b]0;t\x07" '
+            r'source_file="/a b.py" source_line=7 stack_frame_id=3}')
+    info = parse_instruction_text(text)
+    assert info.op_name == "state['count'] \"q\" \x1b]0;t\x07"
+    assert (info.source_file, info.source_line, info.stack_frame_id) == ("/a b.py", 7, 3)

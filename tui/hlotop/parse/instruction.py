@@ -11,24 +11,57 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from parsy import ParseError, alt, regex, seq, string
+from parsy import ParseError, regex, string
 
 from hlotop.model import InstructionText
 from hlotop.parse.shapes import parse_shape_prefix
+from hlotop.parse.tokens import LineGrammar
 
 _HEAD = re.compile(r"%?([^\s=]+) = ")
 _ARRAY_SHAPE = re.compile(r"[a-z][a-z0-9]*\[[0-9,<=?]*\](?:\{[^{}]*\})?(?= )")
 _OPCODE = re.compile(r" ([a-z][a-z0-9\-_]*)\(")
 
-_escape = regex(r'\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|.)', group=1).map(
-    lambda e: {"n": "\n", "t": "\t", "r": "\r"}.get(e, chr(int(e[1:], 16)) if e[0] == "x"
-                                                  else chr(int(e, 8)) if e[0].isdigit() else e))
-_quoted = (string('"') >> alt(regex(r'[^"\\]+'), _escape).many().concat() << string('"')).desc(
-    "a quoted string")
-_bare = regex(r"[^\s}\"]+")
-_field = seq(regex(r"[a-z_]+") << string("="), alt(_quoted, _bare))
+_ESCAPE = re.compile(r'\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|.)')
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+
+
+def _unescape_one(m: re.Match) -> str:
+    e = m.group(1)
+    if e[0] == "x" and len(e) == 3:
+        return chr(int(e[1:], 16))
+    if e[0].isdigit():
+        return chr(int(e, 8))
+    return _SIMPLE_ESCAPES.get(e, e)
+
+
+def unescape(text: str) -> str:
+    """Undo absl::CEscape (``\\"``, ``\\\\``, ``\\n``, ``\\x1b``, ``\\033``)."""
+    return _ESCAPE.sub(_unescape_one, text) if "\\" in text else text
+
+
+_QUOTED_BODY = r'[^"\\]*(?:\\.[^"\\]*)*'  # unrolled: no alternation per character
+_FIELD_RE = re.compile(rf'([a-z_]+)=(?:"({_QUOTED_BODY})"|([^\s}}"]+))')
+# One token per field: key="CEscaped string" or key=bare-value.
+_field = regex(_FIELD_RE, group=(1, 2, 3)).combine(
+    lambda key, quoted, bare: (key, unescape(quoted) if quoted is not None else bare)
+).desc('key="value" or key=value')
 # metadata={op_type="..." op_name="..." source_file="..." source_line=71 ...}
-_metadata = string("metadata={") >> _field.sep_by(string(" ")).map(dict) << string("}")
+METADATA = LineGrammar(
+    string("metadata={") >> _field.sep_by(string(" ")).map(dict) << string("}"),
+    # The whole block as one token; its fields split by the same field pattern.
+    regex(rf'metadata=\{{((?:[a-z_]+=(?:"{_QUOTED_BODY}"|[^\s}}"]+) ?)*)\}}', group=1).map(
+        lambda body: {k: unescape(q) if q else b for k, q, b in _FIELD_RE.findall(body)}),
+)
+
+
+def _read_metadata(text: str, at: int) -> dict:
+    fast = METADATA.fast(text, at)
+    if fast.status:
+        return fast.value
+    try:
+        return METADATA.fine.parse_partial(text[at:])[0]
+    except ParseError:
+        return {}
 
 
 @lru_cache(maxsize=16384)
@@ -60,10 +93,7 @@ def parse_instruction_text(text: str) -> InstructionText:
     meta: dict = {}
     at = text.find("metadata={", after)
     if at >= 0:
-        try:
-            meta, _ = _metadata.parse_partial(text[at:])
-        except ParseError:
-            meta = {}
+        meta = _read_metadata(text, at)
     line = meta.get("source_line")
     frame = meta.get("stack_frame_id")
     return InstructionText(
