@@ -64,7 +64,7 @@ class LiveSet(RowList):
         self._value_w = min(_VALUE_MAX, max([len(self._value_text(v)) for v in values] + [5]))
         self._shape_w = min(_SHAPE_MAX, max([len(v.shape or "") for v in values] + [5]))
         self._rank_w = len(str(len(values)))
-        self._op_w = max([len(quick_op_name(v) or "") for v in a.peak_values] + [40])
+        self._op_w = 40  # widened to the longest op_name of the rows shown (see _fill)
         self._header = self._make_header()
         self.border_title = "3 Live set"
         self.border_subtitle = "logical = XLA's peak bytes (no padding) · allocated = padded"
@@ -116,6 +116,9 @@ class LiveSet(RowList):
                 heading.append(f"{spaced_bytes(trace.total)} bytes ({human_bytes(trace.total)})")
                 rows.append(_Row("text", text=heading))
                 self._add_nodes(rows, trace.roots, -1)
+        # The canvas must reach the end of the longest op_name (the first 2000 rows
+        # are plenty: reading every op_name of a huge live set costs a step's delay).
+        self._op_w = max([len(quick_op_name(i) or "") for i in self.live[:2000]] + [40])
         self._rows = rows
         self._live_total = running
         self._pinned = self._summary()
