@@ -16,7 +16,8 @@ from hlotop.bindings import SCOPES
 from hlotop.loader import LoadError, load
 from hlotop.screens.help import HelpScreen
 from hlotop.screens.main import MainScreen
-from hlotop.screens.search import SearchScreen, find_values
+from hlotop.screens.search import SearchScreen
+from hlotop.search import find_values
 from hlotop.units import human_bytes
 from hlotop.widgets.allocation_tree import AllocationTree
 from hlotop.widgets.live_set import LiveSet

@@ -25,7 +25,6 @@ from hlotop.screens.search import SearchScreen
 from hlotop.widgets.allocation_tree import AllocationTree
 from hlotop.widgets.legend import Legend
 from hlotop.widgets.live_set import LiveSet
-from hlotop.widgets.op_names import OpNames
 from hlotop.widgets.pane_tabs import PANES, PaneTabs
 from hlotop.widgets.status_bar import StatusBar
 from hlotop.widgets.summary_bar import SummaryBar
@@ -48,7 +47,6 @@ class MainScreen(Screen):
         self.step: int = dump.analysis.peak_step or 0
         self.active = PANE_IDS[0]
         self._came_from: str | None = None
-        self.op_names = OpNames(dump.analysis.values)  # read on the first search, kept
 
     # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -198,8 +196,7 @@ class MainScreen(Screen):
                     self._open_detail()
 
         names = space_names(self.dump.memory_usage_report)
-        self.app.push_screen(SearchScreen(self.dump.analysis.values, names,
-                                          op_names=self.op_names), chosen)
+        self.app.push_screen(SearchScreen(self.dump.analysis.values, names), chosen)
 
     def action_diagnostics(self) -> None:
         self.app.push_screen(DiagnosticsScreen(self.dump.diagnostics))

@@ -11,46 +11,15 @@ from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from hlotop.analysis import ValueInfo
+from hlotop.search import find_values
 from hlotop.bindings import bindings
 from hlotop.memory_space import space_style
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 from hlotop.widgets.legend import space_label
-from hlotop.widgets.op_names import OpNames
 
 MAX_RESULTS = 200
 _DEBOUNCE_ABOVE = 20000  # values
-
-
-def find_values(values: list[ValueInfo], query: str,
-                op_names: dict[int, str | None] | None = None) -> list[ValueInfo]:
-    """Values whose label (``name{index}``) or op_name contains ``query``
-    (case-insensitive), or whose id is ``query``. Exact names and ids first, then
-    names starting with it, then other name matches, then op_name matches; within
-    each, largest logical bytes first. ``op_names``: value id -> op_name, if known
-    (see :class:`hlotop.widgets.op_names.OpNames`)."""
-    q = query.strip().lower()
-    if not q:
-        return []
-    if op_names is None:
-        op_names = OpNames(values).all()
-    ranked = []
-    for info in values:
-        label = info.value.label.lower()
-        op = (op_names.get(info.value.id) or "").lower()
-        if label == q or info.value.name.lower() == q or str(info.value.id) == q:
-            rank = 0
-        elif label.startswith(q):
-            rank = 1
-        elif q in label:
-            rank = 2
-        elif q in op:
-            rank = 3
-        else:
-            continue
-        ranked.append((rank, -info.logical_bytes, info.value.id, info))
-    ranked.sort(key=lambda r: r[:3])
-    return [r[3] for r in ranked]
 
 
 class _Results(OptionList, can_focus=False):
@@ -62,11 +31,9 @@ class SearchScreen(ModalScreen["int | None"]):
 
     BINDINGS = bindings("search")
 
-    def __init__(self, values: list[ValueInfo], names=None, query: str = "",
-                 op_names: OpNames | None = None):
+    def __init__(self, values: list[ValueInfo], names=None, query: str = ""):
         super().__init__()
         self.values = values
-        self.op_names = op_names if op_names is not None else OpNames(values)
         self.names = names
         self.query_text = query
         self.matches: list[ValueInfo] = []
@@ -103,7 +70,7 @@ class SearchScreen(ModalScreen["int | None"]):
         self._timer = self.set_timer(0.15, lambda: self._update(event.value))
 
     def _update(self, query: str) -> None:
-        self.matches = find_values(self.values, query, self.op_names.all())
+        self.matches = find_values(self.values, query)
         results = self.query_one(_Results)
         results.clear_options()
         results.add_options(Option(self._prompt(info), id=str(info.value.id))
@@ -122,7 +89,7 @@ class SearchScreen(ModalScreen["int | None"]):
         text.append(printable(info.value.label), style=f"bold {space_style(info.color)}")
         text.append(f"  {human_bytes(info.logical_bytes)}  ")
         text.append(space_label(info.color, self.names), style=space_style(info.color))
-        op_name = self.op_names.all().get(info.value.id)
+        op_name = info.op_name
         if op_name:
             text.append(f"  {printable(op_name)}", style="dim")
         return text

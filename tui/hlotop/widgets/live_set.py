@@ -19,7 +19,6 @@ from hlotop.model import StackTraceNode, format_shape_index
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, spaced_bytes
 from hlotop.widgets.legend import space_label
-from hlotop.widgets.op_names import quick_op_name
 from hlotop.widgets.row_list import RowList
 from hlotop.widgets.steps import LiveIndex
 
@@ -118,7 +117,7 @@ class LiveSet(RowList):
                 self._add_nodes(rows, trace.roots, -1)
         # The canvas must reach the end of the longest op_name (the first 2000 rows
         # are plenty: reading every op_name of a huge live set costs a step's delay).
-        self._op_w = max([len(quick_op_name(i) or "") for i in self.live[:2000]] + [40])
+        self._op_w = max([len(i.op_name or "") for i in self.live[:2000]] + [40])
         self._rows = rows
         self._live_total = running
         self._pinned = self._summary()
@@ -236,7 +235,7 @@ class LiveSet(RowList):
         if node is None or node.children:
             return None
         matches = [i for i in self.live
-                   if (quick_op_name(i) or i.value.name) + (format_shape_index(i.value.shape_index)
+                   if (i.op_name or i.value.name) + (format_shape_index(i.value.shape_index)
                                                      if i.value.shape_index else "") == node.label
                    or i.value.label == node.label]
         return matches[0] if len(matches) == 1 else None
