@@ -27,3 +27,13 @@ def test_ci_runs_the_readme_commands_verbatim():
     assert install + "\n" in ci
     assert f".venv/bin/hlotop --summary {sample}\n" in ci
     assert run_tests + "\n" in ci
+
+
+def test_readme_lists_every_key_binding():
+    from hlotop.bindings import SCOPES
+
+    text = (ROOT / "README.md").read_text()
+    for scope in SCOPES:
+        assert f"**{scope.title}**" in text
+        for key in scope.keys:
+            assert f"| `{key.display}` |" in text, (scope.title, key.display)
