@@ -37,3 +37,14 @@ def test_readme_lists_every_key_binding():
         assert f"**{scope.title}**" in text
         for key in scope.keys:
             assert f"| `{key.display}` |" in text, (scope.title, key.display)
+
+
+def test_the_core_never_imports_textual():
+    import subprocess
+    import sys
+
+    code = ("import sys, hlotop.loader, hlotop.summary, hlotop.export, hlotop.search; "
+            "from hlotop import load; load('sample_dumps/seeds/000_aa093b3e4f73e23a.txt'); "
+            "print('textual' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr

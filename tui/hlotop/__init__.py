@@ -7,8 +7,9 @@ As a library::
     module.allocations[0].size        # bytes
     module.analysis.peak_step         # schedule step, computed with XLA's rule
 
-Nothing in ``hlotop`` outside ``hlotop.app``, ``hlotop.widgets`` and
-``hlotop.screens`` imports Textual.
+The core (``parse``, ``model``, ``analysis``, ``loader``, ``search``, ``summary``,
+``export``) never imports Textual; only the browser does (``app``, ``widgets``,
+``screens``, ``bindings``, ``messages``, ``commands``).
 """
 
 __version__ = "0.1.0"
