@@ -11,6 +11,7 @@ import pytest
 
 from hlotop import load
 from hlotop.loader import load_bytes
+from hlotop.model import HloUse
 
 from conftest import sample
 
@@ -167,7 +168,7 @@ def test_split_module_missing_values_is_a_warning(tmp_path):
     (tmp_path / (prefix + "-buffer-assignment.txt")).write_text(parts["-buffer-assignment.txt"])
     (tmp_path / (prefix + "-live-range.txt")).write_text(parts["-live-range.txt"])
     m = load(tmp_path / (prefix + "-buffer-assignment.txt"))
-    assert len(m.allocations) == 4 and m.used_values == ()
+    assert len(m.allocations) == 4 and len(m.used_values) == 0
     assert m.analysis.peak_step == 3  # sizes come from the allocations' value lines
     missing = [d.message for d in m.diagnostics if "missing sibling" in d.message]
     assert len(missing) == 2 and all(d.severity == "warning" for d in m.diagnostics)
@@ -212,3 +213,24 @@ def test_crlf_gives_identical_results():
     m = load_bytes(data.replace(b"\n", b"\r\n"))
     assert m.diagnostics == []
     assert _figures(m) == _figures(load(SEED3))
+
+
+def test_lazy_records_defer_their_diagnostics(tmp_path):
+    lines = _text(SEED3).splitlines(keepends=True)
+    at = lines.index(" uses:\n", lines.index("<33 p4.10 @0>\n"))
+    lines.insert(at + 1, "  this is not a use\n")
+    path = tmp_path / "x-buffer-assignment.txt"
+    path.write_text("".join(lines))
+    lazy = load(path, lazy=True)
+    assert lazy.diagnostics == [] and not lazy.records_read
+    assert lazy.analysis.peak_step == 11
+    rec = lazy.analysis.by_id[33].used  # parsed on demand, the bad line skipped
+    assert rec.uses == (HloUse("fusion.10", 1),)
+    progress = []
+    lazy.read_records(lambda done, total: progress.append((done, total)))
+    assert [(d.line, d.severity) for d in lazy.diagnostics] == [(at + 2, "error")]
+    assert "use" in lazy.diagnostics[0].message
+    assert progress[-1] == (21, 21)
+    full = load(path)
+    assert [(d.line, d.message) for d in full.diagnostics] == [
+        (d.line, d.message) for d in lazy.diagnostics]

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from hlotop.model import (
     ALLOCATION_KINDS,
@@ -30,6 +31,7 @@ from hlotop.model import (
     UsedValue,
     ValueSlot,
 )
+from hlotop.parse.records import RecordTable
 from hlotop.parse.shapes import try_parse_shape
 from hlotop.shape import POINTER_BYTES, subshape
 
@@ -40,13 +42,18 @@ class ValueInfo:
 
     value: HloValue
     slot: ValueSlot | None = None  # where it lives; None if no allocation line names it
-    used: UsedValue | None = None  # its "Used values" record
+    records: Any = None  # the dump's records (anything with .get(value id)), read lazily
     live: BufferLiveRange | None = None
     shape: str | None = None  # the value's own shape, with layout
     logical_bytes: int = 0  # ByteSizeOf(value shape): tiling padding ignored
     sweep_bytes: int = 0  # ByteSizeOf(defining instruction shape): XLA's peak sweep size
     color: int = 0  # memory space
     frames: StackFrameTable | None = None  # the module's stack frames (jax >= 0.9)
+
+    @property
+    def used(self) -> UsedValue | None:
+        """The value's ``Used values`` record, parsed on first use; None if it has none."""
+        return self.records.get(self.value.id) if self.records is not None else None
 
     @property
     def allocated_bytes(self) -> int:
@@ -150,11 +157,17 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
         for slot in alloc.values:
             infos[slot.value.id] = ValueInfo(slot.value, slot=slot, shape=slot.shape,
                                              color=alloc.color)
-    for record in sections.used_values:
-        info = infos.get(record.value.id)
-        if info is None:
-            info = infos[record.value.id] = ValueInfo(record.value)
-        info.used = record
+    records = sections.used_values
+    if isinstance(records, RecordTable):
+        for number, vid in enumerate(records.ids):
+            if vid not in infos:  # a value with a record but no allocation line
+                infos[vid] = ValueInfo(records.head(number))
+    else:
+        records = {r.value.id: r for r in records}
+        for vid, record in records.items():
+            infos.setdefault(vid, ValueInfo(record.value))
+    for info in infos.values():
+        info.records = records
     # The sweep needs the whole shape of tuple-shaped instructions: the value at {}
     # prints it; otherwise read it from the from-instruction text. Values with no
     # allocation line need their own shape from there too.
@@ -167,7 +180,8 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
               if (i.value.shape_index is not None or i.shape is None)
               and i.value.name not in shapes_of}
     if wanted:
-        shapes_of.update(instruction_shapes(sections.used_values, wanted))
+        wanted_records = (info.used for info in infos.values() if info.value.name in wanted)
+        shapes_of.update(instruction_shapes((r for r in wanted_records if r is not None), wanted))
     by_key = {info.value.key: info for info in infos.values()}
     next_synthetic = -1
     live = sections.live_range

@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if interactive:
             return _run_browser(args.path, load, load_bytes, args.strict)
-        module = load(args.path)
+        # --summary reads records on demand; --json and --strict need them all.
+        module = load(args.path, lazy=not (args.json or args.strict))
     except LoadError as err:
         return _error(str(err))
     except KeyboardInterrupt:

@@ -16,6 +16,7 @@ from pathlib import Path
 from hlotop.analysis import Analysis, analyze
 from hlotop.model import Diagnostic, DumpFile, ParsedSections
 from hlotop.parse.dump import parse_text
+from hlotop.parse.records import RecordTable
 from hlotop.parse.stack_frames import parse_stack_frames
 from hlotop.parse.tokens import Sink
 
@@ -68,6 +69,21 @@ class ModuleDump:
     def memory_usage_report(self):
         return self.sections.memory_usage_report
 
+    records_read: bool = False
+
+    def read_records(self, progress=None) -> None:
+        """Parse every ``Used values`` record once, adding what cannot be read to
+        :attr:`diagnostics`. ``progress(done, total)`` is called as records are read.
+        Safe to call from a worker thread; a second call does nothing."""
+        if self.records_read:
+            return
+        table = self.sections.used_values
+        if isinstance(table, RecordTable):
+            found: list[Diagnostic] = []
+            table.parse_all(found, progress)
+            self.diagnostics.extend(found)
+        self.records_read = True
+
     @property
     def layout(self) -> str:
         """``"split"`` (2026-04 on) or ``"combined"``."""
@@ -106,6 +122,8 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str:
         raise LoadError(path, "the file is empty")
     if b"\0" in data[:_SNIFF_BYTES]:
         raise LoadError(path, "a binary file, not a text dump")
+    if b"\r\n" in data:
+        data = data.replace(b"\r\n", b"\n")  # CRLF and LF dumps read the same
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -184,12 +202,15 @@ def _find_module_in_dir(directory: Path) -> Path:
     return candidates[0]
 
 
-def load(path: str | os.PathLike, *, stdin=None) -> ModuleDump:
+def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False) -> ModuleDump:
     """Open a dump and analyse it.
 
     ``path``: a combined ``*-buffer-assignment.txt`` of any era, any one file of a split
     module (its siblings are found and read), a directory holding exactly one module,
     or ``"-"`` to read a combined dump from ``stdin`` (default ``sys.stdin``).
+    With ``lazy=True`` the ``Used values`` records are only indexed, and each is parsed
+    when first asked for (its diagnostics then come with :meth:`ModuleDump.read_records`);
+    otherwise all are read and checked now.
     Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
     Raises :class:`LoadError` (one-line reason) when the input is missing,
     unreadable, empty, binary or not a dump.
@@ -197,7 +218,7 @@ def load(path: str | os.PathLike, *, stdin=None) -> ModuleDump:
     if str(path) == "-":
         stream = stdin if stdin is not None else sys.stdin
         data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
-        return load_bytes(data)
+        return load_bytes(data, lazy=lazy)
     diagnostics: list[Diagnostic] = []
     p = Path(path)
     if p.is_dir():
@@ -224,15 +245,16 @@ def load(path: str | os.PathLike, *, stdin=None) -> ModuleDump:
         files.append(DumpFile(frames.path, "module-text"))
     split = split_module_prefix(p)
     name = split[0] if split else p.stem
-    return _finish(name, tuple(files), sections, diagnostics)
+    return _finish(name, tuple(files), sections, diagnostics, lazy)
 
 
-def load_bytes(data: bytes, label: str = "<stdin>") -> ModuleDump:
+def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> ModuleDump:
     """Open a combined dump already read into memory (``hlotop -``); ``label`` names it
-    in diagnostics. Raises :class:`LoadError` like :func:`load`."""
+    in diagnostics. ``lazy`` as for :func:`load`. Raises :class:`LoadError` like it."""
     diagnostics: list[Diagnostic] = []
     parsed = _parse_one(label, data, diagnostics)
-    return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics)
+    return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics,
+                   lazy)
 
 
 def _read_stack_frames(path: Path, diagnostics: list[Diagnostic]):
@@ -272,11 +294,14 @@ def _check_siblings(path: Path, files: list[DumpFile], diagnostics: list[Diagnos
 
 
 def _finish(name: str, files: tuple[DumpFile, ...], sections: ParsedSections,
-            diagnostics: list[Diagnostic]) -> ModuleDump:
+            diagnostics: list[Diagnostic], lazy: bool = False) -> ModuleDump:
     label = files[0].path if files else name
     analysis = analyze(sections, diagnostics, label)
     _check_consistency(label, sections, analysis, diagnostics)
-    return ModuleDump(name, files, sections, diagnostics, analysis)
+    module = ModuleDump(name, files, sections, diagnostics, analysis)
+    if not lazy:
+        module.read_records()
+    return module
 
 
 def _check_consistency(path: str, sections: ParsedSections, analysis: Analysis,

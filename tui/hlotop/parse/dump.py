@@ -7,6 +7,8 @@ on with the next line, so one bad line never loses the rest of the dump.
 
 from __future__ import annotations
 
+import re
+
 from hlotop.model import Diagnostic, ParsedSections
 from hlotop.parse import live_range as lr
 from hlotop.parse.allocations import AllocationSection
@@ -15,6 +17,8 @@ from hlotop.parse.tokens import Sink
 from hlotop.parse.values import HEADER as USED_VALUES_HEADER
 from hlotop.parse.values import UsedValuesSection
 from parsy import regex, string
+
+from hlotop.parse.records import RecordTable
 
 TOTAL_LINE = string("Total bytes used: ") >> regex(r"\d+").map(int) << regex(
     r"(?: \(-?\d+(?:\.\d+)?[KMGTPE]?i?B\))?").desc("'(size)' after the total")
@@ -38,7 +42,7 @@ def parse_text(path: str, text: str, diagnostics: list[Diagnostic]) -> ParsedSec
     Problems are appended to ``diagnostics``; raises nothing.
     """
     sink = Sink(path, diagnostics)
-    lines = split_lines(text)
+    records, chunks = _cut_records(path, text)
     allocations = AllocationSection(sink)
     used = UsedValuesSection(sink)
     live: lr.LiveRangeSection | None = None
@@ -47,61 +51,62 @@ def parse_text(path: str, text: str, diagnostics: list[Diagnostic]) -> ParsedSec
     saw_ba = saw_values = unavailable = False
     section = None  # the section object whose lines come now
     skipping = False  # inside a "*** Begin <file> ***" block of some other dump file
-    n = len(lines)
-    for i, line in enumerate(lines):
-        lineno = i + 1
-        if line.startswith("*** Begin ") and line.endswith(" ***"):
-            # --xla_dump_to=- writes every dump file to stdout between these markers;
-            # only the buffer-assignment family is ours.
-            skipping = not _is_ours(line[len("*** Begin "):-len(" ***")])
-            section = None
-            continue
-        if line.startswith("*** End ") and line.endswith(" ***"):
-            skipping = False
-            continue
-        if skipping or not line:
-            continue
-        if line == "BufferAssignment:":
-            saw_ba, section = True, allocations
-            continue
-        if line.startswith("Total bytes used:") and report is None:
-            if _next_nonblank(lines, i) == SORTED_HEADER:
-                report = MemoryReportSection(sink, sink.parse(TOTAL_LINE, line, lineno, "total"))
-                section = report
-            else:
-                total = sink.parse(TOTAL_LINE, line, lineno, "'Total bytes used' line")
-                section = None
-            continue
-        if line == USED_VALUES_HEADER:
-            saw_values, section = True, used
-            continue
-        if line.startswith("HloLiveRange (max "):
-            if live is not None:
-                sink.warning(lineno, "a second HloLiveRange block; using the first")
+    for first_line, lines in chunks:
+        n = len(lines)
+        for i, line in enumerate(lines):
+            lineno = first_line + i
+            if line.startswith("*** Begin ") and line.endswith(" ***"):
+                # --xla_dump_to=- writes every dump file to stdout between these markers;
+                # only the buffer-assignment family is ours.
+                skipping = not _is_ours(line[len("*** Begin "):-len(" ***")])
                 section = None
                 continue
-            max_time = sink.parse(lr.HEADER, line, lineno, "HloLiveRange header")
-            live = lr.LiveRangeSection(sink, max_time or 0, lineno)
-            section = live
-            continue
-        if line.startswith(lr.UNAVAILABLE):
-            unavailable = True
-            continue
-        if line.startswith(("Memory Space: ", SORTED_HEADER, DETAIL_HEADER)) and report is None:
-            report = MemoryReportSection(sink, None)
-            section = report
-        if section is used:
-            handled = used.feed(line, lineno, lines[i + 1] if i + 1 < n else None)
-        elif section is not None:
-            handled = section.feed(line, lineno)
-        else:
-            handled = False
-        if not handled:
-            _unexpected(sink, line, lineno, section)
+            if line.startswith("*** End ") and line.endswith(" ***"):
+                skipping = False
+                continue
+            if skipping or not line:
+                continue
+            if line == "BufferAssignment:":
+                saw_ba, section = True, allocations
+                continue
+            if line.startswith("Total bytes used:") and report is None:
+                if _next_nonblank(lines, i) == SORTED_HEADER:
+                    report = MemoryReportSection(sink, sink.parse(TOTAL_LINE, line, lineno, "total"))
+                    section = report
+                else:
+                    total = sink.parse(TOTAL_LINE, line, lineno, "'Total bytes used' line")
+                    section = None
+                continue
+            if line == USED_VALUES_HEADER:
+                saw_values, section = True, used
+                continue
+            if line.startswith("HloLiveRange (max "):
+                if live is not None:
+                    sink.warning(lineno, "a second HloLiveRange block; using the first")
+                    section = None
+                    continue
+                max_time = sink.parse(lr.HEADER, line, lineno, "HloLiveRange header")
+                live = lr.LiveRangeSection(sink, max_time or 0, lineno)
+                section = live
+                continue
+            if line.startswith(lr.UNAVAILABLE):
+                unavailable = True
+                continue
+            if line.startswith(("Memory Space: ", SORTED_HEADER, DETAIL_HEADER)) and report is None:
+                report = MemoryReportSection(sink, None)
+                section = report
+            if section is used:
+                handled = used.feed(line, lineno, lines[i + 1] if i + 1 < n else None)
+            elif section is not None:
+                handled = section.feed(line, lineno)
+            else:
+                handled = False
+            if not handled:
+                _unexpected(sink, line, lineno, section)
     return ParsedSections(
         allocations=tuple(allocations.finish()),
         total_bytes_used=total,
-        used_values=tuple(used.finish()),
+        used_values=_records_of(records, used.finish(), sink),
         live_range=live.finish() if live is not None else None,
         live_range_unavailable=unavailable,
         memory_usage_report=report.finish() if report is not None else None,
@@ -116,6 +121,34 @@ _OUR_FILES = ("-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-
 
 def _is_ours(filename: str) -> bool:
     return filename.endswith(_OUR_FILES)
+
+
+_USED_VALUES = re.compile(r"^Used values:$", re.M)
+_AFTER_RECORDS = re.compile(r"^(?:HloLiveRange|\*\*\* End |\*\*\* Begin |BufferAssignment:|"
+                            r"Total bytes used:|Memory Space:|Allocations sorted by size)", re.M)
+
+
+def _cut_records(path: str, text: str):
+    """Cut the body of the first ``Used values:`` section out as a lazy
+    :class:`RecordTable`; return it (or None) and the rest as (first line, lines) chunks."""
+    m = _USED_VALUES.search(text)
+    if m is None:
+        return None, [(1, split_lines(text))]
+    body_start = min(m.end() + 1, len(text))
+    end = _AFTER_RECORDS.search(text, body_start)
+    body_end = end.start() if end else len(text)
+    first = text.count("\n", 0, body_start) + 1
+    table = RecordTable(path, text[body_start:body_end], first)
+    tail_first = first + text.count("\n", body_start, body_end)
+    return table, [(1, split_lines(text[:body_start])), (tail_first, split_lines(text[body_end:]))]
+
+
+def _records_of(table: RecordTable | None, eager: list, sink: Sink):
+    if table is None:
+        return tuple(eager)
+    if eager:
+        sink.warning(eager[0].line, "a second 'Used values:' section; using the first")
+    return table
 
 
 def _next_nonblank(lines: list[str], i: int) -> str | None:

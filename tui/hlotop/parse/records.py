@@ -1,0 +1,139 @@
+"""The ``Used values:`` section, read lazily (``HloValue::ToString`` records; FORMATS.md
+3.5-3.6).
+
+Records are most of a dump (six lines or more per value, one of them the long
+from-instruction text) and most of them are never looked at. So the section is only
+indexed when the dump opens: one regular-expression scan finds where each record starts
+(its ``<id name @color>`` head, followed by `` positions:``; in 2024-era dumps the head is
+glued to the end of the previous line). A record is parsed by the grammar in
+:mod:`hlotop.parse.values` when it is asked for, and :meth:`RecordTable.parse_all` reads
+them all when every figure and diagnostic is wanted (``--json``, ``--strict``, the
+browser's background pass).
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Callable, Iterator
+
+from hlotop.model import Diagnostic, HloValue, UsedValue
+from hlotop.parse.tokens import VALUE_REF_RE, Sink, value_from_groups
+from hlotop.parse.values import UsedValuesSection
+
+_RECORD_START = re.compile(VALUE_REF_RE + r"(?=\n positions:\n)")
+_CACHE = 4096
+
+
+class RecordTable:
+    """The records of one ``Used values:`` section, by value id, parsed on demand.
+
+    ``text`` is the section's body (the lines after ``Used values:``) and
+    ``first_line`` the 1-based line number of its first line in ``path``.
+    Behaves as a read-only sequence of :class:`UsedValue` in dump order.
+    """
+
+    def __init__(self, path: str, text: str, first_line: int):
+        self.path = path
+        self.text = text
+        self.first_line = first_line
+        self.starts = array("q")
+        self.lines = array("q")  # 1-based line of each record's head
+        self.ids = array("q")
+        self.heads: dict[int, int] = {}  # value id -> record number
+        line, pos = first_line, 0
+        for m in _RECORD_START.finditer(text):
+            start = m.start()
+            line += text.count("\n", pos, start)
+            pos = start
+            number = len(self.starts)
+            self.starts.append(start)
+            self.lines.append(line)
+            vid = int(m.group(1))
+            self.ids.append(vid)
+            self.heads.setdefault(vid, number)
+        self._cache: dict[int, UsedValue | None] = {}
+        self.leading = self.starts[0] if self.starts else len(text)  # text before record 0
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __bool__(self) -> bool:
+        return len(self.starts) > 0 or bool(self.text.strip())
+
+    def __iter__(self) -> Iterator[UsedValue]:
+        for number in range(len(self.starts)):
+            record = self.record(number)
+            if record is not None:
+                yield record
+
+    def __getitem__(self, number: int) -> UsedValue:
+        if number < 0:
+            number += len(self.starts)
+        if not 0 <= number < len(self.starts):
+            raise IndexError(number)
+        record = self.record(number)
+        if record is None:
+            raise IndexError(f"record {number} could not be read")
+        return record
+
+    def head(self, number: int) -> HloValue:
+        """The value a record is about, from its head alone (cheap)."""
+        m = _RECORD_START.match(self.text, self.starts[number])
+        return value_from_groups(*m.group(1, 2, 3, 4, 5))
+
+    def get(self, value_id: int) -> UsedValue | None:
+        """The record of ``value_id``, parsed now (cached), or None if it has none."""
+        number = self.heads.get(value_id)
+        return None if number is None else self.record(number)
+
+    def record(self, number: int, sink: Sink | None = None) -> UsedValue | None:
+        """Parse record ``number``; its unreadable lines go to ``sink`` if given."""
+        if sink is None and number in self._cache:
+            return self._cache[number]
+        start = self.starts[number]
+        end = self.starts[number + 1] if number + 1 < len(self.starts) else len(self.text)
+        section = UsedValuesSection(sink or Sink(self.path, []))
+        _feed(section, self.text[start:end], self.lines[number])
+        records = section.finish()
+        record = records[0] if records else None
+        if len(self._cache) >= _CACHE:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[number] = record
+        return record
+
+    def parse_all(self, diagnostics: list[Diagnostic],
+                  progress: Callable[[int, int], None] | None = None) -> int:
+        """Read every record, appending what cannot be read to ``diagnostics``.
+
+        ``progress(records done, records in all)`` is called every few thousand
+        records. Returns the number of records read. Raises nothing.
+        """
+        sink = Sink(self.path, diagnostics)
+        if self.leading and self.text[:self.leading].strip():
+            section = UsedValuesSection(sink)
+            _feed(section, self.text[:self.leading], self.first_line)
+            section.finish()
+        total = len(self.starts)
+        for number in range(total):
+            self.record(number, sink)
+            if progress is not None and number % 4096 == 4095:
+                progress(number + 1, total)
+        if progress is not None:
+            progress(total, total)
+        return total
+
+
+def _feed(section: UsedValuesSection, text: str, first_line: int) -> None:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for i, line in enumerate(lines):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line:
+            continue
+        nxt = lines[i + 1] if i + 1 < len(lines) else None
+        if not section.feed(line, first_line + i, nxt):
+            section.sink.error(first_line + i, f"unexpected line {line[:60]!r}: expected a "
+                                               "value record line")
