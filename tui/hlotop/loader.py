@@ -73,14 +73,17 @@ class ModuleDump:
 
     def read_records(self, progress=None) -> None:
         """Parse every ``Used values`` record once, adding what cannot be read to
-        :attr:`diagnostics`. ``progress(done, total)`` is called as records are read.
-        Safe to call from a worker thread; a second call does nothing."""
+        :attr:`diagnostics`. ``progress(done, total)`` (records) is called every 1024
+        records; if it returns True, reading stops and can be started again later.
+        Safe to call from a worker thread; once complete, further calls do nothing."""
         if self.records_read:
             return
         table = self.sections.used_values
         if isinstance(table, RecordTable):
             found: list[Diagnostic] = []
-            table.parse_all(found, progress)
+            done = table.parse_all(found, progress)
+            if done < len(table):
+                return  # stopped: its diagnostics are dropped, a later call starts over
             self.diagnostics.extend(found)
         self.records_read = True
 

@@ -103,11 +103,12 @@ class RecordTable:
         return record
 
     def parse_all(self, diagnostics: list[Diagnostic],
-                  progress: Callable[[int, int], None] | None = None) -> int:
+                  progress: Callable[[int, int], bool | None] | None = None) -> int:
         """Read every record, appending what cannot be read to ``diagnostics``.
 
-        ``progress(records done, records in all)`` is called every few thousand
-        records. Returns the number of records read. Raises nothing.
+        ``progress(records done, records in all)`` is called every 1024 records and at
+        the end; if it returns True, reading stops there. Returns the number of records
+        read. Raises nothing.
         """
         sink = Sink(self.path, diagnostics)
         if self.leading and self.text[:self.leading].strip():
@@ -117,8 +118,8 @@ class RecordTable:
         total = len(self.starts)
         for number in range(total):
             self.record(number, sink)
-            if progress is not None and number % 4096 == 4095:
-                progress(number + 1, total)
+            if progress is not None and number % 1024 == 1023 and progress(number + 1, total):
+                return number + 1
         if progress is not None:
             progress(total, total)
         return total
