@@ -74,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if interactive:
             return _run_browser(args.path, load, load_bytes, args.strict)
-        # --summary reads records on demand; --json and --strict need them all.
-        module = load(args.path, lazy=not (args.json or args.strict))
+        # Records are read on demand; --json reads each once as it writes them.
+        module = load(args.path, lazy=True)
     except LoadError as err:
         return _error(str(err))
     except KeyboardInterrupt:
@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         from hlotop.summary import print_summary
 
         print_summary(module)
+    if args.strict:
+        module.read_records()  # every line checked
     return 1 if args.strict and module.diagnostics else 0
 
 

@@ -45,10 +45,11 @@ def to_dict(module: ModuleDump) -> dict[str, Any]:
                     "shape": s.shape} for s in x.values],
     } for x in module.allocations]
     used_values = []
-    for r in module.used_values:
+    frames = module.sections.stack_frames
+    for r in module.checked_records():  # one pass: each record parsed once
         instr = r.instruction
-        info = a.by_id.get(r.value.id)
-        stack = info.stack if info is not None else ()
+        stack = frames.stack(instr.stack_frame_id) if (
+            frames is not None and instr is not None and instr.stack_frame_id is not None) else ()
         source = None
         if instr and instr.source_file:
             source = {"file": instr.source_file, "line": instr.source_line}
@@ -134,5 +135,6 @@ def _report(report) -> dict[str, Any]:
 
 def write_json(module: ModuleDump, out: IO[str]) -> None:
     """Write the JSON document for ``module`` to ``out``, newline-terminated."""
-    json.dump(to_dict(module), out, separators=(",", ":"))
+    # json.dumps runs the C encoder in one go; json.dump writes many small pieces.
+    out.write(json.dumps(to_dict(module), separators=(",", ":")))
     out.write("\n")

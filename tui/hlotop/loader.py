@@ -87,6 +87,19 @@ class ModuleDump:
             self.diagnostics.extend(found)
         self.records_read = True
 
+    def checked_records(self):
+        """Every ``Used values`` record, each parsed once, in dump order; when the
+        iteration completes, their diagnostics have been added and
+        :attr:`records_read` is set. For a single pass over big dumps (``--json``)."""
+        table = self.sections.used_values
+        if self.records_read or not isinstance(table, RecordTable):
+            yield from table
+            return
+        found: list[Diagnostic] = []
+        yield from table.checked(found)
+        self.diagnostics.extend(found)
+        self.records_read = True
+
     @property
     def layout(self) -> str:
         """``"split"`` (2026-04 on) or ``"combined"``."""

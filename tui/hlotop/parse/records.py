@@ -17,11 +17,41 @@ import re
 from array import array
 from collections.abc import Callable, Iterator
 
-from hlotop.model import Diagnostic, HloValue, UsedValue
-from hlotop.parse.tokens import VALUE_REF_RE, Sink, value_from_groups
-from hlotop.parse.values import UsedValuesSection
+from parsy import regex
+
+from hlotop.model import Diagnostic, HloPosition, HloUse, HloValue, UsedValue
+from hlotop.parse.tokens import VALUE_REF_RE, Sink, index_of, value_from_groups
+from hlotop.parse.values import FROM_PREFIX, POSITION_RE, USE_RE, UsedValuesSection
 
 _RECORD_START = re.compile(VALUE_REF_RE + r"(?=\n positions:\n)")
+_POSITIONS = re.compile(POSITION_RE + r"\n")
+_USES = re.compile(USE_RE + r"\n")
+# A whole ordinary record as one token: head, positions, uses, from-instruction text.
+# Anything else (no uses block, "(none)", stray lines) goes through the line grammar.
+RECORD = regex(
+    VALUE_REF_RE + r"\n positions:\n((?:  [^\n]*\n)+) uses:\n((?:  [^\n]*\n)*)"
+    r"(?:" + re.escape(FROM_PREFIX) + r" ?([^\n]*)\n?)?\Z",
+    group=(1, 2, 3, 4, 5, 6, 7, 8))
+
+
+def _fast_record(text: str, line: int) -> UsedValue | None:
+    """Read an ordinary record in one match; None sends it to the line grammar."""
+    result = RECORD(text, 0)
+    if not result.status:
+        return None
+    vid, vname, index, phi, color, positions, uses, instruction = result.value
+    found = _POSITIONS.findall(positions)
+    if len(found) != positions.count("\n"):
+        return None
+    position_list = tuple(HloPosition(n, index_of(i or None)) for n, i in found)
+    use_list = ()
+    if uses and uses != "  (none)\n":
+        found_uses = _USES.findall(uses)
+        if len(found_uses) != uses.count("\n"):
+            return None
+        use_list = tuple(HloUse(n, int(o), index_of(i or None)) for n, o, i in found_uses)
+    return UsedValue(value_from_groups(vid, vname, index, phi, color), position_list, use_list,
+                     instruction, line)
 _CACHE = 4096
 
 
@@ -93,14 +123,31 @@ class RecordTable:
             return self._cache[number]
         start = self.starts[number]
         end = self.starts[number + 1] if number + 1 < len(self.starts) else len(self.text)
-        section = UsedValuesSection(sink or Sink(self.path, []))
-        _feed(section, self.text[start:end], self.lines[number])
-        records = section.finish()
-        record = records[0] if records else None
+        span = self.text[start:end]
+        stripped = span.rstrip("\n")
+        record = _fast_record(stripped + "\n", self.lines[number]) if "\n\n" not in stripped else None
+        if record is None:
+            section = UsedValuesSection(sink or Sink(self.path, []))
+            _feed(section, span, self.lines[number])
+            records = section.finish()
+            record = records[0] if records else None
         if len(self._cache) >= _CACHE:
             self._cache.pop(next(iter(self._cache)))
         self._cache[number] = record
         return record
+
+    def checked(self, diagnostics: list[Diagnostic]) -> Iterator[UsedValue]:
+        """Every record in dump order, each parsed once, with what cannot be read
+        appended to ``diagnostics`` (text before the first record included)."""
+        sink = Sink(self.path, diagnostics)
+        if self.leading and self.text[:self.leading].strip():
+            section = UsedValuesSection(sink)
+            _feed(section, self.text[:self.leading], self.first_line)
+            section.finish()
+        for number in range(len(self.starts)):
+            record = self.record(number, sink)
+            if record is not None:
+                yield record
 
     def parse_all(self, diagnostics: list[Diagnostic],
                   progress: Callable[[int, int], bool | None] | None = None) -> int:
@@ -110,16 +157,11 @@ class RecordTable:
         the end; if it returns True, reading stops there. Returns the number of records
         read. Raises nothing.
         """
-        sink = Sink(self.path, diagnostics)
-        if self.leading and self.text[:self.leading].strip():
-            section = UsedValuesSection(sink)
-            _feed(section, self.text[:self.leading], self.first_line)
-            section.finish()
         total = len(self.starts)
-        for number in range(total):
-            self.record(number, sink)
-            if progress is not None and number % 1024 == 1023 and progress(number + 1, total):
-                return number + 1
+        done = 0
+        for done, _ in enumerate(self.checked(diagnostics), 1):
+            if progress is not None and done % 1024 == 0 and progress(done, total):
+                return done
         if progress is not None:
             progress(total, total)
         return total

@@ -24,10 +24,11 @@ from hlotop.parse.tokens import (
 HEADER = "Used values:"
 RECORD_HEAD = LineGrammar(
     value_ref, regex(rf"{VALUE_REF_RE}\Z", group=(1, 2, 3, 4, 5)).combine(value_from_groups))
+POSITION_RE = rf"  ({NAME_RE})(?: (\{{[\d,]*\}}))?"
+USE_RE = rf"  ({NAME_RE}), operand (\d+)(?: (\{{[\d,]*\}}))?"
 POSITION_LINE = LineGrammar(
     seq(string("  ") >> name, (string(" ") >> shape_index).optional()).combine(HloPosition),
-    regex(rf"  ({NAME_RE})(?: (\{{[\d,]*\}}))?\Z", group=(1, 2)).combine(
-        lambda n, i: HloPosition(n, index_of(i))),
+    regex(POSITION_RE + r"\Z", group=(1, 2)).combine(lambda n, i: HloPosition(n, index_of(i))),
 )
 USE_LINE = LineGrammar(
     seq(
@@ -35,7 +36,7 @@ USE_LINE = LineGrammar(
         string(", operand ") >> integer,
         (string(" ") >> shape_index).optional(),
     ).combine(HloUse),
-    regex(rf"  ({NAME_RE}), operand (\d+)(?: (\{{[\d,]*\}}))?\Z", group=(1, 2, 3)).combine(
+    regex(USE_RE + r"\Z", group=(1, 2, 3)).combine(
         lambda n, o, i: HloUse(n, int(o), index_of(i))),
 )
 FROM_PREFIX = " from instruction:"
