@@ -71,11 +71,11 @@ def _allocation_from_groups(index, pointer, size, color, param, param_shape, par
 
 ALLOCATION_LINE = LineGrammar(
     allocation_line(integer),
-    regex(r"allocation (\d+): (?:(0x[0-9a-fA-F]+|\(nil\)), )?size (\d+)(?:, color (\d+))?"
-          r"(?:, parameter (\d+)(?:, shape \|([^|]*)\|)? at ShapeIndex \{([\d,]*)\})?"
-          r"(?:, output shape is \|([^|]*)\|)?(, constant)?(, thread-local)?"
-          r"(, maybe-live-out)?(, preallocated-temp)?:\Z", group=tuple(range(1, 13)),
-          ).combine(_allocation_from_groups))
+    r"allocation (\d+): (?:(0x[0-9a-fA-F]+|\(nil\)), )?size (\d+)(?:, color (\d+))?"
+    r"(?:, parameter (\d+)(?:, shape \|([^|]*)\|)? at ShapeIndex \{([\d,]*)\})?"
+    r"(?:, output shape is \|([^|]*)\|)?(, constant)?(, thread-local)?"
+    r"(, maybe-live-out)?(, preallocated-temp)?:\Z",
+    _allocation_from_groups)
 REPORT_ALLOCATION_LINE = allocation_line(human_bytes_token)
 
 # " value: <id name @c> (size=S,offset=O): shape"
@@ -86,10 +86,9 @@ VALUE_LINE = LineGrammar(
         string(",offset=") >> integer << string("): "),
         rest_of_line,
     ),
-    regex(rf" value: {VALUE_REF_RE} \(size=(\d+),offset=(\d+)\): (.*)\Z",
-          group=tuple(range(1, 9))).combine(
-        lambda i, n, x, p, c, size, offset, shape: [
-            value_from_groups(i, n, x, p, c), int(size), int(offset), shape]),
+    rf" value: {VALUE_REF_RE} \(size=(\d+),offset=(\d+)\): (.*)\Z",
+    lambda i, n, x, p, c, size, offset, shape: [
+        value_from_groups(i, n, x, p, c), int(size), int(offset), shape],
 )
 
 # Before 2019-09: "  <value text> [offset,size]: shape"

@@ -49,8 +49,8 @@ _field = regex(_FIELD_RE, group=(1, 2, 3)).combine(
 METADATA = LineGrammar(
     string("metadata={") >> _field.sep_by(string(" ")).map(dict) << string("}"),
     # The whole block as one token; its fields split by the same field pattern.
-    regex(rf'metadata=\{{((?:[a-z_]+=(?:"{_QUOTED_BODY}"|[^\s}}"]+) ?)*)\}}', group=1).map(
-        lambda body: {k: unescape(q) if q else b for k, q, b in _FIELD_RE.findall(body)}),
+    rf'metadata=\{{((?:[a-z_]+=(?:"{_QUOTED_BODY}"|[^\s}}"]+) ?)*)\}}',
+    lambda body: {k: unescape(q) if q else b for k, q, b in _FIELD_RE.findall(body)},
 )
 
 

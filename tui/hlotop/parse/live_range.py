@@ -14,7 +14,7 @@ HEADER = string("HloLiveRange (max ") >> integer << string("):")
 UNAVAILABLE = "HloLiveRange not available"
 SEQUENCE_LINE = LineGrammar(
     seq(string("    ") >> integer << string(":"), regex(r"\S+").desc("a name")),
-    regex(r"    (\d+):(\S+)\Z", group=(1, 2)).combine(lambda i, n: [int(i), n]),
+    r"    (\d+):(\S+)\Z", lambda i, n: [int(i), n],
 )
 BUFFER_LINE = LineGrammar(
     seq(
@@ -23,8 +23,8 @@ BUFFER_LINE = LineGrammar(
         string(":") >> integer,
         string("-") >> integer,
     ),
-    regex(rf"    ({NAME_RE})\{{([\d,]*)\}}:(\d+)-(\d+)\Z", group=(1, 2, 3, 4)).combine(
-        lambda n, i, s, e: [n, index_of(i), int(s), int(e)]),
+    rf"    ({NAME_RE})\{{([\d,]*)\}}:(\d+)-(\d+)\Z",
+    lambda n, i, s, e: [n, index_of(i), int(s), int(e)],
 )
 PEAK_HEADER = string("  Live ranges at ") >> integer << string(" (peak):")
 PEAK_LINE = LineGrammar(
@@ -34,9 +34,8 @@ PEAK_LINE = LineGrammar(
         string(": ") >> integer << string(" bytes"),
         (string(" (cumulative: ") >> integer << string(" bytes)")).optional(),
     ),
-    regex(rf"    ({NAME_RE})(\{{[\d,]*\}})?: (\d+) bytes(?: \(cumulative: (\d+) bytes\))?\Z",
-          group=(1, 2, 3, 4)).combine(
-        lambda n, i, b, c: [n, index_of(i), int(b), int(c) if c is not None else None]),
+    rf"    ({NAME_RE})(\{{[\d,]*\}})?: (\d+) bytes(?: \(cumulative: (\d+) bytes\))?\Z",
+    lambda n, i, b, c: [n, index_of(i), int(b), int(c) if c is not None else None],
 )
 
 

@@ -23,12 +23,12 @@ from hlotop.parse.tokens import (
 
 HEADER = "Used values:"
 RECORD_HEAD = LineGrammar(
-    value_ref, regex(rf"{VALUE_REF_RE}\Z", group=(1, 2, 3, 4, 5)).combine(value_from_groups))
+    value_ref, rf"{VALUE_REF_RE}\Z", value_from_groups)
 POSITION_RE = rf"  ({NAME_RE})(?: (\{{[\d,]*\}}))?"
 USE_RE = rf"  ({NAME_RE}), operand (\d+)(?: (\{{[\d,]*\}}))?"
 POSITION_LINE = LineGrammar(
     seq(string("  ") >> name, (string(" ") >> shape_index).optional()).combine(HloPosition),
-    regex(POSITION_RE + r"\Z", group=(1, 2)).combine(lambda n, i: HloPosition(n, index_of(i))),
+    POSITION_RE + r"\Z", lambda n, i: HloPosition(n, index_of(i)),
 )
 USE_LINE = LineGrammar(
     seq(
@@ -36,8 +36,7 @@ USE_LINE = LineGrammar(
         string(", operand ") >> integer,
         (string(" ") >> shape_index).optional(),
     ).combine(HloUse),
-    regex(USE_RE + r"\Z", group=(1, 2, 3)).combine(
-        lambda n, o, i: HloUse(n, int(o), index_of(i))),
+    USE_RE + r"\Z", lambda n, o, i: HloUse(n, int(o), index_of(i)),
 )
 FROM_PREFIX = " from instruction:"
 # A value reference glued to the end of a from-instruction line (2024 era).
