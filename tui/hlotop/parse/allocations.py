@@ -99,6 +99,9 @@ LEGACY_VALUE_LINE = seq(
     rest_of_line,
 )
 
+_VALUE_RE = VALUE_LINE.pattern
+_ALLOCATION_RE = ALLOCATION_LINE.pattern
+
 REUSED_HEADER = " reused by buffers of a different color:"
 REUSED_LINE = seq(string("  value: ") >> value_ref, string(" (color=") >> integer << string(")"))
 
@@ -119,6 +122,22 @@ class AllocationSection:
             self.allocations.append(BufferAllocation(
                 values=tuple(self._slots), reused_by=tuple(self._reused), **self._current))
         self._current, self._slots, self._reused = None, [], []
+
+    def feed_quick(self, line: str, lineno: int) -> bool:
+        """Take an ordinary value or allocation line by its one-match path; False sends
+        the line through :meth:`feed` (and the section reader's dispatch)."""
+        m = _VALUE_RE.match(line)
+        if m is not None:
+            self._add_slot(VALUE_LINE.convert(*m.groups()), lineno)
+            return True
+        m = _ALLOCATION_RE.match(line)
+        if m is not None:
+            self._close()
+            index, pointer, size, attrs = ALLOCATION_LINE.convert(*m.groups())
+            self._current = dict(index=index, size=size, pointer=pointer, line=lineno, **attrs)
+            self._broken = False
+            return True
+        return False
 
     def feed(self, line: str, lineno: int) -> bool:
         if line.startswith("allocation "):

@@ -54,6 +54,11 @@ def parse_text(path: str, text: str, diagnostics: list[Diagnostic]) -> ParsedSec
         n = len(lines)
         for i, line in enumerate(lines):
             lineno = first_line + i
+            # Most lines are ordinary lines of the section being read: let it take them
+            # by their one-match path before any dispatch.
+            if section is not None and (section is allocations or section is live) \
+                    and section.feed_quick(line, lineno):
+                continue
             if line.startswith("*** Begin ") and line.endswith(" ***"):
                 # --xla_dump_to=- writes every dump file to stdout between these markers;
                 # only the buffer-assignment family is ours.
