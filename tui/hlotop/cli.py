@@ -9,6 +9,7 @@ Exit status: 0 on success; 1 with ``--strict`` when the dump has diagnostics;
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 
@@ -76,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             return _run_browser(args.path, load, load_bytes, args.strict)
         # Records are read on demand; --json reads each once as it writes them.
         module = load(args.path, lazy=True)
+        gc.freeze()  # the model lives until exit: keep it out of every GC pass
     except LoadError as err:
         return _error(str(err))
     except KeyboardInterrupt:
