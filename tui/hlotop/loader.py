@@ -209,10 +209,39 @@ def _parse_one(label: str, data: bytes | list[bytes], diagnostics: list[Diagnost
                                "'Used values:' or 'HloLiveRange' section)")
     if not text.endswith("\n") and not text.startswith("HloLiveRange not available"):
         last = text.count("\n") + 1
-        file_diags.append(Diagnostic(label, last, "the file does not end with a newline: it "
-                                                  "may have been cut short", "warning"))
+        file_diags.append(Diagnostic(label, last, "truncated: the file does not end with a "
+                                                  "newline, so it was probably cut short here",
+                                     "warning"))
     diagnostics.extend(file_diags)
     return parsed
+
+
+def check_truncation(path: str, parsed: ParsedSections, kind: str,
+                     diagnostics: list[Diagnostic]) -> None:
+    """Warnings (``truncated: ...``) for a file whose sections stop where a whole dump
+    would go on: what was read before the cut is kept. ``kind`` as in :class:`DumpFile`."""
+    def cut(message: str, line: int = 0) -> None:
+        diagnostics.append(Diagnostic(path, line, "truncated: " + message, "warning"))
+
+    if kind == "combined" and parsed.saw_buffer_assignment:
+        if parsed.total_bytes_used is None:
+            cut("the file ends before 'Total bytes used': only the allocations were read")
+        elif not parsed.saw_used_values:
+            cut("no 'Used values:' section after 'Total bytes used'")
+    records = parsed.used_values
+    if isinstance(records, RecordTable) and len(records) > 1:
+        first, last = records.record(0), records.record(len(records) - 1)
+        if first is not None and last is not None and first.instruction_text is not None \
+                and last.instruction_text is None:
+            cut(f"the last value record ({last.value}) stops before its 'from instruction' "
+                "line", last.line)
+    live = parsed.live_range
+    if live is not None:
+        if len(live.instruction_sequence) < live.max_time:
+            cut(f"the schedule lists {len(live.instruction_sequence)} of the "
+                f"{live.max_time} steps of 'HloLiveRange (max {live.max_time})'", live.line)
+        elif live.instruction_sequence and not live.buffers:
+            cut("no 'BufferLiveRange:' lines after the instruction sequence", live.line)
 
 
 def _find_module_in_dir(directory: Path) -> Path:
@@ -278,7 +307,9 @@ def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False) -> ModuleD
         if parsed is None:
             continue
         parts.append(parsed)
-        files.append(DumpFile(label, _kind_of(parsed, named_kind)))
+        kind = _kind_of(parsed, named_kind)
+        files.append(DumpFile(label, kind))
+        check_truncation(label, parsed, kind, diagnostics)
     sections = _merge(parts)
     _check_siblings(p, files, diagnostics)
     frames = _read_stack_frames(p, diagnostics)
@@ -296,6 +327,7 @@ def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> Mo
     diagnostics: list[Diagnostic] = []
     with _gc_paused():
         parsed = _parse_one(label, data, diagnostics)
+        check_truncation(label, parsed, _kind_of(parsed, None), diagnostics)
         return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics,
                        lazy)
 
@@ -332,8 +364,9 @@ def _check_siblings(path: Path, files: list[DumpFile], diagnostics: list[Diagnos
     for suffix, kind in SPLIT_SUFFIXES.items():
         if kind not in have:
             diagnostics.append(Diagnostic(str(path.with_name(split[0] + suffix)), 0,
-                                          f"missing sibling file of a split module ({kind}); "
-                                          "what it holds is not shown", "warning"))
+                                          f"truncated: missing sibling file of a split "
+                                          f"module ({kind}); what it holds is not shown",
+                                          "warning"))
 
 
 def _finish(name: str, files: tuple[DumpFile, ...], sections: ParsedSections,
