@@ -135,10 +135,10 @@ def module_files(path: Path) -> list[tuple[Path, str | None]]:
 
 def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str:
     """Decode a dump's bytes as UTF-8. Invalid bytes are replaced and reported at their
-    line; NUL bytes mean a binary file and raise :class:`LoadError`."""
+    line; a binary file (many control bytes) or an empty one raises :class:`LoadError`."""
     if not data.strip():
         raise LoadError(path, "the file is empty")
-    if b"\0" in data[:_SNIFF_BYTES]:
+    if _looks_binary(data[:_SNIFF_BYTES]):
         raise LoadError(path, "a binary file, not a text dump")
     if b"\r\n" in data:
         data = data.replace(b"\r\n", b"\n")  # CRLF and LF dumps read the same
@@ -149,6 +149,16 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str:
         diagnostics.append(Diagnostic(path, line, "invalid UTF-8; undecodable bytes are "
                                                   "shown as U+FFFD", "warning"))
         return data.decode("utf-8", errors="replace")
+
+
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r") + b"\x7f"
+
+
+def _looks_binary(sample: bytes) -> bool:
+    """More than 10% control bytes: an executable, a proto, an image. A text dump with a
+    stray NUL is damaged, not binary: it opens, and the line is reported."""
+    control = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
+    return control * 10 > len(sample)
 
 
 def _read_bytes(path: Path) -> bytes:
