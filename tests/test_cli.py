@@ -125,3 +125,20 @@ def test_bad_lines_become_diagnostics_and_strict_fails(tmp_path):
     assert doc["analysis"]["peak_step"] == 11
     assert run("--json", "--strict", str(bad)).returncode == 1
     assert run("--summary", "--strict", SEED3).returncode == 0
+
+
+def test_an_internal_error_is_one_line_and_a_log_file(tmp_path, monkeypatch, capsys):
+    import hlotop.summary
+
+    def broken(module, console=None):
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(hlotop.summary, "print_summary", broken)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert main(["--summary", SEED3]) == 70
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("hlotop: error: internal error (RuntimeError: simulated bug); details in ")
+    log = Path(err.strip().rsplit(" ", 1)[1])
+    assert log.parent == tmp_path / "hlotop"
+    assert "simulated bug" in log.read_text() and "Traceback" in log.read_text()

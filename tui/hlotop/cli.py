@@ -69,6 +69,19 @@ def _reattach_terminal() -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        return _main(args)
+    except Exception as err:  # an hlotop bug: a log file, one line, never a traceback
+        from hlotop.crashlog import write_crash_log
+
+        log = write_crash_log(err, f"argv: {sys.argv!r}")
+        where = f"; details in {log}" if log else ""
+        print(f"hlotop: error: internal error ({type(err).__name__}: {err}){where}",
+              file=sys.stderr)
+        return 70
+
+
+def _main(args) -> int:
     from hlotop.loader import LoadError, load, load_bytes
 
     interactive = not (args.summary or args.json) and sys.stdout.isatty()
