@@ -27,6 +27,7 @@ make a dump with:  XLA_FLAGS=--xla_dump_to=DIR python train.py
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line: ``hlotop [--summary | --json] [--strict] PATH``."""
     parser = argparse.ArgumentParser(
         prog="hlotop",
         description="Browse the memory of a compiled XLA program: allocations, the values "
@@ -68,6 +69,8 @@ def _reattach_terminal() -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``hlotop`` with ``argv`` (default ``sys.argv[1:]``); return the exit status
+    (0, 1 for --strict with diagnostics, 2 for input that is not a dump, 70 for a bug)."""
     args = build_parser().parse_args(argv)
     try:
         return _main(args)

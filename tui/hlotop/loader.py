@@ -53,22 +53,27 @@ class ModuleDump:
 
     @property
     def allocations(self):
+        """The allocations in index order."""
         return self.sections.allocations
 
     @property
     def total_bytes_used(self) -> int | None:
+        """``Total bytes used`` (bytes), or None if the dump has none."""
         return self.sections.total_bytes_used
 
     @property
     def used_values(self):
+        """The ``Used values`` records: a sequence, parsed on demand."""
         return self.sections.used_values
 
     @property
     def live_range(self):
+        """The ``HloLiveRange`` block, or None (before 2021-04, or not dumped)."""
         return self.sections.live_range
 
     @property
     def memory_usage_report(self):
+        """The ``-memory-usage-report.txt`` contents, or None."""
         return self.sections.memory_usage_report
 
     records_read: bool = False
@@ -266,6 +271,18 @@ def _find_module_in_dir(directory: Path) -> Path:
 
 
 def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False) -> ModuleDump:
+    """Open a dump and analyse it.
+
+    ``path``: a combined ``*-buffer-assignment.txt`` of any era, any one file of a split
+    module (its siblings are found and read), a directory holding exactly one module,
+    or ``"-"`` to read a combined dump from ``stdin`` (default ``sys.stdin``).
+    With ``lazy=True`` the ``Used values`` records are only indexed, and each is parsed
+    when first asked for (its diagnostics then come with :meth:`ModuleDump.read_records`);
+    otherwise all are read and checked now.
+    Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
+    Raises :class:`LoadError` (one-line reason) when the input is missing,
+    unreadable, empty, binary or not a dump.
+    """
     with _gc_paused():
         return _load(path, stdin=stdin, lazy=lazy)
 
@@ -284,18 +301,6 @@ def _gc_paused():
 
 
 def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False) -> ModuleDump:
-    """Open a dump and analyse it.
-
-    ``path``: a combined ``*-buffer-assignment.txt`` of any era, any one file of a split
-    module (its siblings are found and read), a directory holding exactly one module,
-    or ``"-"`` to read a combined dump from ``stdin`` (default ``sys.stdin``).
-    With ``lazy=True`` the ``Used values`` records are only indexed, and each is parsed
-    when first asked for (its diagnostics then come with :meth:`ModuleDump.read_records`);
-    otherwise all are read and checked now.
-    Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
-    Raises :class:`LoadError` (one-line reason) when the input is missing,
-    unreadable, empty, binary or not a dump.
-    """
     if str(path) == "-":
         stream = stdin if stdin is not None else sys.stdin
         data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()

@@ -140,6 +140,8 @@ class AllocationSection:
         return False
 
     def feed(self, line: str, lineno: int) -> bool:
+        """Read one line (1-based ``lineno``) of ``BufferAssignment:``; True if it was an
+        allocation-section line (read, or reported as unreadable), False if not ours."""
         if line.startswith("allocation "):
             self._close()
             parsed = self.sink.parse(ALLOCATION_LINE, line, lineno, "allocation line")
@@ -181,5 +183,6 @@ class AllocationSection:
                                      shape_text, lineno))
 
     def finish(self) -> list[BufferAllocation]:
+        """The allocations read, in dump order."""
         self._close()
         return self.allocations

@@ -70,6 +70,8 @@ class LiveRangeSection:
         return False
 
     def feed(self, line: str, lineno: int) -> bool:
+        """Read one line of the block (headers, sequence, ranges, peak, stack tree);
+        True if it was ours (read, or reported), False at the first line that is not."""
         if line == "  InstructionSequence:":
             self._state = "sequence"
             return True
@@ -110,6 +112,7 @@ class LiveRangeSection:
         return True
 
     def finish(self) -> HloLiveRange:
+        """The block read so far; the peak variant is told from its lines."""
         peak = None
         if self.peak_time is not None:
             entries = tuple(self.peak_entries)

@@ -78,6 +78,7 @@ class MemoryReportSection:
         return dict(index=index, size=size, summary=summary, rows=[], hidden_rows=0)
 
     def feed(self, line: str, lineno: int) -> bool:
+        """Read one report line of either era; False if it is not a report line."""
         body = line.strip()
         if body in ("", TABLE_COLUMNS) or set(body) == {"-"}:
             if body == TABLE_COLUMNS and self.era == "B" and self.spaces:
@@ -136,6 +137,7 @@ class MemoryReportSection:
             self._table["rows"].append(ReportRow(cum, pct, size, offset, n, _split_shapes(shapes)))
 
     def finish(self) -> MemoryUsageReport:
+        """The report; era A tables are joined to their allocation rows by index."""
         def freeze(t: dict) -> ReportAllocation:
             return ReportAllocation(t["index"], t["size"], t["summary"], tuple(t["rows"]),
                                     t["hidden_rows"])

@@ -44,12 +44,14 @@ class StackTraceSection:
         self._path: list[StackTraceNode] = []
 
     def feed_header(self, line: str, lineno: int) -> bool:
+        """Read ``Stack trace breakdown for peak usage: N bytes``."""
         self.seen = True
         total = self.sink.parse(HEADER, line, lineno, "stack trace header")
         self.total = total or 0
         return True
 
     def feed(self, line: str, lineno: int) -> None:
+        """Read one tree line and hang it under its parent by indentation depth."""
         parsed = self.sink.parse(TREE_LINE, line, lineno, "stack trace line")
         if parsed is None:
             return
@@ -66,4 +68,5 @@ class StackTraceSection:
         self._path.append(node)
 
     def finish(self) -> StackTrace | None:
+        """The tree, or None when the dump has no stack-trace block (before 2025-07)."""
         return StackTrace(self.total, tuple(self.roots)) if self.seen else None

@@ -100,9 +100,11 @@ class Sink:
         self.diagnostics = diagnostics if diagnostics is not None else []
 
     def error(self, line: int, message: str) -> None:
+        """Record that ``line`` could not be read."""
         self.diagnostics.append(Diagnostic(self.path, line, message, "error"))
 
     def warning(self, line: int, message: str) -> None:
+        """Record a problem that loses nothing."""
         self.diagnostics.append(Diagnostic(self.path, line, message, "warning"))
 
     def parse(self, grammar: Parser | LineGrammar, text: str, line: int, what: str):

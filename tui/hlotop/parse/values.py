@@ -69,6 +69,8 @@ class UsedValuesSection:
                                  line=lineno)
 
     def feed(self, line: str, lineno: int, next_line: str | None) -> bool:
+        """Read one record line; ``next_line`` tells a glued 2024-era head from text.
+        True if it was ours (read, or reported), False if not."""
         if line.startswith("<"):
             self._start(line, lineno)
             return True
@@ -120,5 +122,6 @@ class UsedValuesSection:
         return True
 
     def finish(self) -> list[UsedValue]:
+        """The records read, in dump order."""
         self._close()
         return self.records
