@@ -53,6 +53,7 @@ def _fast_record(text: str, line: int) -> UsedValue | None:
     return UsedValue(value_from_groups(vid, vname, index, phi, color), position_list, use_list,
                      instruction, line)
 _CACHE = 4096
+_STRIDE = 256  # records between line-number checkpoints
 
 
 class RecordTable:
@@ -68,20 +69,14 @@ class RecordTable:
         self.text = text
         self.first_line = first_line
         self.starts = array("q")
-        self.lines = array("q")  # 1-based line of each record's head
         self.ids = array("q")
-        self.heads: dict[int, int] = {}  # value id -> record number
-        line, pos = first_line, 0
         for m in _RECORD_START.finditer(text):
-            start = m.start()
-            line += text.count("\n", pos, start)
-            pos = start
-            number = len(self.starts)
-            self.starts.append(start)
-            self.lines.append(line)
-            vid = int(m.group(1))
-            self.ids.append(vid)
-            self.heads.setdefault(vid, number)
+            self.starts.append(m.start())
+            self.ids.append(int(m.group(1)))
+        # value id -> record number (the first, if an id repeats)
+        self.heads: dict[int, int] = dict(zip(reversed(self.ids),
+                                              range(len(self.ids) - 1, -1, -1)))
+        self._checkpoints: array | None = None  # line of every _STRIDE-th record, on demand
         self._cache: dict[int, UsedValue | None] = {}
         self.leading = self.starts[0] if self.starts else len(text)  # text before record 0
 
@@ -107,6 +102,19 @@ class RecordTable:
             raise IndexError(f"record {number} could not be read")
         return record
 
+    def line_of(self, number: int) -> int:
+        """The 1-based line of record ``number``'s head (counted on first need)."""
+        if self._checkpoints is None:
+            checkpoints, line, pos = array("q"), self.first_line, 0
+            for k in range(0, len(self.starts), _STRIDE):
+                line += self.text.count("\n", pos, self.starts[k])
+                pos = self.starts[k]
+                checkpoints.append(line)
+            self._checkpoints = checkpoints
+        base = (number // _STRIDE) * _STRIDE
+        return self._checkpoints[number // _STRIDE] + self.text.count(
+            "\n", self.starts[base], self.starts[number])
+
     def head(self, number: int) -> HloValue:
         """The value a record is about, from its head alone (cheap)."""
         m = _RECORD_START.match(self.text, self.starts[number])
@@ -117,18 +125,22 @@ class RecordTable:
         number = self.heads.get(value_id)
         return None if number is None else self.record(number)
 
-    def record(self, number: int, sink: Sink | None = None) -> UsedValue | None:
-        """Parse record ``number``; its unreadable lines go to ``sink`` if given."""
+    def record(self, number: int, sink: Sink | None = None, line: int | None = None
+               ) -> UsedValue | None:
+        """Parse record ``number``; its unreadable lines go to ``sink`` if given.
+        ``line``: its head's line number, when the caller already knows it."""
         if sink is None and number in self._cache:
             return self._cache[number]
         start = self.starts[number]
         end = self.starts[number + 1] if number + 1 < len(self.starts) else len(self.text)
         span = self.text[start:end]
         stripped = span.rstrip("\n")
-        record = _fast_record(stripped + "\n", self.lines[number]) if "\n\n" not in stripped else None
+        if line is None:
+            line = self.line_of(number)
+        record = _fast_record(stripped + "\n", line) if "\n\n" not in stripped else None
         if record is None:
             section = UsedValuesSection(sink or Sink(self.path, []))
-            _feed(section, span, self.lines[number])
+            _feed(section, span, line)
             records = section.finish()
             record = records[0] if records else None
         if len(self._cache) >= _CACHE:
@@ -144,8 +156,11 @@ class RecordTable:
             section = UsedValuesSection(sink)
             _feed(section, self.text[:self.leading], self.first_line)
             section.finish()
-        for number in range(len(self.starts)):
-            record = self.record(number, sink)
+        line, pos = self.first_line, 0
+        for number, start in enumerate(self.starts):
+            line += self.text.count("\n", pos, start)  # counted as we go: no lookups
+            pos = start
+            record = self.record(number, sink, line)
             if record is not None:
                 yield record
 
