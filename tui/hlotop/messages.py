@@ -1,12 +1,25 @@
 """The messages hlotop's panes send each other (through the main screen).
 
-A pane that changes the selection posts one of these; the main screen hands it to
+A pane that changes the selection announces one of these; the main screen hands it to
 every other pane, so selecting a value anywhere selects it everywhere.
 """
 
 from __future__ import annotations
 
 from textual.message import Message
+from textual.widget import Widget
+
+
+def announce(pane: Widget, message: Message) -> None:
+    """Hand ``message`` to the pane's screen at once, if it takes messages that way
+    (``deliver``), else post it. Posted, it would reach the screen through two message
+    queues, and a frame with only this pane updated would be drawn in between: every
+    key would draw the screen twice."""
+    deliver = getattr(pane.screen, "deliver", None)
+    if deliver is None:
+        pane.post_message(message)
+    else:
+        deliver(message)
 
 
 class ValueSelected(Message):
@@ -45,3 +58,27 @@ class PaneActivated(Message):
     def __init__(self, pane: str):
         super().__init__()
         self.pane = pane
+
+
+class RecordsProgress(Message):
+    """The background pass over the ``Used values`` records has read ``done`` of
+    ``total``, at ``rate`` records per second (None until it can be measured)."""
+
+    def __init__(self, done: int, total: int, rate: float | None):
+        super().__init__()
+        self.done = done
+        self.total = total
+        self.rate = rate
+
+
+class RecordsRead(Message):
+    """The background pass is over: every record has been read (``complete``), or it
+    was stopped (the app is exiting)."""
+
+    def __init__(self, complete: bool):
+        super().__init__()
+        self.complete = complete
+
+
+class MainScreenPainted(Message):
+    """The main screen has been painted once (the app then starts the background pass)."""

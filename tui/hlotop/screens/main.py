@@ -4,31 +4,35 @@ Large terminals show the panes side by side in a 2×2 grid; below 120 columns or
 rows one pane shows at a time, with tabs above it (Tab / 1-4 switch). The widgets are
 the same in both layouts, so nothing is lost on resize.
 
-Selection flows one way: a pane posts :class:`ValueSelected` (or
-:class:`AllocationHighlighted` / :class:`StepChanged`); this screen hands it to every
-other pane, which updates without posting again.
+Selection flows one way: a pane announces :class:`ValueSelected` (or
+:class:`AllocationHighlighted` / :class:`StepChanged`) to this screen, which handles it
+at once (:meth:`MainScreen.deliver`: one frame per key) and hands it to every other
+pane, which updates without announcing again.
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Container
+from textual.reactive import Reactive
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widget import Widget
 
 from hlotop.bindings import bindings
 from hlotop.loader import ModuleDump
 from hlotop.memory_space import space_names
-from hlotop.messages import AllocationHighlighted, PaneActivated, StepChanged, ValueSelected
+from hlotop.messages import (AllocationHighlighted, MainScreenPainted, PaneActivated,
+                             StepChanged, ValueSelected)
 from hlotop.screens.diagnostics import DiagnosticsScreen
 from hlotop.screens.search import SearchScreen
 from hlotop.widgets.allocation_tree import AllocationTree
+from hlotop.widgets.key_bar import KeyBar
 from hlotop.widgets.legend import Legend
 from hlotop.widgets.live_set import LiveSet
 from hlotop.widgets.pane_tabs import PANES, PaneTabs
 from hlotop.widgets.status_bar import StatusBar
 from hlotop.widgets.summary_bar import SummaryBar
-from hlotop.widgets.steps import step_summary
+from hlotop.widgets.steps import StepIndex, step_summary
 from hlotop.widgets.timeline import Timeline
 from hlotop.widgets.value_detail import ValueDetail
 
@@ -37,6 +41,10 @@ PANE_IDS = tuple(p for p, _ in PANES)
 
 class MainScreen(Screen):
     BINDINGS = bindings("main")
+    # Textual repaints the whole screen when the focus moves (~30 ms at 120x40 on the
+    # development machine); the panes whose look depends on the focus repaint
+    # themselves (their :focus border is restyled, their cursor on focus and blur).
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
 
@@ -54,12 +62,14 @@ class MainScreen(Screen):
         yield Legend(self.dump, id="legend")
         yield PaneTabs()
         with Container(id="panes"):
+            a = self.dump.analysis
+            steps = StepIndex(a.values, a.max_time)  # shared by the timeline and live set
             yield AllocationTree(self.dump)
-            yield Timeline(self.dump)
-            yield LiveSet(self.dump)
+            yield Timeline(self.dump, steps)
+            yield LiveSet(self.dump, steps)
             yield ValueDetail(self.dump)
         yield StatusBar()
-        yield Footer()
+        yield KeyBar()
 
     @property
     def compact(self) -> bool:
@@ -94,6 +104,16 @@ class MainScreen(Screen):
                 self.post_message(AllocationHighlighted(alloc.index, tree.id))
         elif self.dump.analysis.values:
             self.select_value(self.dump.analysis.values[0].value.id)
+        self.call_after_refresh(lambda: self.app.post_message(MainScreenPainted()))
+
+    # -- the background pass over the value records ----------------------------------
+    def show_records_progress(self, done: int, total: int, rate: float | None) -> None:
+        self.query_one(StatusBar).set_progress(done, total, rate)
+
+    def records_read(self) -> None:
+        """The background pass is over: the diagnostics count is final."""
+        self.query_one(StatusBar).set_progress(None)
+        self.query_one(SummaryBar).refresh()
 
     def activate(self, pane: str, *, focus: bool = True) -> None:
         """Make ``pane`` the active one (shown on small terminals) and focus it."""
@@ -103,7 +123,7 @@ class MainScreen(Screen):
         self.query_one(PaneTabs).set_active(pane)
         if focus:
             widget = self.query_one(f"#{pane}")
-            self.call_after_refresh(widget.focus)
+            widget.focus()
 
     def on_descendant_focus(self, event) -> None:
         widget = event.widget
@@ -116,6 +136,17 @@ class MainScreen(Screen):
         self.activate(message.pane)
 
     # -- selection --------------------------------------------------------------------
+    def deliver(self, message) -> None:
+        """Handle a pane's message now (see :func:`hlotop.messages.announce`)."""
+        handler = {ValueSelected: self.on_value_selected,
+                   AllocationHighlighted: self.on_allocation_highlighted,
+                   StepChanged: self.on_step_changed,
+                   PaneActivated: self.on_pane_activated}.get(type(message))
+        if handler is None:
+            self.post_message(message)
+        else:
+            handler(message)
+
     def select_value(self, value_id: int, origin: str | None = None) -> None:
         """Select value ``value_id`` in every pane but ``origin``."""
         info = self.dump.analysis.by_id.get(value_id)
@@ -199,4 +230,6 @@ class MainScreen(Screen):
         self.app.push_screen(SearchScreen(self.dump.analysis.values, names), chosen)
 
     def action_diagnostics(self) -> None:
-        self.app.push_screen(DiagnosticsScreen(self.dump.diagnostics))
+        pending = None if self.dump.records_read else (
+            self.query_one(StatusBar).progress or True)
+        self.app.push_screen(DiagnosticsScreen(self.dump.diagnostics, pending))

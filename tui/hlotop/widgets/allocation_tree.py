@@ -7,19 +7,26 @@ only the visible ones are rendered, so 100k allocations open as fast as 10.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from rich.text import Text
 
 from hlotop.bindings import bindings
 from hlotop.loader import ModuleDump
 from hlotop.memory_space import space_names, space_style
-from hlotop.messages import AllocationHighlighted, ValueSelected
+from hlotop.messages import AllocationHighlighted, ValueSelected, announce
 from hlotop.model import BufferAllocation, ValueSlot, format_shape_index
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 from hlotop.widgets.legend import space_label
-from hlotop.widgets.row_list import RowList
+from hlotop.widgets.row_list import RowList, longest
 
 SIZE_W = 9  # "999.99MiB"
+_index = attrgetter("index")
+_size = attrgetter("size")
+_value_id = attrgetter("value.id")
+_offset = attrgetter("offset")
+_shape = attrgetter("shape")
 _LABEL_MAX = 40
 
 
@@ -51,29 +58,39 @@ class AllocationTree(RowList):
         self._order: list[BufferAllocation] = []
         self._rows: list[tuple[BufferAllocation, ValueSlot | None]] = []
         allocs = dump.allocations
+        # Column widths in one pass over allocations and values (100k of them in a
+        # 100 MB dump: the main screen waits for this).
         self._idx_w = len(str(max((a.index for a in allocs), default=0)))
-        self._space_w = max((len(space_label(a.color, self.names)) for a in allocs), default=7)
+        self._space_w = max((len(space_label(c, self.names)) for c in {a.color for a in allocs}),
+                            default=7)
+        kinds_w: dict[tuple, int] = {}
+        alloc_w = 0
+        for a in allocs:
+            key = (a.parameter, a.parameter_shape_index, a.output_shape is None, a.is_constant,
+                   a.is_thread_local, a.maybe_live_out, a.is_preallocated_temp)
+            k = kinds_w.get(key)
+            if k is None:
+                k = kinds_w[key] = len(kinds_text(a))
+            n = len(a.values)
+            alloc_w = max(alloc_w, k + (0 if n == 1 else 12 + len(str(n))))
+        self._alloc_w = (2 + self._idx_w + 2 + SIZE_W + 2 + self._space_w + 2 + alloc_w
+                         if allocs else 0)
         slots = [s for a in allocs for s in a.values]
-        self._id_w = max((len(str(s.value.id)) for s in slots), default=1)
-        self._label_w = min(_LABEL_MAX, max((len(s.value.label) for s in slots), default=4))
-        self._off_w = max((len(str(s.offset)) for s in slots), default=1)
-        self._alloc_w = max(
-            [2 + self._idx_w + 2 + SIZE_W + 2 + self._space_w + 2 + len(kinds_text(a))
-             + (0 if len(a.values) == 1 else 4 + len(f"({len(a.values)} values)"))
-             for a in allocs] + [0])
-        fixed = 4 + self._id_w + 1 + self._label_w + 3 + self._off_w + 2 + SIZE_W + 2
-        # Widest value row of each allocation: the canvas widens only when it is expanded.
-        self._values_w = {a.index: fixed + max((len(s.shape) for s in a.values), default=0)
-                          for a in allocs}
+        ids = list(map(_value_id, slots))
+        self._id_w = max(len(str(max(ids, default=0))), len(str(min(ids, default=0))))
+        self._label_w = longest((len(s.value.label) for s in slots), _LABEL_MAX,
+                                0) if slots else 4
+        self._off_w = len(str(max(map(_offset, slots), default=0)))
+        # The canvas widens when an allocation whose value rows are wider is expanded.
+        self._fixed_w = 4 + self._id_w + 1 + self._label_w + 3 + self._off_w + 2 + SIZE_W + 2
+        self._values_w: dict[int, int] = {}  # widest value row of an allocation, when asked
         self._sort()
 
     # -- rows ---------------------------------------------------------------------
     def _sort(self) -> None:
-        allocs = list(self.dump.allocations)
+        allocs = sorted(self.dump.allocations, key=_index)
         if self.by_size:
-            allocs.sort(key=lambda a: (-a.size, a.index))
-        else:
-            allocs.sort(key=lambda a: a.index)
+            allocs.sort(key=_size, reverse=True)  # stable: equal sizes stay by index
         self._order = allocs
         self._position = {a.index: i for i, a in enumerate(allocs)}
         self._rebuild()
@@ -122,7 +139,15 @@ class AllocationTree(RowList):
         return len(self._rows)
 
     def content_width(self) -> int:
-        return max([self._alloc_w] + [self._values_w.get(i, 0) for i in self.expanded])
+        return max([self._alloc_w] + [self._value_rows_w(i) for i in self.expanded])
+
+    def _value_rows_w(self, alloc_index: int) -> int:
+        width = self._values_w.get(alloc_index)
+        if width is None:
+            values = self.dump.analysis.allocation_of[alloc_index].values
+            width = self._values_w[alloc_index] = self._fixed_w + max(
+                map(len, map(_shape, values)), default=0)
+        return width
 
     def header_lines(self) -> list[Text]:
         text = Text(no_wrap=True)
@@ -176,9 +201,9 @@ class AllocationTree(RowList):
         if slot is None and len(alloc.values) == 1:
             slot = alloc.values[0]
         if slot is not None:
-            self.post_message(ValueSelected(slot.value.id, self.id, open_detail))
+            announce(self, ValueSelected(slot.value.id, self.id, open_detail))
         else:
-            self.post_message(AllocationHighlighted(alloc.index, self.id, open_detail))
+            announce(self, AllocationHighlighted(alloc.index, self.id, open_detail))
 
     def current(self) -> tuple[BufferAllocation, ValueSlot | None] | None:
         return self._rows[self.cursor] if self._rows else None
@@ -188,8 +213,7 @@ class AllocationTree(RowList):
         Returns False when no allocation holds it."""
         info = self.dump.analysis.by_id.get(value_id)
         if info is None or info.slot is None:
-            self.shows_selection = False
-            self.refresh()
+            self.hide_selection()
             return False
         alloc_index = info.slot.allocation
         if alloc_index not in self.expanded:
@@ -207,10 +231,7 @@ class AllocationTree(RowList):
         if value_id is not None and alloc_index in self.expanded:
             values = self.dump.analysis.allocation_of[alloc_index].values
             row += 1 + next((i for i, s in enumerate(values) if s.value.id == value_id), -1)
-        self.cursor = max(0, min(row, len(self._rows) - 1))
-        self.shows_selection = True
-        self.scroll_cursor_into_view(center=True)
-        self.refresh()
+        self.place_cursor(max(0, min(row, len(self._rows) - 1)), center=True)
 
     def toggle_sort(self) -> None:
         here = self.current()

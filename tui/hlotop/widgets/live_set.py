@@ -9,22 +9,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual.geometry import Size
 
 from hlotop.analysis import ValueInfo
 from hlotop.bindings import bindings
 from hlotop.loader import ModuleDump
 from hlotop.memory_space import space_names, space_style
-from hlotop.messages import ValueSelected
+from hlotop.messages import ValueSelected, announce
 from hlotop.model import StackTraceNode, format_shape_index
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, spaced_bytes
 from hlotop.widgets.legend import space_label
-from hlotop.widgets.row_list import RowList
-from hlotop.widgets.steps import LiveIndex
+from hlotop.widgets.row_list import RowList, longest, set_virtual_size, shown_len
+from hlotop.widgets.steps import LiveIndex, StepIndex
 
 SIZE_W = 9
 _VALUE_MAX = 32
 _SHAPE_MAX = 44
+_OP_MIN = 40
 
 
 @dataclass(slots=True)
@@ -42,14 +44,16 @@ class LiveSet(RowList):
 
     BINDINGS = bindings("live")
 
-    def __init__(self, dump: ModuleDump, *, id: str | None = "live"):
+    def __init__(self, dump: ModuleDump, steps: StepIndex | None = None, *,
+                 id: str | None = "live"):
         super().__init__(id=id, classes="pane")
         self.dump = dump
         self.names = space_names(dump.memory_usage_report)
         a = dump.analysis
         self.step = a.peak_step or 0
         self.live: list[ValueInfo] = []
-        self.index = LiveIndex(a.values)
+        steps = steps if steps is not None else StepIndex(a.values, a.max_time)
+        self.index = LiveIndex(a.values, steps)
         self._pinned: list[Text] = []
         self._live_total = 0
         self._rows: list[_Row] = []
@@ -58,12 +62,17 @@ class LiveSet(RowList):
         self._node_w = 0
         if trace is not None:
             self._collapse_deep(trace.roots, 0)
-        values = [v for v in a.values if v.live is not None]
-        self._space_w = max([len(space_label(v.color, self.names)) for v in values] + [5])
-        self._value_w = min(_VALUE_MAX, max([len(self._value_text(v)) for v in values] + [5]))
-        self._shape_w = min(_SHAPE_MAX, max([len(v.shape or "") for v in values] + [5]))
+        values = steps.rows
+        self._space_w = max([len(space_label(c, self.names)) for c in {v.color for v in values}]
+                            + [5])
+        self._value_w = longest((len(str(v.value.id)) + 1 + shown_len(v.value.label)
+                                 for v in values), _VALUE_MAX, 5)
+        self._shape_w = longest((len(v.shape or "") for v in values), _SHAPE_MAX, 5)
         self._rank_w = len(str(len(values)))
-        self._op_w = 40  # widened to the longest op_name of the rows shown (see _fill)
+        # The op_name column reaches the longest op_name of the rows drawn so far at
+        # this step: reading an op_name parses the value's record, so only the rows
+        # on screen are asked (see _fill and _live_text).
+        self._op_w = _OP_MIN
         self._header = self._make_header()
         self.border_title = "3 Live set"
         self.border_subtitle = "logical = XLA's peak bytes (no padding) · allocated = padded"
@@ -115,9 +124,11 @@ class LiveSet(RowList):
                 heading.append(f"{spaced_bytes(trace.total)} bytes ({human_bytes(trace.total)})")
                 rows.append(_Row("text", text=heading))
                 self._add_nodes(rows, trace.roots, -1)
-        # The canvas must reach the end of the longest op_name (the first 2000 rows
-        # are plenty: reading every op_name of a huge live set costs a step's delay).
-        self._op_w = max([len(i.op_name or "") for i in self.live[:2000]] + [40])
+        # The canvas reaches the end of the longest op_name of the rows on screen;
+        # rows drawn later widen it (_live_text).
+        top = max(0, self.scroll_offset.y)
+        shown = self.live[top:top + max(self.size.height, 1)]
+        self._op_w = max([len(i.op_name or "") for i in shown] + [_OP_MIN])
         self._rows = rows
         self._live_total = running
         self._pinned = self._summary()
@@ -205,8 +216,16 @@ class LiveSet(RowList):
         if len(shape) > self._shape_w:
             shape = shape[: self._shape_w - 1] + "…"
         text.append(f"{shape:<{self._shape_w}}  ", style="italic")
-        text.append(printable(info.op_name or ""), style="dim")
+        op_name = info.op_name or ""
+        text.append(printable(op_name), style="dim")
+        if len(op_name) > self._op_w:  # wider than the rows drawn before
+            self._op_w = len(op_name)
+            self.call_later(self._widen)
         return text
+
+    def _widen(self) -> None:
+        set_virtual_size(self, Size(self.content_width() + 1, self.fixed_height
+                                    + self.row_count()))
 
     def _node_text(self, node: StackTraceNode) -> Text:
         text = Text(no_wrap=True, end="")
@@ -243,20 +262,16 @@ class LiveSet(RowList):
     def cursor_moved(self, index: int) -> None:
         info = self.current_value()
         if info is not None:
-            self.post_message(ValueSelected(info.value.id, self.id))
+            announce(self, ValueSelected(info.value.id, self.id))
 
     def show_value(self, value_id: int | None) -> bool:
         """Put the cursor on ``value_id`` if it is live here (no message); None: no
         row is the selection."""
         for i, row in enumerate(self._rows):
             if row.kind == "value" and row.info.value.id == value_id:
-                self.cursor = i
-                self.shows_selection = True
-                self.scroll_cursor_into_view(center=True)
-                self.refresh()
+                self.place_cursor(i, center=True)
                 return True
-        self.shows_selection = False
-        self.refresh()
+        self.hide_selection()
         return False
 
     # -- actions --------------------------------------------------------------------------
@@ -272,7 +287,7 @@ class LiveSet(RowList):
             return
         info = self.current_value()
         if info is not None:
-            self.post_message(ValueSelected(info.value.id, self.id, open_detail=True))
+            announce(self, ValueSelected(info.value.id, self.id, open_detail=True))
 
     def action_expand(self) -> None:
         if not self._rows:

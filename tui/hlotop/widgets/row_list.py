@@ -12,9 +12,12 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
+
+from hlotop.safe_text import printable
 
 GUTTER_FOCUSED = "▶"
 GUTTER_BLURRED = "›"
@@ -91,7 +94,7 @@ class RowList(ScrollView, can_focus=True):
         self.cursor = min(self.cursor, max(count - 1, 0))
         if count:
             self.cursor = self._selectable_near(self.cursor, 1)
-        self.virtual_size = Size(self.content_width() + 1, self.fixed_height + count)
+        set_virtual_size(self, Size(self.content_width() + 1, self.fixed_height + count))
         self.refresh()
 
     def set_cursor(self, index: int, *, notify: bool = False, direction: int = 1) -> None:
@@ -102,12 +105,36 @@ class RowList(ScrollView, can_focus=True):
         if count == 0:
             return
         index = self._selectable_near(max(0, min(index, count - 1)), direction)
-        self.cursor = index
-        self.shows_selection = True
-        self.scroll_cursor_into_view()
-        self.refresh()
+        self.place_cursor(index)
         if notify:
             self.cursor_moved(index)
+
+    def place_cursor(self, index: int, *, center: bool = False) -> None:
+        """Put the cursor on row ``index`` (shown as the selection) and scroll it into
+        view. Only the two rows that change are repainted, unless the list scrolls."""
+        old, shown = self.cursor, self.shows_selection
+        self.cursor = index
+        self.shows_selection = True
+        top = self.scroll_offset.y
+        self.scroll_cursor_into_view(center=center)
+        if self.scroll_offset.y != top:
+            return  # scrolled: every line is repainted anyway
+        if old != index or not shown:
+            self.refresh_row(old)
+            self.refresh_row(index)
+
+    def hide_selection(self) -> None:
+        """The selection is not among these rows: the cursor row is drawn plain while
+        another pane has the focus."""
+        if self.shows_selection:
+            self.shows_selection = False
+            self.refresh_row(self.cursor)
+
+    def refresh_row(self, index: int) -> None:
+        """Repaint row ``index`` if it is on screen."""
+        y = self.fixed_height + index - self.scroll_offset.y
+        if self.fixed_height <= y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
 
     def _selectable_near(self, index: int, direction: int) -> int:
         count = self.row_count()
@@ -212,6 +239,38 @@ class RowList(ScrollView, can_focus=True):
 
 
 _NULL = Style()
+
+
+def longest(lengths, cap: int, least: int = 0) -> int:
+    """The largest of ``lengths`` (at least ``least``), stopping at ``cap``: a column
+    that is never wider than ``cap`` need not look at every row of a big dump."""
+    best = least
+    for n in lengths:
+        if n > best:
+            best = n
+            if best >= cap:
+                return cap
+    return best
+
+
+def shown_len(text: str) -> int:
+    """``len(printable(text))``, without building it for the usual printable text."""
+    return len(text) if text.isprintable() else len(printable(text))
+
+
+def set_virtual_size(widget: Widget, size: Size) -> None:
+    """Change a Line API widget's scrollable size without a layout pass of the whole
+    screen (assigning ``virtual_size`` asks for one, which costs tens of ms on every
+    step or selection that changes a row count). Only the widget's scrollbars change;
+    if one appears or goes, Textual asks for the layout itself."""
+    if widget.virtual_size == size:
+        return
+    if not widget.is_mounted or not widget.container_size:
+        widget.virtual_size = size  # not laid out yet: the first layout takes it
+        return
+    widget.set_reactive(Widget.virtual_size, size)
+    widget._scroll_update(size)  # as Widget._size_updated does with layout=False
+    widget.refresh()
 
 
 def text_strip(console, text: Text) -> Strip:

@@ -3,7 +3,8 @@ of a step that the timeline and the status bar share. No Textual here."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
 
 from rich.text import Text
 
@@ -23,18 +24,17 @@ def instruction_at(dump: ModuleDump, step: int) -> str:
 def live_counts(values: list[ValueInfo], max_time: int) -> list[int]:
     """How many values are live at each step 0..max_time."""
     diff = [0] * (max_time + 2)
+    stop = max_time + 1
     for info in values:
-        if info.live is not None:
-            start = min(max(info.live.start, 0), max_time + 1)
-            end = min(info.live.end, max_time)
+        live = info.live
+        if live is not None:
+            start = live.start
+            start = 0 if start < 0 else stop if start > stop else start
+            end = live.end if live.end < max_time else max_time
             if end >= start:
                 diff[start] += 1
                 diff[end + 1] -= 1
-    out, running = [], 0
-    for t in range(max_time + 1):
-        running += diff[t]
-        out.append(running)
-    return out
+    return list(accumulate(diff[:stop]))
 
 
 def step_summary(dump: ModuleDump, step: int, counts: list[int]) -> Text:
@@ -57,39 +57,73 @@ def _xla_order(info: ValueInfo):
     return (-info.logical_bytes, info.value.name, info.value.shape_index or (), info.value.id)
 
 
+def _start(info: ValueInfo) -> int:
+    return info.live.start
+
+
+def _end(info: ValueInfo) -> int:
+    return info.live.end
+
+
+class StepIndex:
+    """The values that have a live range, ordered for the timeline (by start step,
+    then id), with the live count at every step: built once per dump (a few passes
+    over the values, most at C speed) and shared by the timeline and the live set."""
+
+    def __init__(self, values: list[ValueInfo], max_time: int):
+        rows = [v for v in values if v.live is not None]
+        ids = [v.value.id for v in rows]
+        if any(a > b for a, b in zip(ids, ids[1:])):
+            rows.sort(key=lambda v: v.value.id)
+        rows.sort(key=_start)  # stable: by start, then id
+        self.rows = rows
+        self.row_of = {v.value.id: i for i, v in enumerate(rows)}
+        self.max_time = max_time
+        self.counts = live_counts(rows, max_time)
+
+
 class LiveIndex:
-    """The live set at any step, fast: values are bucketed by start and end step, and
-    a move of a few steps updates the previous set instead of scanning every value."""
+    """The live set at any step, fast: values are kept sorted by start step and by end
+    step, and a move of a few steps updates the previous set instead of scanning every
+    value."""
 
     _INCREMENTAL = 256  # steps; beyond that a full scan is cheaper
 
-    def __init__(self, values: list[ValueInfo]):
-        self.values = [v for v in values if v.live is not None and v.live.start <= v.live.end]
-        self.starts: dict[int, list[ValueInfo]] = defaultdict(list)
-        self.ends: dict[int, list[ValueInfo]] = defaultdict(list)
-        for v in self.values:
-            self.starts[v.live.start].append(v)
-            self.ends[v.live.end].append(v)
+    def __init__(self, values: list[ValueInfo], steps: StepIndex | None = None):
+        rows = steps.rows if steps is not None else sorted(
+            (v for v in values if v.live is not None), key=_start)
+        self.values = [v for v in rows if v.live.start <= v.live.end]  # by start
+        self.by_end = sorted(self.values, key=_end)
+        self.starts = [v.live.start for v in self.values]
+        self.ends = [v.live.end for v in self.by_end]
         self.step: int | None = None
         self.live: dict[int, ValueInfo] = {}
+
+    def _starting(self, step: int) -> list[ValueInfo]:
+        return self.values[bisect_left(self.starts, step):bisect_right(self.starts, step)]
+
+    def _ending(self, step: int) -> list[ValueInfo]:
+        return self.by_end[bisect_left(self.ends, step):bisect_right(self.ends, step)]
 
     def at(self, step: int) -> list[ValueInfo]:
         """Values live at ``step`` (start <= step <= end), largest first."""
         if self.step is None or abs(step - self.step) > self._INCREMENTAL:
-            self.live = {v.value.id: v for v in self.values if v.is_live_at(step)}
+            # Started at or before the step (a prefix of the start order), not ended.
+            started = self.values[:bisect_right(self.starts, step)]
+            self.live = {v.value.id: v for v in started if v.live.end >= step}
         else:
             live, t = self.live, self.step
             while t < step:
-                for v in self.ends.get(t, ()):
+                for v in self._ending(t):
                     live.pop(v.value.id, None)
                 t += 1
-                for v in self.starts.get(t, ()):
+                for v in self._starting(t):
                     live[v.value.id] = v
             while t > step:
-                for v in self.starts.get(t, ()):
+                for v in self._starting(t):
                     live.pop(v.value.id, None)
                 t -= 1
-                for v in self.ends.get(t, ()):
+                for v in self._ending(t):
                     live[v.value.id] = v
         self.step = step
         return sorted(self.live.values(), key=_xla_order)

@@ -59,8 +59,8 @@ class SummaryBar(Widget):
         n = len(d.diagnostics)
         errors = sum(1 for x in d.diagnostics if x.severity == "error")
         text.append(" │ ")
-        text.append(f"{n} diagnostic{'s' if n != 1 else ''}" + (f", {errors} errors" if errors
-                                                                  else ""),
+        text.append(f"{n} diagnostic{'s' if n != 1 else ''}"
+                    + (f", {errors} error{'s' if errors != 1 else ''}" if errors else ""),
                     style="bold yellow" if n else "dim")
         if n:
             text.append(" (d)", style="dim")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -21,14 +21,15 @@ from hlotop.analysis import ValueInfo
 from hlotop.bindings import bindings
 from hlotop.loader import ModuleDump
 from hlotop.memory_space import space_style
-from hlotop.messages import StepChanged, ValueSelected
+from hlotop.messages import StepChanged, ValueSelected, announce
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 from hlotop.widgets.legend import space_fill
-from hlotop.widgets.row_list import text_strip
-from hlotop.widgets.steps import live_counts, step_summary
+from hlotop.widgets.row_list import longest, text_strip
+from hlotop.widgets.steps import StepIndex, step_summary
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
+_NAME_MAX = 32  # the label column is never wider
 SIZE_W = 9
 # Zoom levels as (steps per column, columns per step), most zoomed-out first.
 ZOOMS: tuple[tuple[int, int], ...] = tuple((1 << k, 1) for k in range(16, 0, -1)) + tuple(
@@ -69,16 +70,16 @@ class Timeline(ScrollView, can_focus=True):
     Timeline > .timeline--dim { color: $text-muted; }
     """
 
-    def __init__(self, dump: ModuleDump, *, id: str | None = "timeline"):
+    def __init__(self, dump: ModuleDump, steps: StepIndex | None = None, *,
+                 id: str | None = "timeline"):
         super().__init__(id=id, classes="pane")
         self.dump = dump
         a = dump.analysis
-        self.rows: list[ValueInfo] = sorted(
-            (v for v in a.values if v.live is not None),
-            key=lambda v: (v.live.start, v.value.id))
-        self.row_of = {v.value.id: i for i, v in enumerate(self.rows)}
+        steps = steps if steps is not None else StepIndex(a.values, a.max_time)
+        self.rows: list[ValueInfo] = steps.rows
+        self.row_of = steps.row_of
         self.max_time = a.max_time
-        self.counts = live_counts(a.values, a.max_time) if a.live_bytes else []
+        self.counts = steps.counts if a.live_bytes else []
         self.step = a.peak_step or 0
         self.row = 0
         self.row_selected = True  # False: the selection has no row here
@@ -91,8 +92,9 @@ class Timeline(ScrollView, can_focus=True):
         # The curve's highest step; XLA's peak step (◆) can differ: its sweep counts
         # the values that end at a step as live at the next one.
         self._top_step = a.live_bytes.index(self._top) if self._top in a.live_bytes else 0
-        self._id_w = max((len(str(v.value.id)) for v in self.rows), default=1)
-        self._name_max = max((len(v.value.label) for v in self.rows), default=4)
+        ids = self.row_of.keys()
+        self._id_w = max(len(str(min(ids, default=0))), len(str(max(ids, default=0))))
+        self._name_max = longest((len(v.value.label) for v in self.rows), _NAME_MAX, 4)
         self.border_title = f"2 Timeline ({len(self.rows)} live ranges)"
         self._update_subtitle()
 
@@ -104,7 +106,7 @@ class Timeline(ScrollView, can_focus=True):
         if self._geo_key == key:
             return self._geo
         curve_h = 1 if height < 14 else 2 if height < 30 else 3
-        name_w = max(6, min(self._name_max, max(14, min(32, width // 4))))
+        name_w = max(6, min(self._name_max, max(14, min(_NAME_MAX, width // 4))))
         label_w = 1 + self._id_w + 1 + name_w + 1 + SIZE_W + 1
         bar_w = max(1, width - label_w)
         steps = self.max_time + 1
@@ -202,17 +204,14 @@ class Timeline(ScrollView, can_focus=True):
         self._keep_visible()
         self.refresh()
         if notify:
-            self.post_message(StepChanged(self.step))
+            announce(self, StepChanged(self.step))
 
     def set_row(self, row: int, *, notify: bool = True) -> None:
         if not self.rows:
             return
-        self.row = max(0, min(row, len(self.rows) - 1))
-        self.row_selected = True
-        self._keep_visible()
-        self.refresh()
+        self._select_row(max(0, min(row, len(self.rows) - 1)))
         if notify:
-            self.post_message(ValueSelected(self.rows[self.row].value.id, self.id))
+            announce(self, ValueSelected(self.rows[self.row].value.id, self.id))
 
     def show_value(self, value_id: int | None) -> bool:
         """Highlight the row of ``value_id`` and scroll to it (no message); None: no
@@ -220,20 +219,38 @@ class Timeline(ScrollView, can_focus=True):
         self._update_geometry()
         row = self.row_of.get(value_id)
         if row is None:  # no live range (thread-local): no row to highlight
-            self.row_selected = False
-            self.refresh()
+            if self.row_selected:
+                self.row_selected = False
+                self._refresh_row(self.row)
             return False
+        self._select_row(row, center=True)
+        return True
+
+    def _select_row(self, row: int, *, center: bool = False) -> None:
+        """Make ``row`` the selected one and scroll it (and, when centring, its bar)
+        into view; only the two rows that change are repainted, unless it scrolls."""
+        old, selected = self.row, self.row_selected
         self.row = row
         self.row_selected = True
-        self._keep_visible(center_row=True)
-        info = self.rows[row]
-        first, _ = self.col_of(info.live.start)
-        _, last = self.col_of(info.live.end)
-        sx = self.scroll_offset.x
-        if self.size.width and (last < sx or first >= sx + self.bar_w):
-            self.scroll_to(x=max(0, first - 2), animate=False)
-        self.refresh()
-        return True
+        offset = self.scroll_offset
+        self._keep_visible(center_row=center)
+        if center:
+            info = self.rows[row]
+            first, _ = self.col_of(info.live.start)
+            _, last = self.col_of(info.live.end)
+            sx = self.scroll_offset.x
+            if self.size.width and (last < sx or first >= sx + self.bar_w):
+                self.scroll_to(x=max(0, first - 2), animate=False)
+        if self.scroll_offset != offset:
+            return  # scrolled: every line is repainted anyway
+        if old != row or not selected:
+            self._refresh_row(old)
+            self._refresh_row(row)
+
+    def _refresh_row(self, row: int) -> None:
+        y = self.header_height + row - self.scroll_offset.y
+        if self.header_height <= y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
 
     def set_zoom(self, level: int | None) -> None:
         self.zoom_level = None if level is None else max(0, min(level, len(ZOOMS) - 1))

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rich.console import Group
-from rich.table import Table
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual import events
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from hlotop.analysis import ValueInfo
 from hlotop.bindings import bindings
@@ -25,6 +29,7 @@ from hlotop.shape import ArrayShape, BufferShape
 from hlotop.units import human_bytes
 from hlotop.widgets.allocation_tree import kinds_text
 from hlotop.widgets.legend import space_label
+from hlotop.widgets.row_list import set_virtual_size
 from hlotop.widgets.steps import instruction_at
 
 _MAX_LISTED = 200
@@ -52,11 +57,41 @@ def split_shape(shape_text: str | None) -> tuple[str, str, str]:
     return shape_text, "", ""
 
 
-def _grid() -> Table:
-    table = Table.grid(padding=(0, 1))
-    table.add_column(style="dim", no_wrap=True)
-    table.add_column(overflow="fold")
-    return table
+class _Grid:
+    """Two columns, dim labels and folded values: what ``Table.grid(padding=(0, 1))``
+    draws, at a fraction of the cost (a Rich table measures every cell before drawing
+    it; a card of 200 values took tens of ms)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Text, Text]] = []
+
+    def add_row(self, label: str | Text, value: Text) -> None:
+        self.rows.append((Text(label) if isinstance(label, str) else label, value))
+
+    def __rich_console__(self, console, options):
+        if not self.rows:
+            return
+        label_w = max(label.cell_len for label, _ in self.rows)
+        # As a table does: the value column is as wide as its longest line, at most
+        # what is left; every cell is padded to its column's width in its own style.
+        value_w = min(max(1, options.max_width - label_w - 1),
+                      max(cell_len(line) for _, value in self.rows
+                          for line in value.plain.split("\n")))
+        blank = Text(" " * (label_w + 1), style="dim")
+        for label, value in self.rows:
+            head = label.copy()
+            head.pad_right(label_w + 1 - head.cell_len)
+            head.stylize("dim")
+            for i, line in enumerate(value.wrap(console, value_w, overflow="fold")):
+                line.pad_right(value_w - line.cell_len)
+                row = Text(no_wrap=True, end="\n")
+                row.append_text(head if i == 0 else blank)
+                row.append_text(line)
+                yield row
+
+
+def _grid() -> _Grid:
+    return _Grid()
 
 
 def _lines(items) -> Text:
@@ -65,13 +100,15 @@ def _lines(items) -> Text:
             else Text("(none)", style="dim"))
 
 
-class ValueDetail(VerticalScroll):
-    """A scrollable card: :meth:`show_value` or :meth:`show_allocation`."""
+class ValueDetail(ScrollView, can_focus=True):
+    """A scrollable card: :meth:`show_value` or :meth:`show_allocation`.
+
+    A Line API widget: a card is rendered to lines once (when it is chosen, or when the
+    pane is next shown if it is hidden), and a new card changes no layout. A ``Static``
+    in a scrolling container would have the whole screen laid out again, and the card
+    rendered twice, on every cursor move in another pane."""
 
     BINDINGS = bindings("detail")
-    DEFAULT_CSS = """
-    ValueDetail > Static { width: 1fr; }
-    """
 
     def __init__(self, dump: ModuleDump, *, id: str | None = "detail"):
         super().__init__(id=id, classes="pane")
@@ -80,10 +117,9 @@ class ValueDetail(VerticalScroll):
         self.value_id: int | None = None
         self.allocation: int | None = None
         self.border_title = "4 Detail"
-        self._body = Static(Text("Select a value in any pane.", style="dim"))
-
-    def compose(self):
-        yield self._body
+        self._card: RenderableType = Text("Select a value in any pane.", style="dim")
+        self._lines: list[Strip] | None = None  # the card rendered; None: not yet
+        self._lines_width = 0
 
     def show_value(self, value_id: int) -> None:
         info = self.dump.analysis.by_id.get(value_id)
@@ -91,8 +127,7 @@ class ValueDetail(VerticalScroll):
             return
         self.value_id, self.allocation = value_id, None
         self.border_title = f"4 Value {info.value.id}"
-        self._body.update(self.value_card(info))
-        self.scroll_home(animate=False)
+        self._set_card(self.value_card(info))
 
     def show_allocation(self, index: int) -> None:
         alloc = self.dump.analysis.allocation_of.get(index)
@@ -100,8 +135,60 @@ class ValueDetail(VerticalScroll):
             return
         self.value_id, self.allocation = None, index
         self.border_title = f"4 Allocation {index}"
-        self._body.update(self.allocation_card(alloc))
-        self.scroll_home(animate=False)
+        self._set_card(self.allocation_card(alloc))
+
+    # -- lines ------------------------------------------------------------------------
+    def _set_card(self, card: RenderableType) -> None:
+        self._card = card
+        self._lines = None
+        self.scroll_to(0, 0, animate=False)
+        if self.display and self.size.width:
+            self._render_card()
+        self.refresh()
+
+    def _render_card(self) -> None:
+        """Render the card at the width there is (after a scrollbar, if one shows)."""
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            return
+        # As Textual renders a Static: the widget's style under every segment, lines
+        # padded with its background only.
+        console = self.app.console
+        style = self.rich_style
+        segments = console.render(self._card, self.app.console_options.update(
+            highlight=False, width=width))
+        segments = (Segment(text, style + seg_style, None)
+                    for text, seg_style, _ in segments)
+        pad = Style(bgcolor=style.bgcolor)
+        self._lines = [Strip(line or [Segment("", style)]).extend_cell_length(width, pad)
+                       for line in Segment.split_and_crop_lines(
+                           segments, width, include_new_lines=False, pad=False)]
+        self._lines_width = width
+        set_virtual_size(self, Size(width, len(self._lines)))
+
+    def _rerender(self) -> None:
+        if self.size.width and (self._lines is None
+                                or self._lines_width != self.scrollable_content_region.width):
+            self._render_card()
+            self.refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._rerender()
+
+    def on_show(self, event: events.Show) -> None:
+        self._rerender()
+
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        self.call_after_refresh(self._rerender)  # narrower or wider: wrap again
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        blank = Style(bgcolor=self.rich_style.bgcolor)
+        scroll_x, scroll_y = self.scroll_offset
+        y += scroll_y
+        if self._lines is None or y >= len(self._lines):
+            return Strip.blank(width, blank)
+        return self._lines[y].crop_extend(scroll_x, scroll_x + width, blank)
 
     # -- cards ------------------------------------------------------------------------
     def value_card(self, info: ValueInfo) -> Group:
