@@ -6,6 +6,10 @@ import asyncio
 import functools
 import io
 import re
+import subprocess
+import sys
+import threading
+import time
 
 import pytest
 from rich.console import Console
@@ -14,7 +18,9 @@ from hlotop.analysis import live_set
 from hlotop.app import HlotopApp
 from hlotop.bindings import SCOPES
 from hlotop.loader import LoadError, load
+from hlotop.screens.diagnostics import DiagnosticsScreen, diagnostics_renderable
 from hlotop.screens.help import HelpScreen
+from hlotop.screens.loading import LoadingScreen
 from hlotop.screens.main import MainScreen
 from hlotop.screens.search import SearchScreen
 from hlotop.search import find_values
@@ -23,10 +29,11 @@ from hlotop.widgets.allocation_tree import AllocationTree
 from hlotop.widgets.live_set import LiveSet
 from hlotop.widgets.steps import LiveIndex
 from hlotop.widgets.status_bar import StatusBar
+from hlotop.widgets.summary_bar import SummaryBar
 from hlotop.widgets.timeline import Timeline
 from hlotop.widgets.value_detail import ValueDetail
 
-from conftest import SEEDS, sample
+from conftest import ROOT, SEEDS, sample
 
 TPU = "seeds/003_a3085531593bac68.txt"  # TPU, V1 live ranges, VMEM/SMEM, peak at step 11
 CPU_TRACE = "seeds/000_aa093b3e4f73e23a.txt"  # CPU, stack-trace breakdown, op_name args[0]
@@ -56,7 +63,8 @@ def exits(app: HlotopApp) -> list[dict]:
 
 
 async def started(app: HlotopApp, pilot) -> MainScreen:
-    await app.workers.wait_for_complete()
+    """Wait for the main screen, with every value record read (the background pass)."""
+    await app.wait_until_loaded()
     await pilot.pause()
     assert isinstance(app.screen, MainScreen)
     return app.screen
@@ -598,3 +606,130 @@ async def test_mouse_clicks_select_rows_steps_and_tabs():
         await pilot.click("#tabs", offset=(x + 1, 0))  # + 1: the tab bar's left padding
         await pilot.pause()
         assert screen.active == "live" and isinstance(app.focused, LiveSet)
+
+
+# -- opening big dumps: a lazy load, then every record read in the background -----------
+
+@pytest.fixture(scope="module")
+def ten_mb_dump(tmp_path_factory) -> str:
+    """A ~12 MB combined dump (14 470 values) made by the benchmark suite's generator:
+    big enough that the background pass takes a second or more."""
+    out = tmp_path_factory.mktemp("bench")
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_dumps.py"),
+                    "--size-mb", "10", "--out", str(out)], check=True, capture_output=True)
+    return str(out / "combined-10mb-buffer-assignment.txt")
+
+
+def summary_text(app) -> str:
+    return app.screen.query_one(SummaryBar).render().plain
+
+
+@pilot_test
+async def test_a_big_dump_opens_lazily_and_its_records_are_read_in_the_background(
+        ten_mb_dump, monkeypatch):
+    import hlotop.app as app_module
+
+    calls = []
+    real_load = app_module.load
+
+    def spy(path, **kwargs):
+        calls.append(kwargs)
+        return real_load(path, **kwargs)
+
+    monkeypatch.setattr(app_module, "load", spy)
+    app = HlotopApp(ten_mb_dump)
+    async with app.run_test(size=(120, 40)) as pilot:
+        while "painted" not in app.milestones:
+            await asyncio.sleep(0.01)
+        assert calls == [{"lazy": True}]
+        assert isinstance(app.screen, MainScreen) and not app.dump.records_read
+        status = app.screen.query_one(StatusBar)
+        while status.progress is None and not app.dump.records_read:
+            await asyncio.sleep(0.01)
+        await pilot.pause()
+        if not app.dump.records_read:  # it reports every 1024 records
+            done, total, _ = status.progress
+            assert 0 < done < total == len(app.dump.used_values)
+            assert "reading value records" in screen_text(app)
+        await app.wait_until_loaded()
+        await pilot.pause()
+        assert app.dump.records_read and status.progress is None
+        assert "reading" not in screen_text(app)
+        n = len(app.dump.diagnostics)
+        assert f" {n} diagnostic{'s' if n != 1 else ''}" in summary_text(app)
+        assert "records" in app.milestones
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+@pilot_test
+async def test_a_bad_record_line_is_found_by_the_background_pass(tmp_path):
+    lines = open(sample(TPU)).read().split("\n")
+    at = lines.index(" uses:") + 1  # the first record's uses, before its entries
+    lines.insert(at, "this is not a record line")
+    path = tmp_path / "bad-record.txt"
+    path.write_text("\n".join(lines))
+    app = HlotopApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.wait_until_loaded()
+        await pilot.pause()
+        assert app.dump.records_read and len(app.dump.diagnostics) == 1
+        assert " 1 diagnostic, 1 error (d)" in summary_text(app)
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, DiagnosticsScreen)
+        listed = plain(diagnostics_renderable(app.screen.diagnostics), width=160)
+        assert f"{path}:{at + 1}" in listed and "this is not a record line" in listed
+
+
+@pilot_test
+async def test_q_during_the_background_pass_exits_at_once(ten_mb_dump, monkeypatch):
+    from hlotop.loader import ModuleDump
+
+    returned = threading.Event()
+    real_read = ModuleDump.read_records
+
+    def read_records(self, progress=None):
+        try:
+            real_read(self, progress)
+        finally:
+            returned.set()
+
+    monkeypatch.setattr(ModuleDump, "read_records", read_records)
+    app = HlotopApp(ten_mb_dump)
+    async with app.run_test(size=(80, 24)) as pilot:
+        status = None
+        while status is None or status.progress is None:  # the pass has reported
+            await asyncio.sleep(0.01)
+            if isinstance(app.screen, MainScreen):
+                status = app.screen.query_one(StatusBar)
+        assert not app.dump.records_read
+        started = time.perf_counter()
+        await pilot.press("q")
+    assert app.return_code == 0
+    # The pass stops at its next progress report (every 1024 records, ~0.1 s here).
+    assert await asyncio.to_thread(returned.wait, 5)
+    assert time.perf_counter() - started < 1.0
+    assert not app.dump.records_read  # stopped part-way; a later call starts over
+
+
+@pilot_test
+async def test_q_during_the_first_load_exits_at_once(monkeypatch):
+    """The lazy load cannot be stopped half-way: its thread is left behind and the app
+    ends without waiting for it."""
+    release = threading.Event()
+
+    def slow_load():
+        release.wait(10)
+        return load(sample(TPU))
+
+    app = HlotopApp("slow.txt", open_dump=slow_load)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, LoadingScreen)
+        assert "Loading slow.txt" in screen_text(app)
+        started = time.perf_counter()
+        await pilot.press("q")
+    assert time.perf_counter() - started < 1.0
+    assert app.return_code == 0 and app.dump is None
+    release.set()

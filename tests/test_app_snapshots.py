@@ -1,7 +1,8 @@
 """Screen snapshots (SVG, in snapshots/) of hlotop on the seed dumps.
 
-Each test waits for the load worker before any key is pressed, so the screenshot is
-of the main screen, never of the loading indicator. Update with
+Each test waits for the dump to be loaded and every record read before any key is
+pressed, so the screenshot is of the main screen, never of the loading indicator or of
+the background pass's progress. Update with
 ``pytest tests/test_app_snapshots.py --snapshot-update`` and look at the SVGs.
 """
 
@@ -23,7 +24,9 @@ def app(relative: str) -> HlotopApp:
 
 
 async def loaded(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
+    """The main screen, once the background pass has read every record: no progress
+    line, and the final diagnostics count."""
+    await pilot.app.wait_until_loaded()
     await pilot.pause()
 
 

@@ -1,23 +1,38 @@
 """The hlotop terminal UI: ``HlotopApp(path).run()``.
 
-The dump loads in a thread worker while a loading screen shows; then the main screen
-takes over. A file that is not a dump ends the app with return code 2 and a one-line
-message, never a traceback.
+Opening a dump happens in two passes, both off the UI thread:
+
+1. a thread worker loads the dump lazily (``load(path, lazy=True)``: the ``Used
+   values`` records are only indexed) while a loading screen shows the file's name,
+   size and the stage; the main screen takes over as soon as it returns;
+2. once the main screen has been painted, a second thread worker reads every record
+   (``ModuleDump.read_records``), to find the diagnostics they hold; the status bar
+   shows its progress, and the header's diagnostics count is updated when it ends.
+
+``q`` quits at once in either pass: the first runs in a daemon thread that is left
+behind, the second stops at its next progress report. A file that is not a dump ends
+the app with return code 2 and a one-line message, never a traceback.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
+import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
 from textual.app import App
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from hlotop.bindings import bindings
 from hlotop.commands import HlotopCommands
 from hlotop.loader import LoadError, ModuleDump, load
+from hlotop.messages import MainScreenPainted, RecordsProgress, RecordsRead
 from hlotop.safe_text import printable
 from hlotop.screens.help import HelpScreen
 from hlotop.screens.loading import LoadingScreen
@@ -26,11 +41,25 @@ from hlotop.units import human_bytes
 
 EXIT_LOAD_ERROR = 2
 EXIT_INTERNAL_ERROR = 1
+_POLL = 0.05  # seconds between two looks at the load thread
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """The load failed: the app exits with this message and return code."""
+
+    message: str
+    return_code: int
 
 
 class HlotopApp(App[None]):
     """Browse one module's buffer assignment. ``source`` is what the user named (shown
-    by its file name only); ``open_dump`` replaces ``load(source)`` (tests, stdin)."""
+    by its file name only); ``open_dump`` replaces ``load(source, lazy=True)`` (tests,
+    stdin).
+
+    ``milestones`` holds seconds since the app was made, for benchmarks: ``"loaded"``
+    (the lazy load returned), ``"painted"`` (the main screen was painted once) and
+    ``"records"`` (the background pass read every record)."""
 
     CSS_PATH = "hlotop.tcss"
     TITLE = "hlotop"
@@ -42,8 +71,15 @@ class HlotopApp(App[None]):
     def __init__(self, source: str, open_dump: Callable[[], ModuleDump] | None = None):
         super().__init__()
         self.source = str(source)
-        self._open_dump = open_dump if open_dump is not None else (lambda: load(self.source))
+        self._open_dump = open_dump if open_dump is not None else (
+            lambda: load(self.source, lazy=True))
         self.dump: ModuleDump | None = None
+        self.milestones: dict[str, float] = {}
+        self.records_worker: Worker | None = None
+        self._started = time.perf_counter()
+        self._exiting = threading.Event()
+        self._settled = asyncio.Event()  # see wait_until_loaded
+        self._main: MainScreen | None = None
 
     @property
     def module(self) -> ModuleDump | None:
@@ -55,46 +91,149 @@ class HlotopApp(App[None]):
     def display_name(self) -> str:
         return printable(Path(self.source).name or self.source)
 
-    def on_mount(self) -> None:
-        label = self.display_name
-        try:
-            label += f" ({human_bytes(os.path.getsize(self.source))})"
-        except OSError:
-            pass
-        self.push_screen(LoadingScreen(label))
-        self.run_worker(self._load, name="load", thread=True, exclusive=True)
+    @property
+    def exiting(self) -> bool:
+        return self._exiting.is_set()
 
-    def _load(self) -> None:
-        """Runs in a thread. A full GC pass over a big model stalls the UI, so the
-        collector is off while the model is built, and the model is frozen after."""
-        gc.disable()
+    def _mark(self, milestone: str) -> None:
+        self.milestones[milestone] = time.perf_counter() - self._started
+
+    def exit(self, *args, **kwargs) -> None:
+        self._exiting.set()  # the workers see it at their next look and stop
+        self._settled.set()
+        super().exit(*args, **kwargs)
+
+    async def wait_until_loaded(self) -> None:
+        """Return once the dump is shown and every record has been read (or the app
+        is exiting): for tests and benchmarks, which want a screen that no longer
+        changes by itself."""
+        await self._settled.wait()
+
+    # -- pass 1: the lazy load --------------------------------------------------------
+    def on_mount(self) -> None:
         try:
-            dump = self._open_dump()
-        except LoadError as err:
-            self.call_from_thread(self._fail, f"hlotop: error: {err}", EXIT_LOAD_ERROR)
-            return
-        except Exception as err:  # a bug in hlotop: say where, without a traceback
+            size = human_bytes(os.path.getsize(self.source))
+        except OSError:
+            size = None
+        self.push_screen(LoadingScreen(self.display_name, size))
+        self.run_worker(self._load, name="load", group="load", thread=True, exclusive=True)
+
+    def _load(self) -> ModuleDump | _Failed | None:
+        """Runs in a thread worker, which runs the load in a daemon thread and waits
+        for it: on exit the worker returns at once and the daemon thread is left to
+        die with the process (a load cannot be stopped half-way)."""
+        worker = get_current_worker()
+        box: dict[str, object] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            # Full GC passes over a big model being built cost seconds, and would
+            # come back while the main screen is built and used: the collector is off
+            # during the load, and what the load made is frozen (never scanned again).
+            gc.disable()
+            try:
+                box["dump"] = self._open_dump()
+                gc.freeze()
+            except BaseException as err:  # noqa: BLE001 - reported below, in the UI
+                box["error"] = err
+            finally:
+                gc.enable()
+                done.set()
+
+        threading.Thread(target=run, name="hlotop-load", daemon=True).start()
+        while not done.wait(_POLL):
+            if worker.is_cancelled or self.exiting:
+                return None
+        err = box.get("error")
+        if isinstance(err, LoadError):
+            return _Failed(f"hlotop: error: {err}", EXIT_LOAD_ERROR)
+        if err is not None:  # a bug in hlotop: say where, without a traceback
             tb = err.__traceback__
             while tb is not None and tb.tb_next is not None:
                 tb = tb.tb_next
             where = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}" if tb else ""
-            self.call_from_thread(
-                self._fail, f"hlotop: error: {self.source}: internal error while loading: "
-                            f"{type(err).__name__}: {err}{where} (please report it)",
-                EXIT_INTERNAL_ERROR)
+            return _Failed(f"hlotop: error: {self.source}: internal error while loading: "
+                           f"{type(err).__name__}: {err}{where} (please report it)",
+                           EXIT_INTERNAL_ERROR)
+        return box["dump"]
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # The load's outcome is acted on once its worker has ended, so that an exit it
+        # causes never cancels a worker that is still running.
+        if event.worker.name != "load" or event.state != WorkerState.SUCCESS:
             return
-        finally:
-            gc.enable()
-            gc.freeze()
-        self.call_from_thread(self._show, dump)
+        result = event.worker.result
+        if isinstance(result, _Failed):
+            self._fail(result.message, result.return_code)
+        elif result is not None and not self.exiting:
+            self._loaded(result)
 
     def _fail(self, message: str, return_code: int) -> None:
         # A Text, not a str: Textual prints a str exit message as markup.
         self.exit(return_code=return_code, message=Text(printable(message)))
 
-    def _show(self, dump: ModuleDump) -> None:
+    def _loaded(self, dump: ModuleDump) -> None:
         self.dump = dump
-        self.switch_screen(MainScreen(dump))
+        self._mark("loaded")
+        if isinstance(self.screen, LoadingScreen):
+            a = dump.analysis
+            self.screen.set_stage(f"laying out {len(dump.allocations):,} allocations and "
+                                  f"{len(a.values):,} values".replace(",", " "))
+        # Paint that stage before the main screen is built (which holds the UI thread).
+        self.call_after_refresh(self._show, dump)
+
+    def _show(self, dump: ModuleDump) -> None:
+        if self.exiting:
+            return
+        self._main = MainScreen(dump)
+        self.switch_screen(self._main)
+
+    # -- pass 2: every record, in the background --------------------------------------
+    def on_main_screen_painted(self, message: MainScreenPainted) -> None:
+        self._mark("painted")
+        # The panes' own indexes (timeline rows, live index) are built: freeze them too.
+        gc.freeze()
+        dump = self.dump
+        if dump is None or self.exiting:
+            return
+        if dump.records_read:
+            self._records_read(True)
+            return
+        self.records_worker = self.run_worker(lambda: self._read_records(dump),
+                                              name="records", group="records",
+                                              thread=True, exclusive=True)
+
+    def _read_records(self, dump: ModuleDump) -> None:
+        """Runs in a thread worker: parse every record, reporting progress as messages."""
+        worker = get_current_worker()
+        started = time.perf_counter()
+
+        def progress(done: int, total: int) -> bool:
+            if worker.is_cancelled or self.exiting:
+                return True  # stop: the app is exiting
+            elapsed = time.perf_counter() - started
+            if done < total:
+                self.post_message(RecordsProgress(done, total,
+                                                  done / elapsed if elapsed > 0.25 else None))
+            return False
+
+        dump.read_records(progress)
+        if not (worker.is_cancelled or self.exiting):
+            self.post_message(RecordsRead(dump.records_read))
+
+    def on_records_progress(self, message: RecordsProgress) -> None:
+        if self._main is not None:
+            self._main.show_records_progress(message.done, message.total, message.rate)
+
+    def on_records_read(self, message: RecordsRead) -> None:
+        self._records_read(message.complete)
+
+    def _records_read(self, complete: bool) -> None:
+        if complete:
+            self._mark("records")
+        if self._main is not None:
+            self._main.records_read()
+        self._settled.set()
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

@@ -12,6 +12,7 @@ from textual.widgets import Static
 from hlotop.bindings import bindings
 from hlotop.model import Diagnostic
 from hlotop.safe_text import printable
+from hlotop.units import spaced_bytes
 
 
 def diagnostics_renderable(diagnostics: list[Diagnostic]) -> Table | Text:
@@ -31,13 +32,26 @@ def diagnostics_renderable(diagnostics: list[Diagnostic]) -> Table | Text:
 class DiagnosticsScreen(ModalScreen[None]):
     BINDINGS = bindings("modal")
 
-    def __init__(self, diagnostics: list[Diagnostic]):
+    def __init__(self, diagnostics: list[Diagnostic],
+                 reading: tuple[int, int, float | None] | bool | None = None):
+        """``reading``: the background pass over the value records is still running
+        (its progress, or True before its first report); their diagnostics come when
+        it ends."""
         super().__init__()
-        self.diagnostics = diagnostics
+        self.diagnostics = list(diagnostics)
+        self.reading = reading
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="diagnostics-body", classes="modal-body") as body:
             body.border_title = f"Diagnostics ({len(self.diagnostics)}) · esc closes"
+            if self.reading:
+                where = ""
+                if isinstance(self.reading, tuple):
+                    done, total, _ = self.reading
+                    where = f" ({spaced_bytes(done)} of {spaced_bytes(total)} read)"
+                yield Static(Text(f"Still reading the value records{where}: what they "
+                                  "hold is listed once they are all read.", style="yellow"),
+                             id="diagnostics-pending")
             yield Static(diagnostics_renderable(self.diagnostics))
 
     def action_close(self) -> None:
