@@ -368,11 +368,20 @@ class Timeline(ScrollView, can_focus=True):
         c0, c1 = self.col_of(self.step)
         # Only the background: a bar keeps its memory space's colour under the cursor.
         cursor = Style(bgcolor=self._style("timeline--cursor-column").bgcolor)
+        # Runs of cells in one style are appended at once (a row is mostly three runs).
+        run: list[str] = []
+        run_style = None
         for col in cols:
             char, style = cell(col)
             if c0 <= col <= c1:
                 style = (style if isinstance(style, Style) else Style.parse(style or "none")) + cursor
-            text.append(char, style=style)
+            if style != run_style:
+                if run:
+                    text.append("".join(run), style=run_style)
+                run, run_style = [], style
+            run.append(char)
+        if run:
+            text.append("".join(run), style=run_style)
 
     def _col_value(self, col: int) -> int:
         sps, cps = self.zoom

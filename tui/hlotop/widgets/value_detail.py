@@ -32,7 +32,9 @@ from hlotop.widgets.legend import space_label
 from hlotop.widgets.row_list import set_virtual_size
 from hlotop.widgets.steps import instruction_at
 
-_MAX_LISTED = 200
+_MAX_LISTED = 200  # lines of a list (uses, positions, stack)
+_MAX_VALUES = 50  # values listed in an allocation's card (each a line or two to render)
+_NEWLINE = Segment.line()
 
 
 def exact(n: int) -> Text:
@@ -82,12 +84,30 @@ class _Grid:
             head = label.copy()
             head.pad_right(label_w + 1 - head.cell_len)
             head.stylize("dim")
-            for i, line in enumerate(value.wrap(console, value_w, overflow="fold")):
+            for i, line in enumerate(_wrapped(console, value, value_w)):
                 line.pad_right(value_w - line.cell_len)
-                row = Text(no_wrap=True, end="\n")
+                row = Text(no_wrap=True, end="")
                 row.append_text(head if i == 0 else blank)
                 row.append_text(line)
-                yield row
+                # Segments, not the Text: a Text yielded would be wrapped once more.
+                yield from row.render(console)
+                yield _NEWLINE
+
+
+def _wrapped(console, value: Text, width: int) -> list[Text]:
+    """``value.wrap(console, width, overflow="fold")``, with Rich's wrapping only for
+    the lines that need it (a list of 100 uses is mostly short lines)."""
+    if "\n" not in value.plain:
+        if value.cell_len <= width:
+            return [value.copy()]
+        return list(value.wrap(console, width, overflow="fold"))
+    out: list[Text] = []
+    for line in value.split("\n", allow_blank=True):
+        if line.cell_len <= width:
+            out.append(line)
+        else:
+            out.extend(line.wrap(console, width, overflow="fold"))
+    return out
 
 
 def _grid() -> _Grid:
@@ -95,9 +115,15 @@ def _grid() -> _Grid:
 
 
 def _lines(items) -> Text:
-    """One line per item (dump text made printable), or a dim "(none)"."""
-    return (Text("\n".join(printable(str(i)) for i in items)) if items
-            else Text("(none)", style="dim"))
+    """One line per item (dump text made printable), the first :data:`_MAX_LISTED`
+    of them, or a dim "(none)"."""
+    items = list(items)
+    if not items:
+        return Text("(none)", style="dim")
+    text = Text("\n".join(printable(str(i)) for i in items[:_MAX_LISTED]))
+    if len(items) > _MAX_LISTED:
+        text.append(f"\n… {len(items) - _MAX_LISTED} more", style="dim")
+    return text
 
 
 class ValueDetail(ScrollView, can_focus=True):
@@ -275,14 +301,15 @@ class ValueDetail(ScrollView, can_focus=True):
         if alloc.line:
             t.add_row("dump line", Text(str(alloc.line)))
         values = _grid()
-        for slot in alloc.values[:_MAX_LISTED]:
+        for slot in alloc.values[:_MAX_VALUES]:
             values.add_row(Text(f"@{slot.offset}"),
                            Text(printable(f"{human_bytes(slot.size):>9}  {slot.value}  "
                                           f"{slot.shape}")))
         parts = [title, t, Text(""), Text("values (offset, size, value, shape):", style="dim"),
                  values]
-        if len(alloc.values) > _MAX_LISTED:
-            parts.append(Text(f"… {len(alloc.values) - _MAX_LISTED} more", style="dim"))
+        if len(alloc.values) > _MAX_VALUES:
+            parts.append(Text(f"… {len(alloc.values) - _MAX_VALUES} more (the allocation "
+                              "tree lists them all: → expands it)", style="dim"))
         if alloc.reused_by:
             parts.append(Text("reused by buffers of a different color:", style="dim"))
             parts.append(_lines(f"{v} (color={c})" for v, c in alloc.reused_by))
