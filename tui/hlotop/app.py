@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
+from textual import events
 from textual.app import App
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -42,6 +43,8 @@ from hlotop.units import human_bytes
 EXIT_LOAD_ERROR = 2
 EXIT_INTERNAL_ERROR = 1
 _POLL = 0.05  # seconds between two looks at the load thread
+_PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reported
+_INPUT_QUIET = 0.25  # seconds without a key or click before the background pass goes on
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,7 @@ class HlotopApp(App[None]):
         self._started = time.perf_counter()
         self._exiting = threading.Event()
         self._settled = asyncio.Event()  # see wait_until_loaded
+        self._last_input = 0.0  # perf_counter() of the last key or mouse button
         self._main: MainScreen | None = None
 
     @property
@@ -97,6 +101,23 @@ class HlotopApp(App[None]):
 
     def _mark(self, milestone: str) -> None:
         self.milestones[milestone] = time.perf_counter() - self._started
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown,
+                              events.MouseScrollUp)):
+            self._last_input = time.perf_counter()
+        await super().on_event(event)
+
+    def yield_to_input(self, stop: Callable[[], bool] | None = None) -> float:
+        """For worker threads, between two pieces of work: wait while keys or clicks
+        keep coming. A worker shares the interpreter lock with the UI, which then gets
+        half the CPU, and a key took twice as long. Returns the seconds waited."""
+        started = now = time.perf_counter()
+        while (now - self._last_input < _INPUT_QUIET and not self.exiting
+               and not (stop is not None and stop())):
+            time.sleep(_INPUT_QUIET / 4)
+            now = time.perf_counter()
+        return now - started
 
     def exit(self, *args, **kwargs) -> None:
         self._exiting.set()  # the workers see it at their next look and stop
@@ -204,28 +225,45 @@ class HlotopApp(App[None]):
                                               thread=True, exclusive=True)
 
     def _read_records(self, dump: ModuleDump) -> None:
-        """Runs in a thread worker: parse every record, reporting progress as messages."""
+        """Runs in a thread worker: parse every record, reporting progress as messages.
+        A failure in the pass (a bug) is retried from the start a few times, then
+        reported; the dump stays browsable either way."""
         worker = get_current_worker()
         started = time.perf_counter()
 
         def progress(done: int, total: int) -> bool:
+            nonlocal started
             if worker.is_cancelled or self.exiting:
                 return True  # stop: the app is exiting
-            elapsed = time.perf_counter() - started
+            now = time.perf_counter()
             if done < total:
-                self.post_message(RecordsProgress(done, total,
-                                                  done / elapsed if elapsed > 0.25 else None))
+                self.post_message(RecordsProgress(done, total, done / (now - started)
+                                                  if now - started > 0.25 else None))
+            started += self.yield_to_input(lambda: worker.is_cancelled)  # rate: reading only
             return False
 
-        dump.read_records(progress)
+        error = None
+        for _ in range(_PASS_ATTEMPTS):
+            started = time.perf_counter()
+            try:
+                dump.read_records(progress)
+            except Exception as err:  # noqa: BLE001 - reported in the UI
+                error = f"{type(err).__name__}: {err}"
+                continue
+            error = None
+            break
         if not (worker.is_cancelled or self.exiting):
-            self.post_message(RecordsRead(dump.records_read))
+            self.post_message(RecordsRead(dump.records_read, error))
 
     def on_records_progress(self, message: RecordsProgress) -> None:
         if self._main is not None:
             self._main.show_records_progress(message.done, message.total, message.rate)
 
     def on_records_read(self, message: RecordsRead) -> None:
+        if message.error is not None:
+            self.notify(f"Not every value record could be read ({message.error}), so the "
+                        "diagnostics may be incomplete. Please report it.",
+                        title="hlotop: internal error", severity="error", timeout=15)
         self._records_read(message.complete)
 
     def _records_read(self, complete: bool) -> None:

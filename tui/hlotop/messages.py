@@ -73,11 +73,12 @@ class RecordsProgress(Message):
 
 class RecordsRead(Message):
     """The background pass is over: every record has been read (``complete``), or it
-    was stopped (the app is exiting)."""
+    failed (``error``: what went wrong, one line)."""
 
-    def __init__(self, complete: bool):
+    def __init__(self, complete: bool, error: str | None = None):
         super().__init__()
         self.complete = complete
+        self.error = error
 
 
 class MainScreenPainted(Message):
