@@ -733,3 +733,28 @@ async def test_q_during_the_first_load_exits_at_once(monkeypatch):
     assert time.perf_counter() - started < 1.0
     assert app.return_code == 0 and app.dump is None
     release.set()
+
+
+@pilot_test
+async def test_search_on_a_big_dump_runs_in_a_worker_and_agrees_with_find_values(ten_mb_dump):
+    """Above 2000 values the search reads op_names in a thread worker, filling the list
+    in; its final matches are find_values' (same ranking), and keys keep working."""
+    app = HlotopApp(ten_mb_dump)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        values = app.dump.analysis.values
+        for query in ("fusion.1",):
+            await pilot.press("slash", *query)
+            screen = app.screen
+            assert isinstance(screen, SearchScreen)
+            while screen._timer is not None or (screen._worker is not None
+                                                and not screen._worker.is_finished):
+                await asyncio.sleep(0.02)
+            await pilot.pause()
+            expected = find_values(values, query)
+            assert expected and [i.value.id for i in screen.matches] == [
+                i.value.id for i in expected]
+            label = str(screen.query_one("#search-count").render())
+            assert label.startswith(f"{len(expected)} match") and "so far" not in label
+            await pilot.press("escape")
+            await pilot.pause()
