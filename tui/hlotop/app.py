@@ -269,6 +269,9 @@ class HlotopApp(App[None]):
     def _records_read(self, complete: bool) -> None:
         if complete:
             self._mark("records")
+        # What the panes and the pass built since the last freeze: out of every later
+        # GC pass too (measured at 100 MB: the longest full pass 70 -> 41 ms).
+        gc.freeze()
         if self._main is not None:
             self._main.records_read()
         self._settled.set()

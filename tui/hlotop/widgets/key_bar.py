@@ -43,6 +43,7 @@ class KeyBar(Widget):
     def __init__(self, *, id: str | None = "keys"):
         super().__init__(id=id)
         self._spans: list[tuple[int, int, str]] = []  # (first cell, end, key)
+        self._shown: tuple | None = None  # _signature() when last drawn
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -51,8 +52,14 @@ class KeyBar(Widget):
         self.screen.bindings_updated_signal.unsubscribe(self)
 
     def _bindings_changed(self, screen: Screen) -> None:
-        if screen is self.screen:
+        # Textual announces a change twice per focus move (the second after a frame):
+        # repaint only when the keys shown differ, or the second is a frame of its own.
+        if screen is self.screen and self._signature() != self._shown:
             self.refresh()
+
+    def _signature(self) -> tuple:
+        return tuple((key, binding.description, enabled) for key, (_, binding, enabled, _)
+                     in self.screen.active_bindings.items() if binding.show)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -63,6 +70,7 @@ class KeyBar(Widget):
         text_style = self.get_component_rich_style("keybar--description")
         dim = Style(dim=True)
         bindings = self.screen.active_bindings
+        self._shown = self._signature()
         left = Text(no_wrap=True, overflow="ellipsis", end="")
         spans = []
         actions = set()

@@ -165,11 +165,9 @@ class RowList(ScrollView, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         self.scroll_cursor_into_view()
 
-    def on_focus(self) -> None:
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self.refresh()
+    # Focus changes how the cursor row is drawn (its gutter mark and colour); there is
+    # no on_focus/on_blur repaint: the panes' :focus border restyles, and so repaints,
+    # the whole widget once the focus has moved (another repaint was another frame).
 
     # -- actions (bound in bindings.py) ------------------------------------------
     def action_cursor_up(self) -> None:

@@ -186,11 +186,8 @@ class Timeline(ScrollView, can_focus=True):
             f"{cps} col/step" if sps == 1 else f"{sps} steps/col")
         self.border_subtitle = f"zoom {zoom} · +/- zoom · ←→ step · p peak"
 
-    def on_focus(self) -> None:
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self.refresh()
+    # Focus changes how the selected row is drawn: repainted with the whole pane when
+    # its :focus border is restyled (see RowList).
 
     def on_resize(self, event: events.Resize) -> None:
         self._relayout()
