@@ -47,6 +47,44 @@ _PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reporte
 _INPUT_QUIET = 0.25  # seconds without a key or click before the background pass goes on
 
 
+def _take_turns_parsing_records(dump: ModuleDump, pause: Callable[[], object]) -> None:
+    """Make the worker threads (the background pass, a search) take turns with the UI
+    thread, a record at a time: the UI goes first, and ``pause()`` is called before
+    each record a worker parses (HlotopApp.yield_to_input: it waits while keys come
+    in). The pass reports progress only every 1024 records (~60 ms of holding the
+    interpreter lock), too seldom to step aside for a key by itself.
+
+    The lock is also a workaround, until the core's record table is safe to use from
+    two threads: its cache of parsed records is not (two threads evicting at once
+    raise KeyError, which stopped the background pass within seconds whenever keys
+    were pressed). Call it from the UI thread."""
+    table = dump.used_values
+    record = getattr(table, "record", None)
+    if record is None or getattr(table, "_hlotop_turns", False):
+        return
+    lock = threading.Lock()
+    ui = threading.get_ident()
+    ui_waiting = threading.Event()
+
+    def record_in_turn(*args, **kwargs):
+        if threading.get_ident() == ui:
+            ui_waiting.set()
+            with lock:
+                ui_waiting.clear()
+                return record(*args, **kwargs)
+        pause()
+        while ui_waiting.is_set():  # a plain lock is not fair: let the UI in first
+            time.sleep(0)
+        with lock:
+            return record(*args, **kwargs)
+
+    try:
+        table.record = record_in_turn
+        table._hlotop_turns = True
+    except AttributeError:  # a table without instance attributes: nothing to patch
+        pass
+
+
 @dataclass(frozen=True, slots=True)
 class _Failed:
     """The load failed: the app exits with this message and return code."""
@@ -83,6 +121,7 @@ class HlotopApp(App[None]):
         self._exiting = threading.Event()
         self._settled = asyncio.Event()  # see wait_until_loaded
         self._last_input = 0.0  # perf_counter() of the last key or mouse button
+        self._waited = 0.0  # seconds worker threads spent in yield_to_input
         self._main: MainScreen | None = None
 
     @property
@@ -113,10 +152,13 @@ class HlotopApp(App[None]):
         keep coming. A worker shares the interpreter lock with the UI, which then gets
         half the CPU, and a key took twice as long. Returns the seconds waited."""
         started = now = time.perf_counter()
+        if now - self._last_input >= _INPUT_QUIET:
+            return 0.0  # the usual case, a record at a time: keep it cheap
         while (now - self._last_input < _INPUT_QUIET and not self.exiting
                and not (stop is not None and stop())):
             time.sleep(_INPUT_QUIET / 4)
             now = time.perf_counter()
+        self._waited += now - started
         return now - started
 
     def exit(self, *args, **kwargs) -> None:
@@ -217,6 +259,7 @@ class HlotopApp(App[None]):
         dump = self.dump
         if dump is None or self.exiting:
             return
+        _take_turns_parsing_records(dump, self.yield_to_input)  # the pass, a search
         if dump.records_read:
             self._records_read(True)
             return
@@ -229,22 +272,20 @@ class HlotopApp(App[None]):
         A failure in the pass (a bug) is retried from the start a few times, then
         reported; the dump stays browsable either way."""
         worker = get_current_worker()
-        started = time.perf_counter()
+        started, waited = time.perf_counter(), self._waited
 
         def progress(done: int, total: int) -> bool:
-            nonlocal started
             if worker.is_cancelled or self.exiting:
                 return True  # stop: the app is exiting
-            now = time.perf_counter()
+            reading = time.perf_counter() - started - (self._waited - waited)  # not paused
             if done < total:
-                self.post_message(RecordsProgress(done, total, done / (now - started)
-                                                  if now - started > 0.25 else None))
-            started += self.yield_to_input(lambda: worker.is_cancelled)  # rate: reading only
+                self.post_message(RecordsProgress(done, total,
+                                                  done / reading if reading > 0.25 else None))
             return False
 
         error = None
         for _ in range(_PASS_ATTEMPTS):
-            started = time.perf_counter()
+            started, waited = time.perf_counter(), self._waited
             try:
                 dump.read_records(progress)
             except Exception as err:  # noqa: BLE001 - reported in the UI
