@@ -27,6 +27,8 @@ _size = attrgetter("size")
 _value_id = attrgetter("value.id")
 _offset = attrgetter("offset")
 _shape = attrgetter("shape")
+_kinds_key = attrgetter("parameter", "parameter_shape_index", "output_shape", "is_constant",
+                        "is_thread_local", "maybe_live_out", "is_preallocated_temp")
 _LABEL_MAX = 40
 
 
@@ -63,16 +65,15 @@ class AllocationTree(RowList):
         self._idx_w = len(str(max((a.index for a in allocs), default=0)))
         self._space_w = max((len(space_label(c, self.names)) for c in {a.color for a in allocs}),
                             default=7)
-        kinds_w: dict[tuple, int] = {}
+        kinds_w: dict[tuple, int] = {}  # what kinds_text depends on -> its length
         alloc_w = 0
-        for a in allocs:
-            key = (a.parameter, a.parameter_shape_index, a.output_shape is None, a.is_constant,
-                   a.is_thread_local, a.maybe_live_out, a.is_preallocated_temp)
+        for key, a in zip(map(_kinds_key, allocs), allocs):
             k = kinds_w.get(key)
             if k is None:
                 k = kinds_w[key] = len(kinds_text(a))
             n = len(a.values)
-            alloc_w = max(alloc_w, k + (0 if n == 1 else 12 + len(str(n))))
+            if k + 12 + len(str(n)) > alloc_w:  # the widest this row can be
+                alloc_w = max(alloc_w, k + (0 if n == 1 else 12 + len(str(n))))
         self._alloc_w = (2 + self._idx_w + 2 + SIZE_W + 2 + self._space_w + 2 + alloc_w
                          if allocs else 0)
         slots = [s for a in allocs for s in a.values]
@@ -96,11 +97,13 @@ class AllocationTree(RowList):
         self._rebuild()
 
     def _rebuild(self) -> None:
-        rows: list[tuple[BufferAllocation, ValueSlot | None]] = []
-        for alloc in self._order:
-            rows.append((alloc, None))
-            if alloc.index in self.expanded:
-                rows.extend((alloc, slot) for slot in alloc.values)
+        rows: list[tuple[BufferAllocation, ValueSlot | None]] = [
+            (alloc, None) for alloc in self._order]
+        # Then the value rows of the (few) expanded allocations, bottom first.
+        for index in sorted(self.expanded, key=self._position.__getitem__, reverse=True):
+            at = self._position[index]
+            alloc = self._order[at]
+            rows[at + 1:at + 1] = [(alloc, slot) for slot in alloc.values]
         self._rows = rows
         self._update_title()
         self.rows_changed()

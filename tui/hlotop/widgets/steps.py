@@ -90,14 +90,21 @@ class LiveIndex:
     _INCREMENTAL = 256  # steps; beyond that a full scan is cheaper
 
     def __init__(self, values: list[ValueInfo], steps: StepIndex | None = None):
+        self._source = (values, steps)
+        self._built = False
+        self.step: int | None = None
+        self.live: dict[int, ValueInfo] = {}
+
+    def _build(self) -> None:
+        """On the first look (the live set opens at the peak, which needs no index)."""
+        values, steps = self._source
         rows = steps.rows if steps is not None else sorted(
             (v for v in values if v.live is not None), key=_start)
         self.values = [v for v in rows if v.live.start <= v.live.end]  # by start
         self.by_end = sorted(self.values, key=_end)
         self.starts = [v.live.start for v in self.values]
         self.ends = [v.live.end for v in self.by_end]
-        self.step: int | None = None
-        self.live: dict[int, ValueInfo] = {}
+        self._built = True
 
     def _starting(self, step: int) -> list[ValueInfo]:
         return self.values[bisect_left(self.starts, step):bisect_right(self.starts, step)]
@@ -107,6 +114,8 @@ class LiveIndex:
 
     def at(self, step: int) -> list[ValueInfo]:
         """Values live at ``step`` (start <= step <= end), largest first."""
+        if not self._built:
+            self._build()
         if self.step is None or abs(step - self.step) > self._INCREMENTAL:
             # Started at or before the step (a prefix of the start order), not ended.
             started = self.values[:bisect_right(self.starts, step)]
