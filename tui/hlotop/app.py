@@ -32,6 +32,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from hlotop.bindings import bindings
 from hlotop.commands import HlotopCommands
+from hlotop.crash_guard import CrashGuard
 from hlotop.loader import LoadError, ModuleDump, load
 from hlotop.messages import MainScreenPainted, RecordsProgress, RecordsRead
 from hlotop.safe_text import printable
@@ -93,7 +94,7 @@ class _Failed:
     return_code: int
 
 
-class HlotopApp(App[None]):
+class HlotopApp(CrashGuard, App[None]):
     """Browse one module's buffer assignment. ``source`` is what the user named (shown
     by its file name only); ``open_dump`` replaces ``load(source, lazy=True)`` (tests,
     stdin).
