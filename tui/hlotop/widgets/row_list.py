@@ -53,6 +53,9 @@ class RowList(ScrollView, can_focus=True):
         # is then not highlighted while another pane has the focus.
         self.shows_selection = True
         self._cache: LRUCache[int, Text] = LRUCache(512)
+        # Rows as painted (gutter, cursor style, scrolled, cropped): a list that
+        # scrolls by one row repaints every line, all but one of them already drawn.
+        self._strips: LRUCache[tuple, Strip] = LRUCache(1024)
 
     # -- what subclasses provide -------------------------------------------------
     def row_count(self) -> int:
@@ -90,6 +93,7 @@ class RowList(ScrollView, can_focus=True):
     def rows_changed(self) -> None:
         """Call after the rows change: resizes the virtual canvas and repaints."""
         self._cache.clear()
+        self._strips.clear()
         count = self.row_count()
         self.cursor = min(self.cursor, max(count - 1, 0))
         if count:
@@ -224,7 +228,6 @@ class RowList(ScrollView, can_focus=True):
             index = scroll_y + y - len(headers)
             if index >= self.row_count():
                 return Strip.blank(width, base)
-            text = self._row_text(index)
             style = base
             if index == self.cursor:
                 if self.has_focus:
@@ -233,6 +236,12 @@ class RowList(ScrollView, can_focus=True):
                 elif self.shows_selection:
                     style = base + self.get_component_rich_style("rowlist--cursor-blurred")
                     gutter = GUTTER_BLURRED
+            key = (index, gutter, style, scroll_x, width)
+            strip = self._strips.get(key)
+            if strip is None:
+                strip = self._strips[key] = _compose_line(
+                    self.app.console, gutter, self._row_text(index), style, scroll_x, width)
+            return strip
         return _compose_line(self.app.console, gutter, text, style, scroll_x, width)
 
 
