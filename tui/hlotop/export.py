@@ -10,7 +10,7 @@ import json
 from typing import IO, Any
 
 from hlotop import __version__
-from hlotop.loader import ModuleDump
+from hlotop.loader import ModuleDump, gc_paused
 from hlotop.memory_space import space_name, space_names
 from hlotop.model import StackTraceNode
 
@@ -136,5 +136,6 @@ def _report(report) -> dict[str, Any]:
 def write_json(module: ModuleDump, out: IO[str]) -> None:
     """Write the JSON document for ``module`` to ``out``, newline-terminated."""
     # json.dumps runs the C encoder in one go; json.dump writes many small pieces.
-    out.write(json.dumps(to_dict(module), separators=(",", ":")))
+    with gc_paused():  # a document of millions of objects and no cycles
+        out.write(json.dumps(to_dict(module), separators=(",", ":")))
     out.write("\n")
