@@ -18,7 +18,7 @@ from hlotop.analysis import live_set
 from hlotop.app import HlotopApp
 from hlotop.bindings import SCOPES
 from hlotop.loader import LoadError, load
-from hlotop.screens.diagnostics import DiagnosticsScreen, diagnostics_renderable
+from hlotop.screens.diagnostics import DiagnosticsScreen
 from hlotop.screens.help import HelpScreen
 from hlotop.screens.loading import LoadingScreen
 from hlotop.screens.main import MainScreen
@@ -678,7 +678,7 @@ async def test_a_bad_record_line_is_found_by_the_background_pass(tmp_path):
         await pilot.press("d")
         await pilot.pause()
         assert isinstance(app.screen, DiagnosticsScreen)
-        listed = plain(diagnostics_renderable(app.screen.diagnostics), width=160)
+        listed = screen_text(app)
         assert f"{path}:{at + 1}" in listed and "this is not a record line" in listed
 
 

@@ -56,7 +56,7 @@ class Scope:
     keys: tuple[Key, ...]
 
 
-# Cursor keys shared by the three row lists (allocation tree, live set, search results).
+# Cursor keys shared by the row lists (allocation tree, live set, diagnostics).
 _LIST_CURSOR = (
     Key("up,k", "cursor_up", "Up", show=False, key_display="↑ k", help="Move the cursor up a row."),
     Key("down,j", "cursor_down", "Down", show=False, key_display="↓ j",
@@ -170,6 +170,11 @@ SCOPES: tuple[Scope, ...] = (
         Key("up", "results_up", "Previous match", show=False, key_display="↑",
             help="Highlight the previous match."),
         Key("escape", "close", "Close", key_display="esc", help="Close the search."),
+    )),
+    Scope("diagnostics", "Diagnostics", _LIST_CURSOR + (
+        Key("enter", "jump", "Go to", key_display="⏎",
+            help="Close the list and select the allocation or value printed at (or "
+                 "nearest above) the diagnostic's line."),
     )),
     Scope("modal", "Help and diagnostics", (
         Key("escape,q,question_mark", "close", "Close", key_display="esc q ?",
