@@ -12,7 +12,7 @@ from textual.widgets import Input
 
 from hlotop.app import HlotopApp
 
-from conftest import sample
+from conftest import ROOT, sample
 
 TPU = "seeds/003_a3085531593bac68.txt"  # VMEM S(1) and SMEM S(2), peak at step 11
 TPU_OLD = "seeds/004_e0d5fae9bf2de249.txt"  # tiling padding, 1.26GiB
@@ -105,3 +105,47 @@ def test_search_result_selected_everywhere(snap_compare):
         await pilot.pause()
 
     assert snap_compare(app(TPU), terminal_size=(120, 40), run_before=run)
+
+
+def _damaged_copy(tmp_path, monkeypatch, seed: str, name: str, edit) -> HlotopApp:
+    """A copy of a seed dump changed by ``edit(text) -> text``, opened by a path
+    relative to the working folder (tmp_path), so no absolute path is on screen."""
+    text = (ROOT / "sample_dumps" / seed).read_text()
+    (tmp_path / name).write_text(edit(text))
+    monkeypatch.chdir(tmp_path)
+    return HlotopApp(name)
+
+
+def _insert_garbage(text: str) -> str:
+    lines = text.split("\n")
+    lines.insert(lines.index("allocation 10: size 49184, preallocated-temp:") + 1,
+                 "garbage under allocation 10")
+    at = lines.index("<29 p3.6 @0>") + 2
+    lines.insert(at, "garbage [bold red]markup[/] \x1b]0;title\x07")
+    lines.insert(0, "# a line nobody expected")
+    return "\n".join(lines).rstrip("\n")  # and no final newline: reported as cut short
+
+
+def test_diagnostics_screen_on_a_damaged_dump(snap_compare, tmp_path, monkeypatch):
+    """Seed 003 with three unreadable lines and no final newline: one row each, in
+    line order; the third highlighted (inside the record of p3.6, holding markup and
+    an OSC sequence, both shown as text), with its full message and where ⏎ goes."""
+    app = _damaged_copy(tmp_path, monkeypatch, TPU, "damaged.txt", _insert_garbage)
+    assert snap_compare(app, terminal_size=(100, 30), run_before=then("d", "down", "down"))
+
+
+MARKUP_OP_NAME = "[bold red]x[/] s[0].mu['params']"
+
+
+def test_markup_bearing_op_name_shown_literally(snap_compare, tmp_path, monkeypatch):
+    """Seed 002 with the op_name args[2] made Rich markup and a pytree label, in its
+    value's metadata and in XLA's stack-trace breakdown: the value's detail and the
+    peak breakdown show the brackets as they are, nothing in bold red."""
+    def edit(text: str) -> str:
+        assert text.count("args[2]") == 2
+        return text.replace("args[2]", MARKUP_OP_NAME)
+
+    app = _damaged_copy(tmp_path, monkeypatch, "seeds/002_c2e226da3172e77e.txt",
+                        "markup.txt", edit)
+    assert snap_compare(app, terminal_size=(120, 40),
+                        run_before=then("slash", *"args_2_", "enter"))
