@@ -97,13 +97,16 @@ async def _presses(app, frames: _Frames, keys: list[str], stop=None) -> list[flo
 async def probe(path: str, moves: int) -> dict:
     start = time.perf_counter()
     app = HlotopApp(path)
+    created = time.perf_counter() - start
     async with app.run_test(size=SIZE) as pilot:
-        while not _ready(app):
+        # The app marks the first painted main screen (the preview of a big dump, or
+        # the whole of a small one). Not Pilot.pause(): it waits for the process to
+        # look idle, which it does not while the rest of a big dump loads.
+        while not {"preview", "painted"} & app.milestones.keys():
             await asyncio.sleep(0.002)
-        await pilot.pause()
-        first = time.perf_counter() - start
+        first = min(app.milestones.get(k, 1e9) for k in ("preview", "painted")) + created
         frames = _Frames(app)
-        await pilot.press("1")
+        await _key(app, frames, "1")  # not Pilot.press: as above
         keys = ["down", "up"] * (moves // 2)
         during = await _presses(app, frames, keys, stop=lambda: _loaded(app))
         while not _loaded(app):

@@ -1,7 +1,11 @@
 """The hlotop terminal UI: ``HlotopApp(path).run()``.
 
-Opening a dump happens in two passes, both off the UI thread:
+Opening a dump happens in passes, all off the UI thread:
 
+0. for a big dump, its head (:func:`hlotop.preview.preview`: the allocations printed in
+   its first half megabyte) is shown at once, in a main screen that says the rest is
+   still being read; the whole dump replaces it when pass 1 ends, keeping the pane, the
+   sort order and the selection;
 1. a thread worker loads the dump lazily (``load(path, lazy=True)``: the ``Used
    values`` records are only indexed) while a loading screen shows the file's name,
    size and the stage; the main screen takes over as soon as it returns;
@@ -34,6 +38,7 @@ from hlotop.bindings import bindings
 from hlotop.commands import HlotopCommands
 from hlotop.crash_guard import CrashGuard
 from hlotop.loader import LoadError, ModuleDump, load
+from hlotop.preview import preview
 from hlotop.messages import MainScreenPainted, RecordsProgress, RecordsRead
 from hlotop.safe_text import printable
 from hlotop.screens.help import HelpScreen
@@ -45,6 +50,7 @@ EXIT_LOAD_ERROR = 2
 EXIT_INTERNAL_ERROR = 1
 _POLL = 0.05  # seconds between two looks at the load thread
 _PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reported
+_PREVIEW_PAINT_WAIT = 2.0  # seconds the load waits for the preview to be painted
 _INPUT_QUIET = 0.25  # seconds without a key or click before the background pass goes on
 
 
@@ -97,11 +103,13 @@ class _Failed:
 class HlotopApp(CrashGuard, App[None]):
     """Browse one module's buffer assignment. ``source`` is what the user named (shown
     by its file name only); ``open_dump`` replaces ``load(source, lazy=True)`` (tests,
-    stdin).
+    stdin), and ``open_preview`` replaces ``preview(source)`` (None: no preview; the
+    default when ``open_dump`` is given).
 
-    ``milestones`` holds seconds since the app was made, for benchmarks: ``"loaded"``
-    (the lazy load returned), ``"painted"`` (the main screen was painted once) and
-    ``"records"`` (the background pass read every record)."""
+    ``milestones`` holds seconds since the app was made, for benchmarks: ``"preview"``
+    (the head of a big dump was painted), ``"loaded"`` (the lazy load returned),
+    ``"painted"`` (the main screen of the whole dump was painted once) and ``"records"``
+    (the background pass read every record)."""
 
     CSS_PATH = "hlotop.tcss"
     TITLE = "hlotop"
@@ -110,11 +118,15 @@ class HlotopApp(CrashGuard, App[None]):
     # would come first in an unstable order and crowd the list at 80x24.
     COMMANDS = {HlotopCommands}
 
-    def __init__(self, source: str, open_dump: Callable[[], ModuleDump] | None = None):
+    def __init__(self, source: str, open_dump: Callable[[], ModuleDump] | None = None,
+                 open_preview: Callable[[], ModuleDump | None] | None = None):
         super().__init__()
         self.source = str(source)
         self._open_dump = open_dump if open_dump is not None else (
-            lambda: load(self.source, lazy=True))
+            lambda: load(self.source, lazy=True, pause=self.yield_to_input))
+        if open_preview is None and open_dump is None:
+            open_preview = lambda: preview(self.source)  # noqa: E731
+        self._open_preview = open_preview
         self.dump: ModuleDump | None = None
         self.milestones: dict[str, float] = {}
         self.records_worker: Worker | None = None
@@ -124,6 +136,7 @@ class HlotopApp(CrashGuard, App[None]):
         self._last_input = 0.0  # perf_counter() of the last key or mouse button
         self._waited = 0.0  # seconds worker threads spent in yield_to_input
         self._main: MainScreen | None = None
+        self._preview_painted = threading.Event()
 
     @property
     def module(self) -> ModuleDump | None:
@@ -196,6 +209,7 @@ class HlotopApp(CrashGuard, App[None]):
             # during the load, and what the load made is frozen (never scanned again).
             gc.disable()
             try:
+                self._preview_first()
                 box["dump"] = self._open_dump()
                 gc.freeze()
             except BaseException as err:  # noqa: BLE001 - reported below, in the UI
@@ -221,6 +235,30 @@ class HlotopApp(CrashGuard, App[None]):
                            EXIT_INTERNAL_ERROR)
         return box["dump"]
 
+    def _preview_first(self) -> None:
+        """In the load thread: show the head of a big dump before loading all of it.
+        A preview that fails is skipped; the whole load says what is wrong."""
+        if self._open_preview is None:
+            return
+        try:
+            head = self._open_preview()
+        except Exception:  # noqa: BLE001 - the load that follows reports the problem
+            return
+        if head is None or self.exiting:
+            return
+        try:
+            self.call_from_thread(self._show_preview, head)
+        except Exception:  # noqa: BLE001 - the app is exiting
+            return
+        # The load would take half the CPU from painting the preview: let it finish.
+        self._preview_painted.wait(_PREVIEW_PAINT_WAIT)
+
+    def _show_preview(self, head: ModuleDump) -> None:
+        if self.exiting or not isinstance(self.screen, LoadingScreen):
+            return
+        self._main = MainScreen(head)
+        self.switch_screen(self._main)
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # The load's outcome is acted on once its worker has ended, so that an exit it
         # causes never cancels a worker that is still running.
@@ -239,6 +277,12 @@ class HlotopApp(CrashGuard, App[None]):
     def _loaded(self, dump: ModuleDump) -> None:
         self.dump = dump
         self._mark("loaded")
+        if self._main is not None:  # a preview is shown: the whole dump replaces it
+            self._main.show_loading_stage(f"laying out {len(dump.allocations):,} allocations "
+                                          f"and {len(dump.analysis.values):,} values"
+                                          .replace(",", " "))
+            self.call_after_refresh(self._replace_preview, dump)
+            return
         if isinstance(self.screen, LoadingScreen):
             a = dump.analysis
             self.screen.set_stage(f"laying out {len(dump.allocations):,} allocations and "
@@ -252,8 +296,22 @@ class HlotopApp(CrashGuard, App[None]):
         self._main = MainScreen(dump)
         self.switch_screen(self._main)
 
+    def _replace_preview(self, dump: ModuleDump) -> None:
+        """Swap the whole dump in for its preview, once no dialog is open over it."""
+        if self.exiting or self._main is None:
+            return
+        if self.screen is not self._main:  # help, search, ...: after it is closed
+            self.set_timer(0.2, lambda: self._replace_preview(dump))
+            return
+        self._main = MainScreen(dump, carry=self._main.carry())
+        self.switch_screen(self._main)
+
     # -- pass 2: every record, in the background --------------------------------------
     def on_main_screen_painted(self, message: MainScreenPainted) -> None:
+        if self._main is not None and self._main.dump.preview is not None:
+            self._mark("preview")
+            self._preview_painted.set()
+            return
         self._mark("painted")
         # The panes' own indexes (timeline rows, live index) are built: freeze them too.
         gc.freeze()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -77,6 +78,9 @@ class ModuleDump:
         return self.sections.memory_usage_report
 
     records_read: bool = False
+    # (bytes read, bytes in the module's files) when this is only the head of a big
+    # dump (hlotop.preview), shown while the whole of it loads; None for a whole dump.
+    preview: tuple[int, int] | None = None
 
     def read_records(self, progress=None) -> None:
         """Parse every ``Used values`` record once, adding what cannot be read to
@@ -142,7 +146,7 @@ def module_files(path: Path) -> list[tuple[Path, str | None]]:
 def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str:
     """Decode a dump's bytes as UTF-8. Invalid bytes are replaced and reported at their
     line; a binary file (many control bytes) or an empty one raises :class:`LoadError`."""
-    if not data.strip():
+    if not data or data.isspace():  # not data.strip(): a copy of the whole file
         raise LoadError(path, "the file is empty")
     if _looks_binary(data[:_SNIFF_BYTES]):
         raise LoadError(path, "a binary file, not a text dump")
@@ -210,8 +214,8 @@ def _is_dump(parsed: ParsedSections) -> bool:
                 or parsed.total_bytes_used is not None)
 
 
-def _parse_one(label: str, data: bytes | list[bytes], diagnostics: list[Diagnostic]
-               ) -> ParsedSections:
+def _parse_one(label: str, data: bytes | list[bytes], diagnostics: list[Diagnostic],
+               pause=None) -> ParsedSections:
     """Parse one file's bytes. Given as a one-item list, the bytes are released as soon
     as they are decoded, so a big dump is not held twice while it is parsed."""
     if isinstance(data, list):
@@ -219,7 +223,7 @@ def _parse_one(label: str, data: bytes | list[bytes], diagnostics: list[Diagnost
     else:
         text = read_text(label, data, diagnostics)
     file_diags: list[Diagnostic] = []
-    parsed = parse_text(label, text, file_diags)
+    parsed = parse_text(label, text, file_diags, pause)
     if not _is_dump(parsed):
         raise LoadError(label, "not an XLA buffer-assignment dump (no 'BufferAssignment:', "
                                "'Used values:' or 'HloLiveRange' section)")
@@ -271,7 +275,8 @@ def _find_module_in_dir(directory: Path) -> Path:
     return candidates[0]
 
 
-def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False) -> ModuleDump:
+def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
+         pause: Callable[[], object] | None = None) -> ModuleDump:
     """Open a dump and analyse it.
 
     ``path``: a combined ``*-buffer-assignment.txt`` of any era, any one file of a split
@@ -280,12 +285,14 @@ def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False) -> ModuleDu
     With ``lazy=True`` the ``Used values`` records are only indexed, and each is parsed
     when first asked for (its diagnostics then come with :meth:`ModuleDump.read_records`);
     otherwise all are read and checked now.
+    ``pause``, if given, is called every few thousand lines (a browser's load thread
+    waits in it while keys come in).
     Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
     Raises :class:`LoadError` (one-line reason) when the input is missing,
     unreadable, empty, binary or not a dump.
     """
     with gc_paused():
-        return _load(path, stdin=stdin, lazy=lazy)
+        return _load(path, stdin=stdin, lazy=lazy, pause=pause)
 
 
 @contextmanager
@@ -303,25 +310,20 @@ def gc_paused():
             gc.enable()
 
 
-def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False) -> ModuleDump:
+def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
+          pause=None) -> ModuleDump:
     if str(path) == "-":
         stream = stdin if stdin is not None else sys.stdin
         data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
         return load_bytes(data, lazy=lazy)
     diagnostics: list[Diagnostic] = []
-    p = Path(path)
-    if p.is_dir():
-        p = _find_module_in_dir(p)
-    elif not p.exists():
-        raise LoadError(str(p), "no such file or directory")
-    elif split_module_prefix(p) is None and p.with_name(p.stem + "-buffer-assignment.txt").exists():
-        p = p.with_name(p.stem + "-buffer-assignment.txt")  # the module's HLO text was named
+    p = resolve(path)
     parts: list[ParsedSections] = []
     files: list[DumpFile] = []
     for file_path, named_kind in module_files(p):
         label = str(file_path)
-        parsed = _parse_one(label, [_read_bytes(file_path)], diagnostics) if file_path == p else \
-            _parse_sibling(label, file_path, diagnostics)
+        parsed = _parse_one(label, [_read_bytes(file_path)], diagnostics, pause) \
+            if file_path == p else _parse_sibling(label, file_path, diagnostics, pause)
         if parsed is None:
             continue
         parts.append(parsed)
@@ -334,9 +336,27 @@ def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False) -> ModuleD
     if frames is not None:
         sections = replace(sections, stack_frames=frames)
         files.append(DumpFile(frames.path, "module-text"))
-    split = split_module_prefix(p)
-    name = split[0] if split else p.stem
-    return _finish(name, tuple(files), sections, diagnostics, lazy)
+    return _finish(module_name(p), tuple(files), sections, diagnostics, lazy)
+
+
+def resolve(path: str | os.PathLike) -> Path:
+    """The dump file a user's ``path`` names: the path itself, the one module in a
+    directory, or the buffer assignment beside a module's HLO text. Raises
+    :class:`LoadError` for a missing path or a directory without exactly one module."""
+    p = Path(path)
+    if p.is_dir():
+        return _find_module_in_dir(p)
+    if not p.exists():
+        raise LoadError(str(p), "no such file or directory")
+    if split_module_prefix(p) is None and p.with_name(p.stem + "-buffer-assignment.txt").exists():
+        return p.with_name(p.stem + "-buffer-assignment.txt")  # the module's HLO text was named
+    return p
+
+
+def module_name(path: Path) -> str:
+    """The module's name: a split module's common prefix, else the file's stem."""
+    split = split_module_prefix(path)
+    return split[0] if split else path.stem
 
 
 def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> ModuleDump:
@@ -365,10 +385,10 @@ def _read_stack_frames(path: Path, diagnostics: list[Diagnostic]):
         return None
 
 
-def _parse_sibling(label: str, path: Path, diagnostics: list[Diagnostic]):
+def _parse_sibling(label: str, path: Path, diagnostics: list[Diagnostic], pause=None):
     """A sibling that cannot be read is a warning: the rest of the module still opens."""
     try:
-        return _parse_one(label, [_read_bytes(path)], diagnostics)
+        return _parse_one(label, [_read_bytes(path)], diagnostics, pause)
     except LoadError as err:
         diagnostics.append(Diagnostic(label, 0, f"sibling file skipped: {err.reason}", "warning"))
         return None

@@ -34,11 +34,16 @@ def split_lines(text: str) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
-def parse_text(path: str, text: str, diagnostics: list[Diagnostic]) -> ParsedSections:
+_PAUSE_EVERY = 4096  # lines
+
+
+def parse_text(path: str, text: str, diagnostics: list[Diagnostic], pause=None
+               ) -> ParsedSections:
     """Parse the text of one dump file of any layout or era.
 
     ``path`` names the file in diagnostics; ``text`` is its whole decoded content.
-    Problems are appended to ``diagnostics``; raises nothing.
+    Problems are appended to ``diagnostics``; raises nothing. ``pause()``, if given, is
+    called every 4096 lines (a browser gives way to key presses in it).
     """
     sink = Sink(path, diagnostics)
     records, chunks = _cut_records(path, text)
@@ -54,6 +59,8 @@ def parse_text(path: str, text: str, diagnostics: list[Diagnostic]) -> ParsedSec
         n = len(lines)
         for i, line in enumerate(lines):
             lineno = first_line + i
+            if pause is not None and not i % _PAUSE_EVERY:
+                pause()
             # Most lines are ordinary lines of the section being read: let it take them
             # by their one-match path before any dispatch.
             if section is not None and (section is allocations or section is live) \

@@ -12,6 +12,8 @@ pane, which updates without announcing again.
 
 from __future__ import annotations
 
+import time
+
 from textual.app import ComposeResult
 from textual.containers import Container
 from textual.reactive import Reactive
@@ -25,6 +27,7 @@ from hlotop.messages import (AllocationHighlighted, MainScreenPainted, PaneActiv
                              StepChanged, ValueSelected)
 from hlotop.screens.diagnostics import DiagnosticsScreen
 from hlotop.screens.search import SearchScreen
+from hlotop.units import human_bytes
 from hlotop.widgets.allocation_tree import AllocationTree
 from hlotop.widgets.key_bar import KeyBar
 from hlotop.widgets.legend import Legend
@@ -48,9 +51,13 @@ class MainScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
 
-    def __init__(self, dump: ModuleDump):
-        super().__init__(id="main")
+    def __init__(self, dump: ModuleDump, carry: dict | None = None):
+        """``carry``: what :meth:`carry` returned on the screen this one replaces (the
+        preview of the same dump): its pane, sort order and selection are kept."""
+        # Two at once while the whole dump replaces its preview: ids must differ.
+        super().__init__(id="main" if dump.preview is None else "main-preview")
         self.dump = dump
+        self._carry = carry
         self.selected_value: int | None = None
         self.step: int = dump.analysis.peak_step or 0
         self.active = PANE_IDS[0]
@@ -96,15 +103,55 @@ class MainScreen(Screen):
         self._apply_step(self.step)
         self.activate(PANE_IDS[0])
         tree = self.tree
+        self._first_value: int | None = None
         if tree.row_count():
             alloc, _ = tree.current()
             if len(alloc.values) == 1:
+                self._first_value = alloc.values[0].value.id
                 self.select_value(alloc.values[0].value.id, origin=tree.id)
             else:
                 self.post_message(AllocationHighlighted(alloc.index, tree.id))
         elif self.dump.analysis.values:
             self.select_value(self.dump.analysis.values[0].value.id)
+        if self._carry is not None:
+            self._take_over(self._carry)
+        if self.dump.preview is not None:
+            started = time.monotonic()
+            total = human_bytes(self.dump.preview[1])
+
+            def tick() -> None:
+                self.show_loading_stage(f"reading all {total}… "
+                                        f"{time.monotonic() - started:.0f} s")
+
+            tick()
+            self.set_interval(1.0, tick)
         self.call_after_refresh(lambda: self.app.post_message(MainScreenPainted()))
+
+    # -- a preview, then the whole dump -----------------------------------------------
+    def show_loading_stage(self, text: str | None) -> None:
+        """Say what is still loading in the status bar (None: nothing is)."""
+        self.query_one(StatusBar).set_note(text)
+
+    def carry(self) -> dict:
+        """What a screen of the whole dump keeps of this (preview) one: the active pane,
+        the sort order, and the selected value or highlighted allocation (if the user
+        moved away from the first row)."""
+        tree = self.tree
+        here = tree.current()
+        moved = tree.cursor != 0 or self.selected_value != self._first_value
+        return {"active": self.active, "by_size": tree.by_size,
+                "value": self.selected_value if moved else None,
+                "allocation": here[0].index if moved and here and here[1] is None else None}
+
+    def _take_over(self, carry: dict) -> None:
+        tree = self.tree
+        if tree.by_size != carry["by_size"]:
+            tree.toggle_sort()
+        if carry["value"] is not None and carry["value"] in self.dump.analysis.by_id:
+            self.select_value(carry["value"])
+        elif carry["allocation"] is not None:
+            tree.show_allocation(carry["allocation"])
+        self.activate(carry["active"])
 
     # -- the background pass over the value records ----------------------------------
     def show_records_progress(self, done: int, total: int, rate: float | None) -> None:

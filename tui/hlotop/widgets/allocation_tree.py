@@ -135,7 +135,8 @@ class AllocationTree(RowList):
 
     def _update_title(self) -> None:
         order = "by size" if self.by_size else "by index"
-        self.border_title = f"1 Allocations ({len(self._order)}, {order})"
+        first = "first " if self.dump.preview is not None else ""
+        self.border_title = f"1 Allocations ({first}{len(self._order)}, {order})"
         self.border_subtitle = "s: sort by " + ("index" if self.by_size else "size")
 
     def row_count(self) -> int:
@@ -228,6 +229,13 @@ class AllocationTree(RowList):
             self._auto = alloc_index
         self._move_to(alloc_index, value_id)
         return True
+
+    def show_allocation(self, alloc_index: int) -> None:
+        """Put the cursor on allocation ``alloc_index`` and announce it, as if the user
+        had moved there."""
+        if alloc_index in self._position:
+            self._move_to(alloc_index, None)
+            self._announce(self.cursor, open_detail=False)
 
     def _move_to(self, alloc_index: int, value_id: int | None) -> None:
         row = self.row_of(alloc_index)

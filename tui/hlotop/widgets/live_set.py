@@ -144,7 +144,8 @@ class LiveSet(RowList):
     def _update_title(self) -> None:
         a = self.dump.analysis
         if not a.live_bytes:
-            self.border_title = "3 Live set (no live ranges)"
+            self.border_title = ("3 Live set (not read yet)" if self.dump.preview
+                                 else "3 Live set (no live ranges)")
             return
         what = "peak breakdown" if self.step == a.peak_step else "live set"
         self.border_title = f"3 {what.capitalize()} · step {self.step}"

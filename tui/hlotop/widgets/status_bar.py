@@ -61,6 +61,8 @@ class StatusBar(Widget):
         # (records done, records in all, records per second or None) while the
         # background pass runs and has reported; None otherwise.
         self.progress: tuple[int, int, float | None] | None = None
+        # What is still loading (a preview is shown), when there is no progress to show.
+        self.note: Text | None = None
 
     def set_step_text(self, text: Text) -> None:
         self.step_text = text
@@ -88,16 +90,21 @@ class StatusBar(Widget):
         self.progress = None if done is None else (done, total, rate)
         self.refresh()
 
+    def set_note(self, note: str | None) -> None:
+        """Say what is still loading, on the right (None: nothing is)."""
+        self.note = None if note is None else Text(note, style="bold yellow")
+        self.refresh()
+
     def render(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         if self.selection:
             text.append_text(self.selection)
             text.append(" │ ")
         text.append_text(self.step_text)
-        if self.progress is None:
+        if self.progress is None and self.note is None:
             return text
         width = self.size.width
-        right = progress_text(*self.progress, width)
+        right = progress_text(*self.progress, width) if self.progress else self.note
         room = width - right.cell_len - 3
         if room < 10:  # a very narrow terminal: only the progress
             return right

@@ -37,12 +37,20 @@ def live_counts(values: list[ValueInfo], max_time: int) -> list[int]:
     return list(accumulate(diff[:stop]))
 
 
+def no_live_ranges(dump: ModuleDump) -> str:
+    """Why a dump shows no live ranges: it has none, or (a preview of a big dump) they
+    are not read yet."""
+    if dump.preview is not None:
+        return "live ranges not read yet: they come once the whole dump is read"
+    return "no live ranges in this dump"
+
+
 def step_summary(dump: ModuleDump, step: int, counts: list[int]) -> Text:
     """``step 11/15 fusion · live 284.00MiB · 9 values · XLA peak``."""
     a = dump.analysis
     text = Text(no_wrap=True, overflow="ellipsis", end="")
     if not a.live_bytes:
-        text.append("no live ranges in this dump", style="dim")
+        text.append(no_live_ranges(dump), style="dim")
         return text
     text.append(f"step {step}/{a.max_time} ", style="bold")
     text.append(printable(instruction_at(dump, step)))

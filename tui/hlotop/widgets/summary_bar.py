@@ -46,16 +46,22 @@ class SummaryBar(Widget):
         total = d.total_bytes_used
         if total is None:
             total = sum(x.size for x in d.allocations)
-        text.append(" │ total ")
-        text.append(human_bytes(total), style="bold")
-        if self.size.width >= 110:
-            text.append(f" in {len(d.allocations)} allocations")
+        if d.preview is not None:  # only the head of a big dump is read so far
+            text.append(f" │ first {len(d.allocations)} allocations", style="bold")
+            if self.size.width >= 110:
+                text.append(f" ({human_bytes(total)})")
+        else:
+            text.append(" │ total ")
+            text.append(human_bytes(total), style="bold")
+            if self.size.width >= 110:
+                text.append(f" in {len(d.allocations)} allocations")
         if a.peak_step is not None:
             text.append(" │ peak ")
             text.append(human_bytes(a.peak_bytes), style="bold")
             text.append(f"{' logical' if self.size.width >= 100 else ''} at step {a.peak_step}")
         else:
-            text.append(" │ no live ranges", style="dim")
+            text.append(" │ peak not read yet" if d.preview else " │ no live ranges",
+                        style="dim")
         n = len(d.diagnostics)
         errors = sum(1 for x in d.diagnostics if x.severity == "error")
         text.append(" │ ")

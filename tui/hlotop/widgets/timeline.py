@@ -26,7 +26,7 @@ from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 from hlotop.widgets.legend import space_fill
 from hlotop.widgets.row_list import longest, text_strip
-from hlotop.widgets.steps import StepIndex, step_summary
+from hlotop.widgets.steps import StepIndex, no_live_ranges, step_summary
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 _NAME_MAX = 32  # the label column is never wider
@@ -325,8 +325,10 @@ class Timeline(ScrollView, can_focus=True):
         base = self.rich_style
         if not self.counts:
             if y == 0:
-                return self._strip(Text("no live ranges in this dump (no HloLiveRange "
-                                        "section)", style="dim"), base, width)
+                note = no_live_ranges(self.dump)
+                if self.dump.preview is None:
+                    note += " (no HloLiveRange section)"
+                return self._strip(Text(note, style="dim"), base, width)
             return Strip.blank(width, base)
         self._update_geometry()
         if self._layout_key != (*self.zoom, self.n_cols):

@@ -255,6 +255,8 @@ class ValueDetail(ScrollView, can_focus=True):
             t.add_row("live range", Text(printable(
                 f"steps {start}-{end}: {instruction_at(self.dump, start)} → "
                 f"{instruction_at(self.dump, end)}")))
+        elif self.dump.preview is not None:
+            t.add_row("live range", Text("not read yet", style="dim"))
         else:
             t.add_row("live range", Text("none (not in the HloLiveRange section, e.g. "
                                          "thread-local)", style="dim"))
