@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -142,3 +143,23 @@ def test_an_internal_error_is_one_line_and_a_log_file(tmp_path, monkeypatch, cap
     log = Path(err.strip().rsplit(" ", 1)[1])
     assert log.parent == tmp_path / "hlotop"
     assert "simulated bug" in log.read_text() and "Traceback" in log.read_text()
+
+
+@pytest.mark.parametrize("relative", ["seeds/003_a3085531593bac68.txt", "seeds/000_aa093b3e4f73e23a.txt",
+                                      "jax/jax-0.4.31/scan_layers/module_0001.jit_scan_train_"
+                                      "step.cpu_after_optimizations-buffer-assignment.txt"])
+@pytest.mark.parametrize("batch", [1, 7, 1024])
+def test_json_is_streamed_as_the_same_document(relative, batch, monkeypatch):
+    """--json writes the records a batch at a time: the same document, key for key and
+    in the same order, as to_dict builds whole, whatever the batch size."""
+    import hlotop.export as export
+    from hlotop.loader import load
+
+    monkeypatch.setattr(export, "_BATCH", batch)
+    out = io.StringIO()
+    export.write_json(load(sample(relative), lazy=True), out)
+    written = json.loads(out.getvalue())
+    whole = export.to_dict(load(sample(relative), lazy=True))
+    assert written == whole and list(written) == list(whole)
+    assert len(written["used_values"]) == len(load(sample(relative)).used_values) > 1
+    assert out.getvalue().endswith("}\n")
