@@ -145,7 +145,8 @@ def test_an_internal_error_is_one_line_and_a_log_file(tmp_path, monkeypatch, cap
     assert "simulated bug" in log.read_text() and "Traceback" in log.read_text()
 
 
-@pytest.mark.parametrize("relative", ["seeds/003_a3085531593bac68.txt", "seeds/000_aa093b3e4f73e23a.txt",
+@pytest.mark.parametrize("relative", ["seeds/003_a3085531593bac68.txt",
+                                      "seeds/000_aa093b3e4f73e23a.txt",
                                       "jax/jax-0.4.31/scan_layers/module_0001.jit_scan_train_"
                                       "step.cpu_after_optimizations-buffer-assignment.txt"])
 @pytest.mark.parametrize("batch", [1, 7, 1024])
