@@ -164,3 +164,16 @@ def test_json_is_streamed_as_the_same_document(relative, batch, monkeypatch):
     assert written == whole and list(written) == list(whole)
     assert len(written["used_values"]) == len(load(sample(relative)).used_values) > 1
     assert out.getvalue().endswith("}\n")
+
+
+def test_a_reader_that_stops_early_ends_hlotop_quietly():
+    """``hlotop --json DUMP | head``: exit status 141 (as SIGPIPE), nothing on stderr."""
+    big = sample("jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_step"
+                 ".cpu_after_optimizations-buffer-assignment.txt")
+    proc = subprocess.Popen([sys.executable, "-m", "hlotop", "--json", big], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.read(100).startswith(b'{"hlotop_version":')
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141
+    assert err == b""

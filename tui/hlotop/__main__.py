@@ -1,5 +1,3 @@
-import sys
+from hlotop.cli import run
 
-from hlotop.cli import main
-
-sys.exit(main())
+run()

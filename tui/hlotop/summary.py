@@ -8,6 +8,7 @@ terminal.
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -68,8 +69,10 @@ def render_summary(module: ModuleDump) -> Group:
     kinds.add_column("kind")
     kinds.add_column("bytes", justify="right")
     kinds.add_column("allocations", justify="right")
+    kind_counts = Counter(kind for x in module.allocations for kind in x.kinds)
+    color_counts = Counter(x.color for x in module.allocations)
     for kind, size in a.totals_by_kind.items():
-        count = sum(1 for x in module.allocations if kind in x.kinds)
+        count = kind_counts[kind]
         if count:
             kinds.add_row(kind, human_bytes(size), f"{count:,}")
     spaces = Table(title="By memory space", title_justify="left", box=None, pad_edge=False)
@@ -77,7 +80,7 @@ def render_summary(module: ModuleDump) -> Group:
     spaces.add_column("bytes", justify="right")
     spaces.add_column("allocations", justify="right")
     for color, size in a.totals_by_color.items():
-        count = sum(1 for x in module.allocations if x.color == color)
+        count = color_counts[color]
         spaces.add_row(_space(color, names), human_bytes(size), f"{count:,}")
     parts += [Text(""), kinds, Text(""), spaces]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from parsy import Parser, alt, regex, seq, string
 
-from hlotop.model import BufferAllocation, ValueSlot
+from hlotop.model import BufferAllocation, HloValue, ValueSlot
 from hlotop.parse.shapes import integer, shape_index
 from hlotop.parse.tokens import (
     VALUE_REF_RE,
@@ -126,9 +126,16 @@ class AllocationSection:
     def feed_quick(self, line: str, lineno: int) -> bool:
         """Take an ordinary value or allocation line by its one-match path; False sends
         the line through :meth:`feed` (and the section reader's dispatch)."""
-        m = _VALUE_RE.match(line)
-        if m is not None:
-            self._add_slot(VALUE_LINE.convert(*m.groups()), lineno)
+        if line.startswith(" value: "):
+            # Most lines of a big dump: VALUE_LINE.convert and _add_slot, inlined.
+            m = _VALUE_RE.match(line)
+            if m is None or self._current is None:
+                return False
+            vid, vname, index, phi, color, size, offset, shape = m.groups()
+            self._slots.append(ValueSlot(
+                HloValue(int(vid), vname, index_of(index), phi is not None,
+                         None if color is None else int(color)),
+                self._current["index"], int(offset), int(size), shape, lineno))
             return True
         m = _ALLOCATION_RE.match(line)
         if m is not None:

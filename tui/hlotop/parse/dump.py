@@ -7,6 +7,7 @@ on with the next line, so one bad line never loses the rest of the dump.
 
 from __future__ import annotations
 
+import re
 
 from hlotop.model import Diagnostic, ParsedSections
 from hlotop.parse import live_range as lr
@@ -140,6 +141,23 @@ _AFTER_RECORDS = ("\nHloLiveRange", "\n*** End ", "\n*** Begin ", "\nBufferAssig
                   "\nTotal bytes used:", "\nMemory Space:", "\nAllocations sorted by size")
 
 
+# A line that starts with none of the characters record lines start with: a candidate
+# for the end of the records (one scan, where a find per marker was seven).
+_NOT_A_RECORD_LINE = re.compile(r"\n[^ <\n]")
+_ENDS = tuple(m[1:] for m in _AFTER_RECORDS)
+
+
+def _records_end(text: str, start: int) -> int:
+    """Offset of the first line from ``start`` on that starts with one of
+    :data:`_AFTER_RECORDS`, or ``len(text)``."""
+    pos = max(start - 1, 0)
+    while (m := _NOT_A_RECORD_LINE.search(text, pos)) is not None:
+        if text.startswith(_ENDS, m.start() + 1):
+            return m.start() + 1
+        pos = m.start() + 1
+    return len(text)
+
+
 def _find_line(text: str, line: str) -> int:
     """Offset of the first line equal to ``line``, or -1."""
     if text.startswith(line + "\n") or text == line:
@@ -157,8 +175,7 @@ def _cut_records(path: str, text: str):
     if header < 0:
         return None, [(1, split_lines(text))]
     body_start = min(header + len(USED_VALUES_HEADER) + 1, len(text))
-    ends = [at + 1 for at in (text.find(m, body_start - 1) for m in _AFTER_RECORDS) if at >= 0]
-    body_end = min(ends, default=len(text))
+    body_end = _records_end(text, body_start)
     first = text.count("\n", 0, body_start) + 1
     table = RecordTable(path, text[body_start:body_end], first)
     tail_first = first + text.count("\n", body_start, body_end)
