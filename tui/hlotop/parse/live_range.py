@@ -39,6 +39,10 @@ PEAK_LINE = LineGrammar(
 )
 
 
+_buffer_match = BUFFER_LINE.pattern.match
+_sequence_match = SEQUENCE_LINE.pattern.match
+
+
 class LiveRangeSection:
     """Reads one ``HloLiveRange`` block line by line."""
 
@@ -58,12 +62,13 @@ class LiveRangeSection:
         """Take an ordinary line of the current sub-section by its one-match path;
         False sends the line through :meth:`feed`."""
         if self._state == "buffers":
-            m = BUFFER_LINE.pattern.match(line)
-            if m is not None:
-                self.buffers.append(BufferLiveRange(*BUFFER_LINE.convert(*m.groups()), line=lineno))
+            m = _buffer_match(line)
+            if m is not None:  # BUFFER_LINE.convert, inlined: most lines of the block
+                n, i, s, e = m.groups()
+                self.buffers.append(BufferLiveRange(n, index_of(i), int(s), int(e), lineno))
                 return True
         elif self._state == "sequence":
-            m = SEQUENCE_LINE.pattern.match(line)
+            m = _sequence_match(line)
             if m is not None and int(m.group(1)) == len(self.sequence):
                 self.sequence.append(m.group(2))
                 return True
