@@ -43,7 +43,7 @@ from hlotop.messages import MainScreenPainted, RecordsProgress, RecordsRead
 from hlotop.safe_text import printable
 from hlotop.screens.help import HelpScreen
 from hlotop.screens.loading import LoadingScreen
-from hlotop.screens.main import MainScreen
+from hlotop.screens.main import MainScreen, PaneIndexes
 from hlotop.units import human_bytes
 
 EXIT_LOAD_ERROR = 2
@@ -137,6 +137,7 @@ class HlotopApp(CrashGuard, App[None]):
         self._waited = 0.0  # seconds worker threads spent in yield_to_input
         self._main: MainScreen | None = None
         self._preview_painted = threading.Event()
+        self._indexes: PaneIndexes | None = None  # the panes' indexes, made by the load
 
     @property
     def module(self) -> ModuleDump | None:
@@ -210,7 +211,8 @@ class HlotopApp(CrashGuard, App[None]):
             gc.disable()
             try:
                 self._preview_first()
-                box["dump"] = self._open_dump()
+                dump = box["dump"] = self._open_dump()
+                box["indexes"] = PaneIndexes.of(dump)  # not in the UI thread
                 gc.freeze()
             except BaseException as err:  # noqa: BLE001 - reported below, in the UI
                 box["error"] = err
@@ -233,6 +235,7 @@ class HlotopApp(CrashGuard, App[None]):
             return _Failed(f"hlotop: error: {self.source}: internal error while loading: "
                            f"{type(err).__name__}: {err}{where} (please report it)",
                            EXIT_INTERNAL_ERROR)
+        self._indexes = box.get("indexes")
         return box["dump"]
 
     def _preview_first(self) -> None:
@@ -293,8 +296,12 @@ class HlotopApp(CrashGuard, App[None]):
     def _show(self, dump: ModuleDump) -> None:
         if self.exiting:
             return
-        self._main = MainScreen(dump)
+        self._main = MainScreen(dump, indexes=self._take_indexes())
         self.switch_screen(self._main)
+
+    def _take_indexes(self) -> PaneIndexes | None:
+        indexes, self._indexes = self._indexes, None
+        return indexes
 
     def _replace_preview(self, dump: ModuleDump) -> None:
         """Swap the whole dump in for its preview, once no dialog is open over it."""
@@ -303,7 +310,7 @@ class HlotopApp(CrashGuard, App[None]):
         if self.screen is not self._main:  # help, search, ...: after it is closed
             self.set_timer(0.2, lambda: self._replace_preview(dump))
             return
-        self._main = MainScreen(dump, carry=self._main.carry())
+        self._main = MainScreen(dump, carry=self._main.carry(), indexes=self._take_indexes())
         self.switch_screen(self._main)
 
     # -- pass 2: every record, in the background --------------------------------------

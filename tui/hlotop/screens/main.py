@@ -13,6 +13,7 @@ pane, which updates without announcing again.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from textual.app import ComposeResult
 from textual.containers import Container
@@ -28,7 +29,7 @@ from hlotop.messages import (AllocationHighlighted, MainScreenPainted, PaneActiv
 from hlotop.screens.diagnostics import DiagnosticsScreen
 from hlotop.screens.search import SearchScreen
 from hlotop.units import human_bytes
-from hlotop.widgets.allocation_tree import AllocationTree
+from hlotop.widgets.allocation_tree import AllocationTree, TreeLayout
 from hlotop.widgets.key_bar import KeyBar
 from hlotop.widgets.legend import Legend
 from hlotop.widgets.live_set import LiveSet
@@ -42,6 +43,20 @@ from hlotop.widgets.value_detail import ValueDetail
 PANE_IDS = tuple(p for p, _ in PANES)
 
 
+@dataclass(frozen=True, slots=True)
+class PaneIndexes:
+    """What the panes index a dump by, made in one go before the screen is built (a
+    thread can: at 100 MB a third of a second the UI thread would otherwise wait)."""
+
+    steps: StepIndex  # shared by the timeline and the live set
+    tree: TreeLayout
+
+    @classmethod
+    def of(cls, dump: ModuleDump) -> PaneIndexes:
+        a = dump.analysis
+        return cls(StepIndex(a.values, a.max_time), TreeLayout.of(dump))
+
+
 class MainScreen(Screen):
     BINDINGS = bindings("main")
     # Textual repaints the whole screen when the focus moves (~30 ms at 120x40 on the
@@ -51,13 +66,16 @@ class MainScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
 
-    def __init__(self, dump: ModuleDump, carry: dict | None = None):
+    def __init__(self, dump: ModuleDump, carry: dict | None = None,
+                 indexes: PaneIndexes | None = None):
         """``carry``: what :meth:`carry` returned on the screen this one replaces (the
-        preview of the same dump): its pane, sort order and selection are kept."""
+        preview of the same dump): its pane, sort order and selection are kept.
+        ``indexes``: ``PaneIndexes.of(dump)``, if made beforehand."""
         # Two at once while the whole dump replaces its preview: ids must differ.
         super().__init__(id="main" if dump.preview is None else "main-preview")
         self.dump = dump
         self._carry = carry
+        self._indexes = indexes
         self.selected_value: int | None = None
         self.step: int = dump.analysis.peak_step or 0
         self.active = PANE_IDS[0]
@@ -69,11 +87,11 @@ class MainScreen(Screen):
         yield Legend(self.dump, id="legend")
         yield PaneTabs()
         with Container(id="panes"):
-            a = self.dump.analysis
-            steps = StepIndex(a.values, a.max_time)  # shared by the timeline and live set
-            yield AllocationTree(self.dump)
-            yield Timeline(self.dump, steps)
-            yield LiveSet(self.dump, steps)
+            indexes = self._indexes or PaneIndexes.of(self.dump)
+            self._indexes = None  # the panes keep what they need
+            yield AllocationTree(self.dump, layout=indexes.tree)
+            yield Timeline(self.dump, indexes.steps)
+            yield LiveSet(self.dump, indexes.steps)
             yield ValueDetail(self.dump)
         yield StatusBar()
         yield KeyBar()

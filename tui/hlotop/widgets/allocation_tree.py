@@ -7,6 +7,8 @@ only the visible ones are rendered, so 100k allocations open as fast as 10.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from operator import attrgetter
 
 from rich.text import Text
@@ -44,13 +46,63 @@ def kinds_text(alloc: BufferAllocation) -> str:
     return ", ".join(out)
 
 
+def _sorted(allocs, by_size: bool) -> list[BufferAllocation]:
+    out = sorted(allocs, key=_index)
+    if by_size:
+        out.sort(key=_size, reverse=True)  # stable: equal sizes stay by index
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TreeLayout:
+    """The allocation tree's column widths (characters) and its rows by size: one pass
+    over every allocation and value of a dump, which a thread can make ahead of the
+    widget."""
+
+    idx_w: int
+    space_w: int
+    alloc_w: int
+    id_w: int
+    label_w: int
+    off_w: int
+    by_size: list[BufferAllocation]
+
+    @classmethod
+    def of(cls, dump: ModuleDump) -> TreeLayout:
+        """One pass over ``dump``'s allocations and values (100k of them at 100 MB)."""
+        names = space_names(dump.memory_usage_report)
+        allocs = dump.allocations
+        idx_w = len(str(max((a.index for a in allocs), default=0)))
+        space_w = max((len(space_label(c, names)) for c in {a.color for a in allocs}),
+                      default=7)
+        kinds_w: dict[tuple, int] = {}  # what kinds_text depends on -> its length
+        widest = 0
+        for key, a in zip(map(_kinds_key, allocs), allocs):
+            k = kinds_w.get(key)
+            if k is None:
+                k = kinds_w[key] = len(kinds_text(a))
+            n = len(a.values)
+            if k + 12 + len(str(n)) > widest:  # the widest this row can be
+                widest = max(widest, k + (0 if n == 1 else 12 + len(str(n))))
+        alloc_w = 2 + idx_w + 2 + SIZE_W + 2 + space_w + 2 + widest if allocs else 0
+        slots = [s for a in allocs for s in a.values]
+        ids = list(map(_value_id, slots))
+        id_w = max(len(str(max(ids, default=0))), len(str(min(ids, default=0))))
+        label_w = longest((len(s.value.label) for s in slots), _LABEL_MAX, 0) if slots else 4
+        off_w = len(str(max(map(_offset, slots), default=0)))
+        return cls(idx_w, space_w, alloc_w, id_w, label_w, off_w, _sorted(allocs, True))
+
+
 class AllocationTree(RowList):
     """Allocations with their values. Posts :class:`ValueSelected` when the cursor is on
     a value (or on an allocation holding exactly one), else :class:`AllocationHighlighted`."""
 
     BINDINGS = bindings("allocations")
 
-    def __init__(self, dump: ModuleDump, *, id: str | None = "allocations"):
+    def __init__(self, dump: ModuleDump, *, id: str | None = "allocations",
+                 layout: TreeLayout | None = None):
+        """``layout``: :meth:`TreeLayout.of` ``dump``, if it was made beforehand (off
+        the UI thread: at 100 MB it takes a fifth of a second)."""
         super().__init__(id=id, classes="pane")
         self.dump = dump
         self.names = space_names(dump.memory_usage_report)
@@ -59,39 +111,21 @@ class AllocationTree(RowList):
         self._auto: int | None = None  # expanded to show a selection, not by the user
         self._order: list[BufferAllocation] = []
         self._rows: list[tuple[BufferAllocation, ValueSlot | None]] = []
-        allocs = dump.allocations
-        # Column widths in one pass over allocations and values (100k of them in a
-        # 100 MB dump: the main screen waits for this).
-        self._idx_w = len(str(max((a.index for a in allocs), default=0)))
-        self._space_w = max((len(space_label(c, self.names)) for c in {a.color for a in allocs}),
-                            default=7)
-        kinds_w: dict[tuple, int] = {}  # what kinds_text depends on -> its length
-        alloc_w = 0
-        for key, a in zip(map(_kinds_key, allocs), allocs):
-            k = kinds_w.get(key)
-            if k is None:
-                k = kinds_w[key] = len(kinds_text(a))
-            n = len(a.values)
-            if k + 12 + len(str(n)) > alloc_w:  # the widest this row can be
-                alloc_w = max(alloc_w, k + (0 if n == 1 else 12 + len(str(n))))
-        self._alloc_w = (2 + self._idx_w + 2 + SIZE_W + 2 + self._space_w + 2 + alloc_w
-                         if allocs else 0)
-        slots = [s for a in allocs for s in a.values]
-        ids = list(map(_value_id, slots))
-        self._id_w = max(len(str(max(ids, default=0))), len(str(min(ids, default=0))))
-        self._label_w = longest((len(s.value.label) for s in slots), _LABEL_MAX,
-                                0) if slots else 4
-        self._off_w = len(str(max(map(_offset, slots), default=0)))
+        layout = layout if layout is not None else TreeLayout.of(dump)
+        self._idx_w, self._space_w, self._alloc_w = layout.idx_w, layout.space_w, layout.alloc_w
+        self._id_w, self._label_w, self._off_w = layout.id_w, layout.label_w, layout.off_w
         # The canvas widens when an allocation whose value rows are wider is expanded.
         self._fixed_w = 4 + self._id_w + 1 + self._label_w + 3 + self._off_w + 2 + SIZE_W + 2
         self._values_w: dict[int, int] = {}  # widest value row of an allocation, when asked
-        self._sort()
+        self._sort(layout.by_size)
 
     # -- rows ---------------------------------------------------------------------
-    def _sort(self) -> None:
-        allocs = sorted(self.dump.allocations, key=_index)
-        if self.by_size:
-            allocs.sort(key=_size, reverse=True)  # stable: equal sizes stay by index
+    def _sort(self, by_size: list[BufferAllocation] | None = None) -> None:
+        """Order the rows (``by_size``: that order, already sorted)."""
+        if self.by_size and by_size is not None:
+            allocs = by_size
+        else:
+            allocs = _sorted(self.dump.allocations, self.by_size)
         self._order = allocs
         self._position = {a.index: i for i, a in enumerate(allocs)}
         self._rebuild()
