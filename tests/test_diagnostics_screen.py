@@ -18,6 +18,10 @@ from test_truncated import LINES, SEED3
 
 SPLIT = ("jax/jax-0.10.2/tuple_outputs/module_0006.jit_tuple_update.cpu_after_optimizations"
          "-{}.txt")
+# jax 0.9.2: a combined dump and an era B memory-usage report (tables name no allocation).
+BIG = Path(sample("jax/jax-0.9.2/transformer_big"))
+# jax 0.7.2: a combined dump and an era A report (a list of allocations, then each table).
+ERA_A = Path(sample("jax/jax-0.7.2/mlp_train"))
 
 
 def damaged(tmp_path: Path, inserts: dict[int, str], name: str = "damaged.txt") -> Path:
@@ -49,12 +53,16 @@ def test_each_line_of_a_combined_dump_leads_to_what_is_printed_at_or_above_it():
     # Inside a record: its head; the records' heads are counted, never parsed.
     head = line_of("<5 y.26 @0>")
     assert places.nearest(path, head + 3) == Place(VALUE, 5, path, head)
-    # A BufferLiveRange line: its value; the peak list below: the last of them.
+    # A BufferLiveRange line: its value; the peak header: the last of them.
     live = line_of("    fusion.10{}:9-11")
     assert places.nearest(path, live) == Place(VALUE, 34, path, live)
-    last = max(i for i, ln in enumerate(LINES, 1) if ln.startswith("    ") and "{" in ln
-               and ":" in ln and "-" in ln.rsplit(":", 1)[1])
-    assert places.nearest(path, len(LINES)).line == last
+    header = line_of("  Live ranges at 11 (peak):")
+    assert places.nearest(path, header) == Place(VALUE, 46, path, header - 1)  # tuple.31{}
+    # A V1 peak line names no index: the instruction's value live at the peak
+    # (copy-start{} ends at 10, copy-start{0} at 11, the peak).
+    copy_start = line_of("    copy-start: 24 bytes")
+    assert places.nearest(path, copy_start) == Place(VALUE, 39, path, copy_start)
+    assert places.nearest(path, len(LINES)) == Place(VALUE, 42, path, len(LINES))  # p0.1
     # Above the first allocation: the first one below. Whole-file or other files: none.
     assert places.nearest(path, 1) == Place(ALLOCATION, 0, path, 2)
     assert places.nearest(path, 0) is None
@@ -74,8 +82,105 @@ def test_a_split_module_maps_each_file_to_its_own_section():
     live = dump.live_range.buffers[2]
     found = places.nearest(by_kind["live-range"], live.line)
     assert found.kind == VALUE and dump.analysis.by_id[found.id].value.key == live.key
-    # The model keeps no lines for the memory-usage report's rows.
-    assert places.nearest(by_kind["memory-usage-report"], 5) is None
+    # The peak list (V4) and the memory-usage report (era B) have their lines too.
+    peak = dump.live_range.peak
+    found = places.nearest(by_kind["live-range"], peak.entries[1].line)
+    assert dump.analysis.by_id[found.id].value.label == "x.1"
+    report = places.nearest(by_kind["memory-usage-report"], 5)
+    assert report.line == 5 and report.kind == VALUE
+
+
+def copy_damaged(src: Path, tmp_path: Path, suffix: str, inserts: dict[int, str]) -> Path:
+    """Copy a sample module's files into ``tmp_path``, inserting a line into the one
+    whose name ends with ``suffix`` before each given 1-based line of the original
+    (with several inserts, each later one moves down by the ones above it). Returns
+    the path of the damaged file."""
+    damaged_path = None
+    for f in sorted(src.iterdir()):
+        text = f.read_text()
+        if f.name.endswith(suffix):
+            lines = text.splitlines(keepends=True)
+            for before in sorted(inserts, reverse=True):
+                lines.insert(before - 1, inserts[before] + "\n")
+            text = "".join(lines)
+            damaged_path = tmp_path / f.name
+        (tmp_path / f.name).write_text(text)
+    assert damaged_path is not None
+    return damaged_path
+
+
+def test_era_b_report_tables_lead_to_their_allocations_in_xla_order():
+    """transformer_big, jax 0.9.2: the report's first table is allocation 1859's (the
+    largest, 4974080 bytes; value 59477 copy.653 alone at offset 0, f32[64,192] 48.0KiB);
+    the next two, of equal size 49152, are allocations 0 and 1, in index order."""
+    dump = load(str(next(BIG.glob("*-buffer-assignment.txt"))), lazy=True)
+    places = Places(dump)
+    report = str(next(BIG.glob("*-memory-usage-report.txt")))
+    lines = Path(report).read_text().splitlines()
+    assert lines[2].strip().startswith("cumulative_size;")  # line 3: the first table
+    assert places.nearest(report, 3) == Place(ALLOCATION, 1859, report, 3)
+    assert places.nearest(report, 4) == Place(ALLOCATION, 1859, report, 3)  # its dashes
+    assert lines[4].split(";")[2:4] == ["            0", "                1"]
+    assert places.nearest(report, 5) == Place(VALUE, 59477, report, 5)
+    assert places.nearest(report, 60) == Place(ALLOCATION, 1859, report, 60)  # 3 values
+    assert lines[230].strip().startswith("The rest 252 values")
+    assert places.nearest(report, 231) == Place(ALLOCATION, 1859, report, 230)
+    assert places.nearest(report, 233) == Place(ALLOCATION, 0, report, 233)
+    assert places.nearest(report, 235) == Place(ALLOCATION, 0, report, 235)  # 14 values
+    assert places.nearest(report, 237) == Place(ALLOCATION, 1, report, 237)
+    # Above the first table (the memory space's header): the first one below.
+    assert places.nearest(report, 1) == Place(ALLOCATION, 1859, report, 3)
+
+
+def test_a_lost_table_header_in_an_era_b_report_costs_no_other_pairing(tmp_path):
+    """Allocation 0's column line (line 233) garbled: its row is read as one more row
+    of allocation 1859's table, but starts again from a smaller cumulative size, so
+    it still leads to allocation 0, and the next table to allocation 1."""
+    copy_damaged(BIG, tmp_path, "-buffer-assignment.txt", {})
+    original = next(BIG.glob("*-memory-usage-report.txt"))
+    lines = original.read_text().splitlines(keepends=True)
+    assert lines[232].lstrip().startswith("cumulative_size;")
+    lines[232] = "  cumulative_size;  (garbled)\n"
+    report = tmp_path / original.name
+    report.write_text("".join(lines))
+    dump = load(str(next(tmp_path.glob("*-buffer-assignment.txt"))), lazy=True)
+    assert [(d.path, d.line) for d in dump.diagnostics] == [(str(report), 233)]
+    places = Places(dump)
+    path = str(report)
+    assert places.nearest(path, 233) == Place(ALLOCATION, 1859, path, 230)  # the row above
+    assert places.nearest(path, 235) == Place(ALLOCATION, 0, path, 235)
+    assert places.nearest(path, 237) == Place(ALLOCATION, 1, path, 237)
+
+
+def test_era_a_report_lines_lead_to_the_allocation_they_name():
+    dump = load(str(next(ERA_A.glob("*-buffer-assignment.txt"))), lazy=True)
+    places = Places(dump)
+    report = str(next(ERA_A.glob("*-memory-usage-report.txt")))
+    lines = Path(report).read_text().splitlines()
+    listed = next(i for i, ln in enumerate(lines, 1) if ln.endswith("allocation 0: size 256.0KiB, "
+                  "parameter 2, shape |f32[256,256]| at ShapeIndex {}, maybe-live-out:"))
+    assert places.nearest(report, listed) == Place(ALLOCATION, 0, report, listed)
+    header = lines.index("allocation 37: size 432.0KiB, preallocated-temp:") + 1
+    assert places.nearest(report, header) == Place(ALLOCATION, 37, report, header)
+    # The row at offset 262144 holds one value: <192 dot_general.11 @0> (size=32768).
+    row = next(i for i, ln in enumerate(lines, 1) if "       262144;" in ln)
+    assert places.nearest(report, row) == Place(VALUE, 192, report, row)
+    shared = next(i for i, ln in enumerate(lines, 1) if "       393216;" in ln)  # 3 values
+    assert places.nearest(report, shared) == Place(ALLOCATION, 37, report, shared)
+
+
+def test_the_peak_list_and_the_stack_tree_lead_to_the_values_xla_listed():
+    dump = load(sample(SPLIT.format("live-range")), lazy=True)
+    places = Places(dump)
+    path = next(f.path for f in dump.files if f.kind == "live-range")
+    lines = Path(path).read_text().splitlines()
+    x1 = lines.index("    x.1{}: 65536 bytes (cumulative: 131072 bytes)") + 1
+    assert places.nearest(path, x1) == Place(VALUE, 90, path, x1)  # <90 x.1 @0>
+    last = lines.index("    wrapped_add{}: 4 bytes (cumulative: 154640 bytes)") + 1
+    assert places.nearest(path, last) == Place(VALUE, 87, path, last)  # <87 wrapped_add @0>
+    # The stack-trace tree has no places of its own: the peak list's last line.
+    assert lines[last].startswith("  Stack trace breakdown")
+    assert places.nearest(path, len(lines)) == Place(VALUE, 87, path, last)
 
 
 # -- the screen ---------------------------------------------------------------------------
@@ -193,3 +298,57 @@ async def test_no_diagnostics_says_so_and_closes():
         await pilot.press("enter", "q")
         await pilot.pause()
         assert app.screen is main
+
+
+@pilot_test
+async def test_enter_on_report_diagnostics_selects_their_allocation_or_value(tmp_path):
+    """transformer_big (jax 0.9.2) with three garbage lines in its era B report: under
+    the first table's row of one value (copy.653, in allocation 1859), under a row of 3
+    values of allocation 1859, and under allocation 0's only row (14 values)."""
+    path = copy_damaged(BIG, tmp_path, "-memory-usage-report.txt",
+                        {6: "garbage row", 61: "garbage row", 236: "garbage row"})
+    dump_path = next(tmp_path.glob("*-buffer-assignment.txt"))
+    app = HlotopApp(str(dump_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        main, screen = await open_diagnostics(app, pilot)
+        assert [(d.path, d.line) for d in screen.diagnostics] == [
+            (str(path), 6), (str(path), 62), (str(path), 238)]
+        assert "⏎ goes to value 59477 copy.653, printed at line 5" in screen_text(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is main and main.selected_value == 59477
+        alloc, slot = main.tree.current()
+        assert alloc.index == 1859 and slot is not None and slot.value.id == 59477
+        for row, index, printed in ((1, 1859, 61), (2, 0, 237)):
+            await pilot.press("d")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, DiagnosticsScreen)
+            await pilot.press(*["down"] * row)
+            await pilot.pause()
+            assert f"⏎ goes to allocation {index} " in screen_text(app)
+            assert f"printed at line {printed}" in screen_text(app)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.screen is main
+            alloc, slot = main.tree.current()
+            assert alloc.index == index and slot is None
+            assert main.detail.allocation == index
+
+
+@pilot_test
+async def test_enter_on_an_era_a_report_diagnostic_selects_the_value_at_that_row(tmp_path):
+    """mlp_train (jax 0.7.2): a garbage line under the era A report's row at offset
+    262144 of allocation 37, where value 192 dot_general.11 is alone."""
+    report = next(ERA_A.glob("*-memory-usage-report.txt"))
+    row = next(i for i, ln in enumerate(report.read_text().splitlines(), 1)
+               if "       262144;" in ln)
+    path = copy_damaged(ERA_A, tmp_path, "-memory-usage-report.txt", {row + 1: "\tgarbage"})
+    app = HlotopApp(str(next(tmp_path.glob("*-buffer-assignment.txt"))))
+    async with app.run_test(size=(80, 24)) as pilot:
+        main, screen = await open_diagnostics(app, pilot)
+        assert [(d.path, d.line) for d in screen.diagnostics] == [(str(path), row + 1)]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is main and main.selected_value == 192
+        assert main.detail.value_id == 192

@@ -105,3 +105,32 @@ def test_sample_peak_is_found_without_its_peak_lines(entry, tmp_path):
     stripped = load(tmp_path / entry.name)
     assert stripped.live_range.peak is None
     assert stripped.analysis.peak_step == m.live_range.peak.time
+
+
+@pytest.mark.parametrize("entry", MODULES, ids=lambda p: str(p.relative_to(SAMPLES)))
+def test_peak_lines_and_report_rows_keep_the_line_they_were_printed_at(entry):
+    """The diagnostics screen leads from a line to what is printed there: each peak
+    entry, report allocation and report row names its own line (1-based)."""
+    m = load(entry)
+    text_of = {f.kind: Path(f.path).read_text().splitlines() for f in m.files}
+    peak = m.live_range.peak if m.live_range is not None else None
+    if peak is not None:
+        lines = text_of.get("live-range", text_of.get("combined"))
+        for e in peak.entries:
+            index = "" if e.shape_index is None else "{" + ",".join(map(str, e.shape_index)) + "}"
+            assert lines[e.line - 1].startswith(f"    {e.name}{index}: {e.bytes} bytes"), e
+    report = m.memory_usage_report
+    if report is None:
+        return
+    lines = text_of["memory-usage-report"]
+    tables = list(report.allocations) + [t for s in report.memory_spaces for t in s.allocations]
+    assert tables
+    for table in tables:
+        if report.era == "A":
+            assert lines[table.line - 1] == table.summary
+            assert lines[table.list_line - 1].endswith("; " + table.summary)
+        else:
+            assert lines[table.line - 1].strip().startswith("cumulative_size;")
+            assert table.list_line == 0
+        for row in table.rows:
+            assert f"; {row.offset:>12}; {row.used_by_n_values:>16}; " in lines[row.line - 1], row

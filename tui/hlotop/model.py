@@ -248,6 +248,7 @@ class PeakEntry:
     shape_index: ShapeIndex | None  # None in V1 (2021-04 .. 2025-04) lines
     bytes: int
     cumulative: int | None = None  # V3+ only
+    line: int = 0  # 1-based, in the file that holds the HloLiveRange block
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,18 +303,23 @@ class ReportRow:
     offset: int
     used_by_n_values: int
     shapes: tuple[tuple[int, str], ...]  # (count, shape without layout)
+    line: int = 0  # 1-based, in the report's file
 
 
 @dataclass(frozen=True, slots=True)
 class ReportAllocation:
     """An allocation as the memory-usage report lists it (sizes are approximate bytes,
-    read back from XLA's human-readable text)."""
+    read back from XLA's human-readable text). Era B tables name no allocation:
+    ``index`` -1, ``size`` 0, ``summary`` ""."""
 
     index: int
     size: int
     summary: str  # the allocation line as printed
     rows: tuple[ReportRow, ...] = ()
     hidden_rows: int = 0  # "The rest N values are less than ..."
+    line: int = 0  # 1-based: its header under "...with their values:" (era A), or its
+    # table's column line (era B); 0 if the report has neither
+    list_line: int = 0  # 1-based: its row under "Allocations sorted by size:" (era A)
 
 
 @dataclass(frozen=True, slots=True)

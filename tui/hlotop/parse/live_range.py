@@ -108,7 +108,7 @@ class LiveRangeSection:
         elif self._state == "peak":
             parsed = self.sink.parse(PEAK_LINE, line, lineno, "peak line")
             if parsed is not None:
-                self.peak_entries.append(PeakEntry(*parsed))
+                self.peak_entries.append(PeakEntry(*parsed, line=lineno))
         elif self._state == "stack":
             self.stack.feed(line, lineno)
         else:

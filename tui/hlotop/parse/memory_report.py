@@ -74,15 +74,15 @@ class MemoryReportSection:
         self._table: dict | None = None  # the allocation whose table rows come next
         self._state = ""
 
-    def _new_table(self, index: int, size: int, summary: str) -> dict:
-        return dict(index=index, size=size, summary=summary, rows=[], hidden_rows=0)
+    def _new_table(self, index: int, size: int, summary: str, line: int) -> dict:
+        return dict(index=index, size=size, summary=summary, rows=[], hidden_rows=0, line=line)
 
     def feed(self, line: str, lineno: int) -> bool:
         """Read one report line of either era; False if it is not a report line."""
         body = line.strip()
         if body in ("", TABLE_COLUMNS) or set(body) == {"-"}:
             if body == TABLE_COLUMNS and self.era == "B" and self.spaces:
-                self._table = self._new_table(-1, 0, "")
+                self._table = self._new_table(-1, 0, "", lineno)
                 self.spaces[-1]["tables"].append(self._table)
             return True
         if body == SORTED_HEADER:
@@ -122,28 +122,30 @@ class MemoryReportSection:
         alloc = self.sink.parse(REPORT_ALLOCATION_LINE, parsed[3], lineno, "allocation line")
         if alloc is not None:
             self.listed.append(ReportAllocation(alloc[0], parse_human_bytes(alloc[2]),
-                                                parsed[3]))
+                                                parsed[3], list_line=lineno))
 
     def _detail_header(self, line: str, lineno: int) -> None:
         alloc = self.sink.parse(REPORT_ALLOCATION_LINE, line, lineno, "allocation line")
         if alloc is not None:
-            self._table = self._new_table(alloc[0], parse_human_bytes(alloc[2]), line)
+            self._table = self._new_table(alloc[0], parse_human_bytes(alloc[2]), line, lineno)
             self._detail[alloc[0]] = self._table
 
     def _table_row(self, line: str, lineno: int) -> None:
         parsed = self.sink.parse(TABLE_ROW, line.lstrip("\t"), lineno, "memory report table row")
         if parsed is not None:
             cum, pct, size, offset, n, shapes = parsed
-            self._table["rows"].append(ReportRow(cum, pct, size, offset, n, _split_shapes(shapes)))
+            self._table["rows"].append(ReportRow(cum, pct, size, offset, n, _split_shapes(shapes),
+                                                 lineno))
 
     def finish(self) -> MemoryUsageReport:
-        """The report; era A tables are joined to their allocation rows by index."""
-        def freeze(t: dict) -> ReportAllocation:
+        """The report; era A tables are joined to their allocation rows by index (the
+        allocation keeps both lines: ``list_line`` its row, ``line`` its table's header)."""
+        def freeze(t: dict, list_line: int = 0) -> ReportAllocation:
             return ReportAllocation(t["index"], t["size"], t["summary"], tuple(t["rows"]),
-                                    t["hidden_rows"])
+                                    t["hidden_rows"], t["line"], list_line)
 
         listed = tuple(
-            freeze(self._detail[a.index]) if a.index in self._detail else a
+            freeze(self._detail[a.index], a.list_line) if a.index in self._detail else a
             for a in self.listed)
         known = {a.index for a in listed}
         listed += tuple(freeze(t) for i, t in self._detail.items() if i not in known)
