@@ -706,12 +706,11 @@ async def test_q_during_the_background_pass_exits_at_once(ten_mb_dump, monkeypat
             if isinstance(app.screen, MainScreen):
                 status = app.screen.query_one(StatusBar)
         assert not app.dump.records_read
-        started = time.perf_counter()
         await pilot.press("q")
     assert app.return_code == 0
-    # The pass stops at its next progress report (every 1024 records, ~0.1 s here).
+    # The pass stops at its next progress report (every 1024 records), part-way: not
+    # at the end of the dump (a wall-clock bound here failed on a busy machine).
     assert await asyncio.to_thread(returned.wait, 5)
-    assert time.perf_counter() - started < 1.0
     assert not app.dump.records_read  # stopped part-way; a later call starts over
 
 

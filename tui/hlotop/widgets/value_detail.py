@@ -6,6 +6,7 @@ Every piece of dump text goes in as ``rich.text.Text``, never as markup: op_name
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from rich.cells import cell_len
@@ -14,6 +15,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -144,6 +146,11 @@ class ValueDetail(ScrollView, can_focus=True):
         self.allocation: int | None = None
         self.border_title = "4 Detail"
         self._card: RenderableType = Text("Select a value in any pane.", style="dim")
+        self._card_key: tuple | None = None  # ("value", id) or ("allocation", index)
+        self._make_card: Callable[[], RenderableType] | None = None  # when not yet made
+        # Cards drawn, by (card key, width, style): the cursor going back and forth
+        # over the same rows draws each card once.
+        self._drawn: LRUCache[tuple, list[Strip]] = LRUCache(64)
         self._lines: list[Strip] | None = None  # the card rendered; None: not yet
         self._lines_width = 0
 
@@ -153,7 +160,7 @@ class ValueDetail(ScrollView, can_focus=True):
             return
         self.value_id, self.allocation = value_id, None
         self.border_title = f"4 Value {info.value.id}"
-        self._set_card(self.value_card(info))
+        self._set_card(("value", value_id), lambda: self.value_card(info))
 
     def show_allocation(self, index: int) -> None:
         alloc = self.dump.analysis.allocation_of.get(index)
@@ -161,11 +168,12 @@ class ValueDetail(ScrollView, can_focus=True):
             return
         self.value_id, self.allocation = None, index
         self.border_title = f"4 Allocation {index}"
-        self._set_card(self.allocation_card(alloc))
+        self._set_card(("allocation", index), lambda: self.allocation_card(alloc))
 
     # -- lines ------------------------------------------------------------------------
-    def _set_card(self, card: RenderableType) -> None:
-        self._card = card
+    def _set_card(self, key: tuple, make: Callable[[], RenderableType]) -> None:
+        """Show the card ``make()`` builds (``key`` names it), drawn now if shown."""
+        self._card_key, self._make_card = key, make
         self._lines = None
         self.scroll_to(0, 0, animate=False)
         if self.display and self.size.width:
@@ -179,8 +187,15 @@ class ValueDetail(ScrollView, can_focus=True):
             return
         # As Textual renders a Static: the widget's style under every segment, lines
         # padded with its background only.
-        console = self.app.console
         style = self.rich_style
+        drawn = self._drawn.get((self._card_key, width, style))
+        if drawn is not None:
+            self._lines, self._lines_width = drawn, width
+            set_virtual_size(self, Size(width, len(drawn)))
+            return
+        if self._make_card is not None:
+            self._card, self._make_card = self._make_card(), None
+        console = self.app.console
         segments = console.render(self._card, self.app.console_options.update(
             highlight=False, width=width))
         segments = (Segment(text, style + seg_style, None)
@@ -190,6 +205,8 @@ class ValueDetail(ScrollView, can_focus=True):
                        for line in Segment.split_and_crop_lines(
                            segments, width, include_new_lines=False, pad=False)]
         self._lines_width = width
+        if self._card_key is not None:
+            self._drawn[(self._card_key, width, style)] = self._lines
         set_virtual_size(self, Size(width, len(self._lines)))
 
     def _rerender(self) -> None:
