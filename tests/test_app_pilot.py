@@ -700,11 +700,11 @@ async def test_q_during_the_background_pass_exits_at_once(ten_mb_dump, monkeypat
     monkeypatch.setattr(ModuleDump, "read_records", read_records)
     app = HlotopApp(ten_mb_dump)
     async with app.run_test(size=(80, 24)) as pilot:
-        status = None
-        while status is None or status.progress is None:  # the pass has reported
+        while "painted" not in app.milestones:  # the whole dump, after its preview
             await asyncio.sleep(0.01)
-            if isinstance(app.screen, MainScreen):
-                status = app.screen.query_one(StatusBar)
+        status = app.screen.query_one(StatusBar)
+        while status.progress is None:  # the pass has reported
+            await asyncio.sleep(0.01)
         assert not app.dump.records_read
         await pilot.press("q")
     assert app.return_code == 0

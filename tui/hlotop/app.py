@@ -307,7 +307,10 @@ class HlotopApp(CrashGuard, App[None]):
         """Swap the whole dump in for its preview, once no dialog is open over it."""
         if self.exiting or self._main is None:
             return
-        if self.screen is not self._main:  # help, search, ...: after it is closed
+        # After a dialog over it (help, search, ...) is closed, and never before the
+        # preview has been mounted and painted (a screen replaced while it mounts
+        # finds its panes gone).
+        if self.screen is not self._main or not self._preview_painted.is_set():
             self.set_timer(0.2, lambda: self._replace_preview(dump))
             return
         self._main = MainScreen(dump, carry=self._main.carry(), indexes=self._take_indexes())

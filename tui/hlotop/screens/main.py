@@ -118,6 +118,8 @@ class MainScreen(Screen):
         return self.query_one(ValueDetail)
 
     def on_mount(self) -> None:
+        if getattr(self.app, "exiting", False):
+            return  # q while this screen was being built: its panes may be gone
         self._apply_step(self.step)
         self.activate(PANE_IDS[0])
         tree = self.tree
