@@ -12,6 +12,8 @@ Opening a dump happens in passes, all off the UI thread:
 2. once the main screen has been painted, a second thread worker reads every record
    (``ModuleDump.read_records``), to find the diagnostics they hold; the status bar
    shows its progress, and the header's diagnostics count is updated when it ends.
+   What it found is kept (:mod:`hlotop.record_cache`): re-opening the unchanged dump
+   takes it from there and skips the pass.
 
 ``q`` quits at once in either pass: the first runs in a daemon thread that is left
 behind, the second stops at its next progress report. A file that is not a dump ends
@@ -39,6 +41,7 @@ from hlotop.commands import HlotopCommands
 from hlotop.crash_guard import CrashGuard
 from hlotop.loader import LoadError, ModuleDump, load
 from hlotop.preview import preview
+from hlotop.record_cache import cached_record_diagnostics, store_record_diagnostics
 from hlotop.messages import MainScreenPainted, RecordsProgress, RecordsRead
 from hlotop.safe_text import printable
 from hlotop.screens.help import HelpScreen
@@ -127,6 +130,9 @@ class HlotopApp(CrashGuard, App[None]):
         if open_preview is None and open_dump is None:
             open_preview = lambda: preview(self.source)  # noqa: E731
         self._open_preview = open_preview
+        # What the records pass over an unchanged dump found is kept (hlotop.record_cache)
+        # for dumps hlotop opened itself.
+        self._use_cache = open_dump is None
         self.dump: ModuleDump | None = None
         self.milestones: dict[str, float] = {}
         self.records_worker: Worker | None = None
@@ -329,6 +335,10 @@ class HlotopApp(CrashGuard, App[None]):
         if dump is None or self.exiting:
             return
         _take_turns_parsing_records(dump, self.yield_to_input)  # the pass, a search
+        if self._use_cache and not dump.records_read:
+            found = cached_record_diagnostics(dump)  # this unchanged dump, opened before
+            if found is not None:
+                dump.take_record_diagnostics(found)
         if dump.records_read:
             self._records_read(True)
             return
@@ -353,6 +363,7 @@ class HlotopApp(CrashGuard, App[None]):
             return False
 
         error = None
+        before = len(dump.diagnostics)
         for _ in range(_PASS_ATTEMPTS):
             started, waited = time.perf_counter(), self._waited
             try:
@@ -362,6 +373,8 @@ class HlotopApp(CrashGuard, App[None]):
                 continue
             error = None
             break
+        if dump.records_read and error is None and self._use_cache:
+            store_record_diagnostics(dump, dump.diagnostics[before:])
         if not (worker.is_cancelled or self.exiting):
             self.post_message(RecordsRead(dump.records_read, error))
 

@@ -99,6 +99,14 @@ class ModuleDump:
             self.diagnostics.extend(found)
         self.records_read = True
 
+    def take_record_diagnostics(self, diagnostics: list[Diagnostic]) -> None:
+        """Take what an earlier complete pass over these same files found
+        (:mod:`hlotop.record_cache`) instead of reading every record again: adds it to
+        :attr:`diagnostics` and sets :attr:`records_read`. Does nothing once read."""
+        if not self.records_read:
+            self.diagnostics.extend(diagnostics)
+            self.records_read = True
+
     def checked_records(self):
         """Every ``Used values`` record, each parsed once, in dump order; when the
         iteration completes, their diagnostics have been added and
