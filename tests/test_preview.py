@@ -3,8 +3,6 @@ browser swapping the whole dump in for it, on real dumps."""
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import os
 import threading
 
@@ -19,6 +17,7 @@ from hlotop.widgets.status_bar import StatusBar
 from hlotop.widgets.timeline import Timeline
 
 from conftest import sample
+from test_app_pilot import pilot_test
 
 BIG = "jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_step" \
       ".cpu_after_optimizations-buffer-assignment.txt"  # 2.4 MB, split layout (+ report)
@@ -64,16 +63,6 @@ def test_the_preview_of_a_split_module_reads_its_allocations_file(tmp_path):
     assert head is not None
     assert head.files[0].path.endswith("-buffer-assignment.txt")
     assert head.name == "module_0001.jit_transformer_train_step.cpu_after_optimizations"
-
-
-def pilot_test(fn):
-    """Run an async test with asyncio.run (no pytest-asyncio in the environment)."""
-
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        return asyncio.run(fn(*args, **kwargs))
-
-    return run
 
 
 def _tree(app) -> AllocationTree:

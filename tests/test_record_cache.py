@@ -3,8 +3,6 @@ on real damaged dumps and in the browser."""
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import os
 import shutil
 
@@ -14,18 +12,9 @@ from hlotop.record_cache import (cache_dir, cached_record_diagnostics,
                                  store_record_diagnostics)
 
 from conftest import sample
+from test_app_pilot import pilot_test
 
 TPU = "seeds/003_a3085531593bac68.txt"
-
-
-def pilot_test(fn):
-    """Run an async test with asyncio.run (no pytest-asyncio in the environment)."""
-
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        return asyncio.run(fn(*args, **kwargs))
-
-    return run
 
 
 def _bad_record_dump(tmp_path):
