@@ -43,6 +43,59 @@ def test_megabyte_lines_and_huge_numbers(tmp_path):
     assert human_bytes(10**30).endswith("EiB")
 
 
+SEED3 = Path(sample("seeds/003_a3085531593bac68.txt"))  # HloLiveRange (max 15), peak at 11
+
+
+def _seed3_with(tmp_path, old: str, new: str):
+    text = SEED3.read_text()
+    assert text.count(old) == 1
+    path = tmp_path / "x.txt"
+    path.write_text(text.replace(old, new))
+    line = text[:text.index(old)].count("\n") + 1
+    return main(["--json", str(path)]), load(path), line
+
+
+def test_a_huge_live_range_end_is_reported_and_skipped(tmp_path, capsys):
+    """One damaged number must not size the timeline (it made hlotop run out of
+    memory building a live-bytes curve of 10**15 steps: exit 70)."""
+    status, m, line = _seed3_with(tmp_path, "    fusion.10{}:9-11\n",
+                                  f"    fusion.10{{}}:9-{10**15}\n")
+    assert status == 0
+    assert [(d.line, d.severity) for d in m.diagnostics] == [(line, "error")]
+    assert "ends after the schedule's last step, 15" in m.diagnostics[0].message
+    assert m.analysis.max_time == 15 and len(m.analysis.live_bytes) == 16
+    assert ("fusion.10", ()) not in {b.key for b in m.live_range.buffers}
+    assert len(m.live_range.buffers) == 17
+
+
+def test_a_huge_schedule_end_is_reported_and_the_listed_steps_used(tmp_path, capsys):
+    status, m, line = _seed3_with(tmp_path, "HloLiveRange (max 15):",
+                                  f"HloLiveRange (max {10**14}):")
+    assert status == 0
+    assert [(d.line, d.severity) for d in m.diagnostics] == [(line, "warning")]
+    assert "does not fit its instruction sequence of 15 steps: using 15" in \
+        m.diagnostics[0].message
+    assert m.live_range.max_time == m.analysis.max_time == 15
+    assert m.analysis.peak_step == 11 and len(m.live_range.buffers) == 18
+
+
+def test_a_schedule_end_below_its_listed_steps_is_reported(tmp_path, capsys):
+    status, m, line = _seed3_with(tmp_path, "HloLiveRange (max 15):", "HloLiveRange (max 1):")
+    assert [(d.line, d.severity) for d in m.diagnostics] == [(line, "warning")]
+    assert m.analysis.max_time == 15 and m.analysis.peak_step == 11
+    assert len(m.live_range.buffers) == 18  # none of the ranges is taken for damaged
+
+
+def test_a_lost_schedule_line_is_not_taken_for_a_damaged_schedule_end(tmp_path, capsys):
+    """A deleted instruction-sequence line: 14 steps listed under 'max 15' (reported as
+    steps out of order and a schedule cut short). The header still fits (lines can be
+    lost), so it is kept and so is every live range."""
+    status, m, _ = _seed3_with(tmp_path, "    7:fusion.12\n", "")
+    assert not [d for d in m.diagnostics if d.severity == "error" or "fit" in d.message]
+    assert m.analysis.max_time == 15
+    assert len(m.live_range.buffers) == 18 and m.analysis.peak_step == 11
+
+
 def test_control_characters_never_reach_the_terminal(tmp_path, capsys):
     hostile = r'\x1b]0;owned\x07\x1b[31m\tred'  # CEscaped as XLA prints op_names
     text = SEED2.read_text().replace('op_name="args[2]"', f'op_name="{hostile}"')

@@ -3,9 +3,11 @@ sequence, each value's live range, and the peak lines of every variant (V1-V4)."
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from parsy import regex, seq, string
 
-from hlotop.model import BufferLiveRange, HloLiveRange, PeakEntry, PeakUsage
+from hlotop.model import BufferLiveRange, HloLiveRange, PeakEntry, PeakUsage, format_shape_index
 from hlotop.parse.shapes import integer, shape_index
 from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, StackTraceSection
 from hlotop.parse.tokens import NAME_RE, LineGrammar, Sink, index_of, name
@@ -57,6 +59,8 @@ class LiveRangeSection:
         self.peak_entries: list[PeakEntry] = []
         self.stack = StackTraceSection(sink)
         self._state = ""
+        self._sequence_line = 0  # line of "  InstructionSequence:"
+        self._buffers_line = 0  # line of "  BufferLiveRange:", which ends the sequence
 
     def feed_quick(self, line: str, lineno: int) -> bool:
         """Take an ordinary line of the current sub-section by its one-match path;
@@ -79,9 +83,11 @@ class LiveRangeSection:
         True if it was ours (read, or reported), False at the first line that is not."""
         if line == "  InstructionSequence:":
             self._state = "sequence"
+            self._sequence_line = self._sequence_line or lineno
             return True
         if line == "  BufferLiveRange:":
             self._state = "buffers"
+            self._buffers_line = self._buffers_line or lineno
             return True
         if line.startswith("  Live ranges at "):
             self.peak_time = self.sink.parse(PEAK_HEADER, line, lineno, "peak header")
@@ -117,7 +123,10 @@ class LiveRangeSection:
         return True
 
     def finish(self) -> HloLiveRange:
-        """The block read so far; the peak variant is told from its lines."""
+        """The block read so far; the peak variant is told from its lines. A schedule
+        end that its own instruction sequence belies, and live ranges that end after
+        it, are reported and not used (XLA prints ``end <= max``)."""
+        self._check_schedule_end()
         peak = None
         if self.peak_time is not None:
             entries = tuple(self.peak_entries)
@@ -125,6 +134,40 @@ class LiveRangeSection:
                              self.peak_line)
         return HloLiveRange(self.max_time, tuple(self.sequence), tuple(self.buffers), peak,
                             self.stack.finish(), self.line)
+
+    def _check_schedule_end(self) -> None:
+        """``HloLiveRange (max N)``: N is the length of the instruction sequence below
+        it. When the whole sequence was read (``BufferLiveRange:`` follows it), an N
+        smaller than the steps it lists, or more than twice the lines it takes (a
+        damaged number, not lines lost from it), is reported and the listed count
+        used. Then each live range ending after N is reported and skipped: the
+        timeline and the live-bytes curve have one step per schedule step, so a
+        damaged huge number must not size them."""
+        listed = len(self.sequence)
+        if self._sequence_line and self._buffers_line > self._sequence_line:
+            room = self._buffers_line - self._sequence_line - 1
+            if self.max_time < listed or self.max_time > 2 * room + 16:
+                if self.max_time:  # else the header itself was reported unreadable
+                    self.sink.warning(self.line, f"'HloLiveRange (max {self.max_time})' "
+                                      f"does not fit its instruction sequence of {listed} "
+                                      f"steps: using {listed}")
+                self.max_time = listed
+        end = self.max_time
+        if end <= 0 or not self.buffers or max(map(_END, self.buffers)) <= end:
+            return
+        kept = []
+        for rng in self.buffers:
+            if rng.end > end:
+                label = rng.name + format_shape_index(rng.shape_index)
+                self.sink.error(rng.line, f"live range {label}:{rng.start}-{rng.end} ends after "
+                                f"the schedule's last step, {end} ('HloLiveRange (max "
+                                f"{end})'): skipped")
+            else:
+                kept.append(rng)
+        self.buffers = kept
+
+
+_END = attrgetter("end")
 
 
 def _variant(entries: tuple[PeakEntry, ...], has_stack: bool) -> str:
