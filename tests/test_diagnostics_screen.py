@@ -3,9 +3,15 @@ the allocation or value printed at (or nearest above) its line, on real damaged 
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from hlotop import load
+from hlotop.loader import LoadError
 from hlotop.app import HlotopApp
 from hlotop.nearest import ALLOCATION, VALUE, Place, Places
 from hlotop.screens.diagnostics import DiagnosticsScreen
@@ -13,6 +19,7 @@ from hlotop.screens.main import MainScreen
 from hlotop.widgets.diagnostic_list import DiagnosticList
 
 from conftest import sample
+from fuzzing import apply, mutations
 from test_app_pilot import pilot_test, screen_text, started
 from test_truncated import LINES, SEED3
 
@@ -181,6 +188,41 @@ def test_the_peak_list_and_the_stack_tree_lead_to_the_values_xla_listed():
     # The stack-trace tree has no places of its own: the peak list's last line.
     assert lines[last].startswith("  Stack trace breakdown")
     assert places.nearest(path, len(lines)) == Place(VALUE, 87, path, last)
+
+
+REPORT_MODULES = [ERA_A, BIG.parent / "tuple_outputs",
+                  Path(sample(SPLIT.format("buffer-assignment"))).parent]
+
+
+@pytest.mark.parametrize("module", REPORT_MODULES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_damage_to_a_report_or_peak_list_leads_somewhere_or_nowhere(module, data):
+    """Mutations of the memory-usage report or the file with the peak list (fuzzing.py's
+    truncate, delete, duplicate, swap, insert, flip): every diagnostic leads to a place
+    in its own file, at or above its line, or below it only when nothing is above it
+    (the file's first place), or to none; building the places never raises."""
+    files = sorted(module.iterdir())
+    victims = [f for f in files if f.name.endswith(("-memory-usage-report.txt",
+                                                    "-live-range.txt"))]
+    if not any(f.name.endswith("-live-range.txt") for f in files):
+        victims += [f for f in files if f.name.endswith("-buffer-assignment.txt")]
+    victim = data.draw(st.sampled_from(victims))
+    raw = victim.read_bytes()
+    muts = data.draw(st.lists(mutations(raw.count(b"\n"), len(raw)), min_size=1, max_size=4))
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in files:
+            (Path(tmp) / f.name).write_bytes(apply(raw, muts)[0] if f == victim else f.read_bytes())
+        try:
+            dump = load(str(next(Path(tmp).glob("*-buffer-assignment.txt"))), lazy=True)
+        except LoadError:
+            return
+        places = Places(dump)
+        for d in dump.diagnostics:
+            found = places.nearest(d.path, d.line)
+            if found is not None:
+                assert found.path == d.path and d.line > 0
+                assert found.line <= d.line or found == places.nearest(d.path, 1)
 
 
 # -- the screen ---------------------------------------------------------------------------
