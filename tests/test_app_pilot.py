@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -457,7 +458,10 @@ async def test_missing_file_and_load_error_exit_with_code_2(tmp_path):
 
 
 @pilot_test
-async def test_a_bug_while_loading_exits_with_code_1_and_no_traceback():
+async def test_a_bug_while_loading_exits_with_code_70_a_log_and_no_traceback(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+
     def broken():
         raise ValueError("boom")
 
@@ -466,8 +470,11 @@ async def test_a_bug_while_loading_exits_with_code_1_and_no_traceback():
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
-    assert app.return_code == 1
-    assert "internal error while loading: ValueError: boom" in calls[0]["message"].plain
+    assert app.return_code == 70
+    message = calls[0]["message"].plain
+    assert "internal error while loading: ValueError: boom" in message
+    log = Path(message.rsplit("details in ", 1)[1])
+    assert log.parent == tmp_path / "hlotop" and "boom" in log.read_text()
 
 
 @pilot_test

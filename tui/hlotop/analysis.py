@@ -337,6 +337,17 @@ def analyze(sections: ParsedSections, diagnostics: list[Diagnostic] | None = Non
     max_time = live.max_time if live else 0
     if live is not None:
         max_time = max([max_time] + [r.end for r in live.buffers])
+        # A schedule has a step per instruction; a damaged header or range end far
+        # beyond what is listed would size the curve (and the timeline) by it.
+        plausible = 4 * (len(live.instruction_sequence) + len(live.buffers)) + 1024
+        if max_time > plausible:
+            if diagnostics is not None:
+                diagnostics.append(Diagnostic(path, live.line, f"the schedule ends at step "
+                                              f"{max_time}, far beyond the "
+                                              f"{len(live.instruction_sequence)} steps and "
+                                              f"{len(live.buffers)} live ranges listed; steps "
+                                              f"after {plausible} are not shown", "warning"))
+            max_time = plausible
     curve = live_bytes_per_step(infos, max_time) if live else []
     peak_step = peak_bytes = None
     peak_values: list[ValueInfo] = []

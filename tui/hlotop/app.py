@@ -38,6 +38,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from hlotop.bindings import bindings
 from hlotop.commands import HlotopCommands
+from hlotop.crashlog import write_crash_log
 from hlotop.crash_guard import CrashGuard
 from hlotop.loader import LoadError, ModuleDump, load
 from hlotop.preview import preview
@@ -50,7 +51,7 @@ from hlotop.screens.main import MainScreen, PaneIndexes
 from hlotop.units import human_bytes
 
 EXIT_LOAD_ERROR = 2
-EXIT_INTERNAL_ERROR = 1
+EXIT_INTERNAL_ERROR = 70  # as the command's own crash exit (cli.main)
 _POLL = 0.05  # seconds between two looks at the load thread
 _PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reported
 _PREVIEW_PAINT_WAIT = 2.0  # seconds the load waits for the preview to be painted
@@ -233,13 +234,15 @@ class HlotopApp(CrashGuard, App[None]):
         err = box.get("error")
         if isinstance(err, LoadError):
             return _Failed(f"hlotop: error: {err}", EXIT_LOAD_ERROR)
-        if err is not None:  # a bug in hlotop: say where, without a traceback
+        if err is not None:  # a bug in hlotop: a log file, one line, never a traceback
             tb = err.__traceback__
             while tb is not None and tb.tb_next is not None:
                 tb = tb.tb_next
             where = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}" if tb else ""
+            log = write_crash_log(err, f"loading {self.source!r} in the browser")
+            details = f"; details in {log}" if log else ""
             return _Failed(f"hlotop: error: {self.source}: internal error while loading: "
-                           f"{type(err).__name__}: {err}{where} (please report it)",
+                           f"{type(err).__name__}: {err}{where}{details}",
                            EXIT_INTERNAL_ERROR)
         self._indexes = box.get("indexes")
         return box["dump"]

@@ -14,6 +14,7 @@ import os
 import sys
 
 from hlotop import __version__
+from hlotop.safe_text import printable
 
 EPILOG = """\
 examples:
@@ -53,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _error(message: str) -> int:
-    print(f"hlotop: error: {message}", file=sys.stderr)
+    # A path from a directory listing is text from a dump's author too: no control codes.
+    print(f"hlotop: error: {printable(message)}", file=sys.stderr)
     return 2
 
 
@@ -107,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
         log = write_crash_log(err, f"argv: {sys.argv!r}")
         where = f"; details in {log}" if log else ""
-        print(f"hlotop: error: internal error ({type(err).__name__}: {err}){where}",
+        print(printable(f"hlotop: error: internal error ({type(err).__name__}: {err}){where}"),
               file=sys.stderr)
         return 70
 

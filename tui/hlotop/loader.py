@@ -352,12 +352,21 @@ def resolve(path: str | os.PathLike) -> Path:
     directory, or the buffer assignment beside a module's HLO text. Raises
     :class:`LoadError` for a missing path or a directory without exactly one module."""
     p = Path(path)
-    if p.is_dir():
-        return _find_module_in_dir(p)
-    if not p.exists():
-        raise LoadError(str(p), "no such file or directory")
-    if split_module_prefix(p) is None and p.with_name(p.stem + "-buffer-assignment.txt").exists():
-        return p.with_name(p.stem + "-buffer-assignment.txt")  # the module's HLO text was named
+    try:
+        if p.is_dir():
+            return _find_module_in_dir(p)
+        if not p.exists():
+            if p.is_symlink():
+                raise LoadError(str(p), "a symbolic link that leads nowhere (a loop, or its "
+                                        "target is missing)")
+            raise LoadError(str(p), "no such file or directory")
+        if not p.is_file():  # a FIFO or a device would be read forever
+            raise LoadError(str(p), "not a regular file")
+        sibling = p.with_name(p.stem + "-buffer-assignment.txt")
+        if split_module_prefix(p) is None and sibling.exists():
+            return sibling  # the module's HLO text was named
+    except OSError as err:  # a name too long, a folder that cannot be listed, ...
+        raise LoadError(str(p), err.strerror or str(err)) from None
     return p
 
 

@@ -71,8 +71,11 @@ class RecordTable:
         self.starts = array("q")
         self.ids = array("q")
         for m in _RECORD_START.finditer(text):
+            vid = int(m.group(1))
+            if vid >= 1 << 63:  # no value id: its lines go with the record before,
+                continue        # and are reported when it is read
             self.starts.append(m.start())
-            self.ids.append(int(m.group(1)))
+            self.ids.append(vid)
         # value id -> record number (the first, if an id repeats)
         self.heads: dict[int, int] = dict(zip(reversed(self.ids),
                                               range(len(self.ids) - 1, -1, -1)))
@@ -143,6 +146,7 @@ class RecordTable:
             _feed(section, span, line)
             records = section.finish()
             record = records[0] if records else None
+            _unindexed(section.sink, records[1:])
         if len(self._cache) >= _CACHE:
             self._cache.pop(next(iter(self._cache)))
         self._cache[number] = record
@@ -155,7 +159,7 @@ class RecordTable:
         if self.leading and self.text[:self.leading].strip():
             section = UsedValuesSection(sink)
             _feed(section, self.text[:self.leading], self.first_line)
-            section.finish()
+            _unindexed(sink, section.finish())
         line, pos = self.first_line, 0
         for number, start in enumerate(self.starts):
             line += self.text.count("\n", pos, start)  # counted as we go: no lookups
@@ -180,6 +184,15 @@ class RecordTable:
         if progress is not None:
             progress(total, total)
         return total
+
+
+def _unindexed(sink: Sink, records: list[UsedValue]) -> None:
+    """Records read where the index saw none: reported if their head's id is out of
+    range (a damaged line between a head and its positions is reported already)."""
+    for r in records:
+        if r.value.id >= 1 << 63:
+            sink.error(r.line, f"value id {r.value.id} is out of range (more than 64 "
+                               "bits): its record is skipped")
 
 
 def _feed(section: UsedValuesSection, text: str, first_line: int) -> None:
