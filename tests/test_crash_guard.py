@@ -112,9 +112,19 @@ def test_on_a_real_terminal_the_screen_is_restored_and_one_line_is_left(state_ho
                     return
                 out.extend(chunk)
 
+    def read_until_quiet(quiet: float, limit: float) -> None:
+        """Read until nothing new comes for ``quiet`` seconds (a busy machine paints
+        the first screen in several frames), at most ``limit`` seconds."""
+        end = time.monotonic() + limit
+        while time.monotonic() < end:
+            before = len(out)
+            read_for(quiet)
+            if len(out) == before:
+                return
+
     try:
         read_for(30, until=b"Allocations")  # the main screen is up
-        read_for(1)  # and settled
+        read_until_quiet(1.0, 30)  # and settled
         os.write(controller, b"s")
         proc.wait(timeout=30)
         read_for(2)

@@ -215,6 +215,13 @@ def test_crlf_gives_identical_results():
     assert _figures(m) == _figures(load(SEED3))
 
 
+def test_cr_alone_line_ends_give_identical_results():
+    data = Path(SEED3).read_bytes()
+    m = load_bytes(data.replace(b"\n", b"\r"))
+    assert m.diagnostics == []
+    assert _figures(m) == _figures(load(SEED3))
+
+
 def test_lazy_records_defer_their_diagnostics(tmp_path):
     lines = _text(SEED3).splitlines(keepends=True)
     at = lines.index(" uses:\n", lines.index("<33 p4.10 @0>\n"))

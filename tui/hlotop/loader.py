@@ -160,6 +160,8 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str:
         raise LoadError(path, "a binary file, not a text dump")
     if b"\r\n" in data:
         data = data.replace(b"\r\n", b"\n")  # CRLF and LF dumps read the same
+    elif b"\n" not in data and b"\r" in data:
+        data = data.replace(b"\r", b"\n")  # old Mac line ends: CR alone
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
