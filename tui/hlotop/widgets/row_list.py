@@ -55,7 +55,7 @@ class RowList(ScrollView, can_focus=True):
         self._cache: LRUCache[int, Text] = LRUCache(512)
         # Rows as painted (gutter, cursor style, scrolled, cropped): a list that
         # scrolls by one row repaints every line, all but one of them already drawn.
-        self._strips: LRUCache[tuple, Strip] = LRUCache(1024)
+        self._strips: LRUCache[tuple, Strip] = LRUCache(256)
 
     # -- what subclasses provide -------------------------------------------------
     def row_count(self) -> int:

@@ -35,7 +35,8 @@ from hlotop.widgets.row_list import set_virtual_size
 from hlotop.widgets.steps import instruction_at
 
 _MAX_LISTED = 200  # lines of a list (uses, positions, stack)
-_MAX_VALUES = 50  # values listed in an allocation's card (each a line or two to render)
+_MAX_VALUES = 24  # values listed in an allocation's card (each a line or two to render;
+# at 50, a big allocation's card took 20 ms a key to draw)
 _NEWLINE = Segment.line()
 
 
@@ -150,7 +151,7 @@ class ValueDetail(ScrollView, can_focus=True):
         self._make_card: Callable[[], RenderableType] | None = None  # when not yet made
         # Cards drawn, by (card key, width, style): the cursor going back and forth
         # over the same rows draws each card once.
-        self._drawn: LRUCache[tuple, list[Strip]] = LRUCache(64)
+        self._drawn: LRUCache[tuple, list[Strip]] = LRUCache(8)
         self._lines: list[Strip] | None = None  # the card rendered; None: not yet
         self._lines_width = 0
 
