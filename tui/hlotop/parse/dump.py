@@ -177,7 +177,7 @@ def _cut_records(path: str, text: str):
     body_start = min(header + len(USED_VALUES_HEADER) + 1, len(text))
     body_end = _records_end(text, body_start)
     first = text.count("\n", 0, body_start) + 1
-    table = RecordTable(path, text[body_start:body_end], first)
+    table = RecordTable(path, text, first, body_start, body_end)  # shared, not copied
     tail_first = first + text.count("\n", body_start, body_end)
     return table, [(1, split_lines(text[:body_start])), (tail_first, split_lines(text[body_end:]))]
 

@@ -59,18 +59,22 @@ _STRIDE = 256  # records between line-number checkpoints
 class RecordTable:
     """The records of one ``Used values:`` section, by value id, parsed on demand.
 
-    ``text`` is the section's body (the lines after ``Used values:``) and
+    The section's body (the lines after ``Used values:``) is ``text[begin:end]`` (the
+    whole ``text`` by default: a big dump's text is shared, not copied) and
     ``first_line`` the 1-based line number of its first line in ``path``.
     Behaves as a read-only sequence of :class:`UsedValue` in dump order.
     """
 
-    def __init__(self, path: str, text: str, first_line: int):
+    def __init__(self, path: str, text: str, first_line: int, begin: int = 0,
+                 end: int | None = None):
         self.path = path
         self.text = text
+        self.begin = begin
+        self.end = len(text) if end is None else end
         self.first_line = first_line
-        self.starts = array("q")
+        self.starts = array("q")  # offsets in text
         self.ids = array("q")
-        for m in _RECORD_START.finditer(text):
+        for m in _RECORD_START.finditer(text, begin, self.end):
             vid = int(m.group(1))
             if vid >= 1 << 63:  # no value id: its lines go with the record before,
                 continue        # and are reported when it is read
@@ -81,13 +85,14 @@ class RecordTable:
                                               range(len(self.ids) - 1, -1, -1)))
         self._checkpoints: array | None = None  # line of every _STRIDE-th record, on demand
         self._cache: dict[int, UsedValue | None] = {}
-        self.leading = self.starts[0] if self.starts else len(text)  # text before record 0
+        # where record 0 starts: text[begin:leading] comes before it
+        self.leading = self.starts[0] if self.starts else self.end
 
     def __len__(self) -> int:
         return len(self.starts)
 
     def __bool__(self) -> bool:
-        return len(self.starts) > 0 or bool(self.text.strip())
+        return len(self.starts) > 0 or bool(self.text[self.begin:self.end].strip())
 
     def __iter__(self) -> Iterator[UsedValue]:
         for number in range(len(self.starts)):
@@ -108,7 +113,7 @@ class RecordTable:
     def line_of(self, number: int) -> int:
         """The 1-based line of record ``number``'s head (counted on first need)."""
         if self._checkpoints is None:
-            checkpoints, line, pos = array("q"), self.first_line, 0
+            checkpoints, line, pos = array("q"), self.first_line, self.begin
             for k in range(0, len(self.starts), _STRIDE):
                 line += self.text.count("\n", pos, self.starts[k])
                 pos = self.starts[k]
@@ -135,7 +140,7 @@ class RecordTable:
         if sink is None and number in self._cache:
             return self._cache[number]
         start = self.starts[number]
-        end = self.starts[number + 1] if number + 1 < len(self.starts) else len(self.text)
+        end = self.starts[number + 1] if number + 1 < len(self.starts) else self.end
         span = self.text[start:end]
         stripped = span.rstrip("\n")
         if line is None:
@@ -156,11 +161,11 @@ class RecordTable:
         """Every record in dump order, each parsed once, with what cannot be read
         appended to ``diagnostics`` (text before the first record included)."""
         sink = Sink(self.path, diagnostics)
-        if self.leading and self.text[:self.leading].strip():
+        if self.leading > self.begin and self.text[self.begin:self.leading].strip():
             section = UsedValuesSection(sink)
-            _feed(section, self.text[:self.leading], self.first_line)
+            _feed(section, self.text[self.begin:self.leading], self.first_line)
             _unindexed(sink, section.finish())
-        line, pos = self.first_line, 0
+        line, pos = self.first_line, self.begin
         for number, start in enumerate(self.starts):
             line += self.text.count("\n", pos, start)  # counted as we go: no lookups
             pos = start
