@@ -15,7 +15,11 @@ FAST = settings(max_examples=25, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.parent.name + "/" + p.name[:12])
+over_corpus = pytest.mark.parametrize("path", CORPUS,
+                                      ids=lambda p: p.parent.name + "/" + p.name[:12])
+
+
+@over_corpus
 @FAST
 @given(data=st.data())
 def test_garbage_lines_are_reported_where_they_are(path, data):
@@ -24,7 +28,7 @@ def test_garbage_lines_are_reported_where_they_are(path, data):
     check_garbage(path, data.draw(garbage_insertions(n_lines)))
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.parent.name + "/" + p.name[:12])
+@over_corpus
 @FAST
 @given(data=st.data())
 def test_any_mutation_opens_or_is_refused_in_one_line(path, data):

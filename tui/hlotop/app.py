@@ -48,7 +48,7 @@ from hlotop.safe_text import printable
 from hlotop.screens.help import HelpScreen
 from hlotop.screens.loading import LoadingScreen
 from hlotop.screens.main import MainScreen, PaneIndexes
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, spaced_bytes
 
 EXIT_LOAD_ERROR = 2
 EXIT_INTERNAL_ERROR = 70  # as the command's own crash exit (cli.main)
@@ -289,16 +289,14 @@ class HlotopApp(CrashGuard, App[None]):
     def _loaded(self, dump: ModuleDump) -> None:
         self.dump = dump
         self._mark("loaded")
+        stage = (f"laying out {spaced_bytes(len(dump.allocations))} allocations and "
+                 f"{spaced_bytes(len(dump.analysis.values))} values")
         if self._main is not None:  # a preview is shown: the whole dump replaces it
-            self._main.show_loading_stage(f"laying out {len(dump.allocations):,} allocations "
-                                          f"and {len(dump.analysis.values):,} values"
-                                          .replace(",", " "))
+            self._main.show_loading_stage(stage)
             self.call_after_refresh(self._replace_preview, dump)
             return
         if isinstance(self.screen, LoadingScreen):
-            a = dump.analysis
-            self.screen.set_stage(f"laying out {len(dump.allocations):,} allocations and "
-                                  f"{len(a.values):,} values".replace(",", " "))
+            self.screen.set_stage(stage)
         # Paint that stage before the main screen is built (which holds the UI thread).
         self.call_after_refresh(self._show, dump)
 

@@ -135,16 +135,12 @@ def _is_ours(filename: str) -> bool:
     return filename.endswith(_OUR_FILES)
 
 
-# Lines that end a Used values section. Found with str.find (memchr speed), not a
-# multi-line regular expression: the section is most of a big dump.
-_AFTER_RECORDS = ("\nHloLiveRange", "\n*** End ", "\n*** Begin ", "\nBufferAssignment:",
-                  "\nTotal bytes used:", "\nMemory Space:", "\nAllocations sorted by size")
-
-
+# How the lines that end a Used values section start.
+_AFTER_RECORDS = ("HloLiveRange", "*** End ", "*** Begin ", "BufferAssignment:",
+                  "Total bytes used:", "Memory Space:", "Allocations sorted by size")
 # A line that starts with none of the characters record lines start with: a candidate
-# for the end of the records (one scan, where a find per marker was seven).
+# for the end of the records, found in one scan of the section (most of a big dump).
 _NOT_A_RECORD_LINE = re.compile(r"\n[^ <\n]")
-_ENDS = tuple(m[1:] for m in _AFTER_RECORDS)
 
 
 def _records_end(text: str, start: int) -> int:
@@ -152,7 +148,7 @@ def _records_end(text: str, start: int) -> int:
     :data:`_AFTER_RECORDS`, or ``len(text)``."""
     pos = max(start - 1, 0)
     while (m := _NOT_A_RECORD_LINE.search(text, pos)) is not None:
-        if text.startswith(_ENDS, m.start() + 1):
+        if text.startswith(_AFTER_RECORDS, m.start() + 1):
             return m.start() + 1
         pos = m.start() + 1
     return len(text)

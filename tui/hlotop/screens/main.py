@@ -75,6 +75,7 @@ class MainScreen(Screen):
         super().__init__(id="main" if dump.preview is None else "main-preview")
         self.dump = dump
         self._carry = carry
+        self._first_value: int | None = None  # selected on mount (the tree's first row)
         self._indexes = indexes
         self.selected_value: int | None = None
         self.step: int = dump.analysis.peak_step or 0
@@ -123,7 +124,6 @@ class MainScreen(Screen):
         self._apply_step(self.step)
         self.activate(PANE_IDS[0])
         tree = self.tree
-        self._first_value: int | None = None
         if tree.row_count():
             alloc, _ = tree.current()
             if len(alloc.values) == 1:
