@@ -148,7 +148,12 @@ def test_an_internal_error_is_one_line_and_a_log_file(tmp_path, monkeypatch, cap
 @pytest.mark.parametrize("relative", ["seeds/003_a3085531593bac68.txt",
                                       "seeds/000_aa093b3e4f73e23a.txt",
                                       "jax/jax-0.4.31/scan_layers/module_0001.jit_scan_train_"
-                                      "step.cpu_after_optimizations-buffer-assignment.txt"])
+                                      "step.cpu_after_optimizations-buffer-assignment.txt",
+                                      # stack frames from the module text beside it
+                                      "jax/jax-0.9.2/mlp_train/module_0001.jit_train_step."
+                                      "cpu_after_optimizations-buffer-assignment.txt",
+                                      "jax/jax-0.9.2/tuple_outputs/module_0001.jit_tuple_update."
+                                      "cpu_after_optimizations-buffer-assignment.txt"])
 @pytest.mark.parametrize("batch", [1, 7, 1024])
 def test_json_is_streamed_as_the_same_document(relative, batch, monkeypatch):
     """--json writes the records a batch at a time: the same document, key for key and
@@ -164,6 +169,28 @@ def test_json_is_streamed_as_the_same_document(relative, batch, monkeypatch):
     assert written == whole and list(written) == list(whole)
     assert len(written["used_values"]) == len(load(sample(relative)).used_values) > 1
     assert out.getvalue().endswith("}\n")
+
+
+def test_json_writes_any_text_of_a_record_as_the_encoder_would(tmp_path):
+    """Records are written as JSON text directly; quotes, backslashes, control codes and
+    non-ASCII in names and op_names come out as json.dumps writes them."""
+    import hlotop.export as export
+    from hlotop.loader import load
+
+    text = Path(sample("jax/jax-0.9.2/tuple_outputs/module_0001.jit_tuple_update."
+                       "cpu_after_optimizations-buffer-assignment.txt")).read_text()
+    hostile = 'q\\"uo\\\\te é \\x1b]0;t\\x07 \\t'  # CEscaped in the dump
+    assert 'op_name="' in text
+    text = text.replace('op_name="', 'op_name="' + hostile, 3)
+    dump = tmp_path / "hostile-buffer-assignment.txt"
+    dump.write_text(text)
+    out = io.StringIO()
+    export.write_json(load(dump, lazy=True), out)
+    written = json.loads(out.getvalue())
+    assert written == export.to_dict(load(dump, lazy=True))
+    op_names = [v["op_name"] for v in written["used_values"] if v["op_name"]]
+    assert any(n.startswith('q"uo\\te é \x1b]0;t\x07 \t') for n in op_names), op_names[:3]
+    assert out.getvalue().isascii()
 
 
 def test_a_reader_that_stops_early_ends_hlotop_quietly():

@@ -71,3 +71,91 @@ def test_metadata_unescapes_c_escapes():
     info = parse_instruction_text(text)
     assert info.op_name == "state['count'] \"q\" \x1b]0;t\x07"
     assert (info.source_file, info.source_line, info.stack_frame_id) == ("/a b.py", 7, 3)
+
+
+def test_allocation_head_from_the_pattern_agrees_with_the_grammar():
+    whole = allocations.ALLOCATION_LINE.fine << eof
+    matched = 0
+    for path in DUMPS:
+        for line in split_lines(Path(path).read_text()):
+            m = allocations.ALLOCATION_LINE.pattern.match(line)
+            if m is None:
+                continue
+            matched += 1
+            assert allocations._head_from_groups(*m.groups()) == \
+                allocations._head_of(*whole.parse(line)), line
+    assert matched > 100
+
+
+BUFFER_ASSIGNMENTS = [p for p in DUMPS
+                      if p.name.endswith(("-buffer-assignment.txt", "-live-range.txt"))
+                      or p.parent.name == "seeds"]
+
+
+@pytest.mark.parametrize("path", BUFFER_ASSIGNMENTS, ids=lambda p: p.name)
+def test_runs_read_like_line_by_line(path, monkeypatch):
+    """The sections' inlined run readers (take_run) only make reading quicker: with them
+    turned off, every line goes through feed() and the model is the same."""
+    from hlotop.parse.dump import parse_text
+
+    text = Path(path).read_text()
+    fast_diags: list = []
+    fast = parse_text(str(path), text, fast_diags)
+    monkeypatch.setattr(allocations.AllocationSection, "take_run", lambda self, lines, i, *a: i)
+    monkeypatch.setattr(live_range.LiveRangeSection, "take_run", lambda self, lines, i, *a: i)
+    slow_diags: list = []
+    slow = parse_text(str(path), text, slow_diags)
+    assert fast.allocations == slow.allocations
+    assert fast.live_range == slow.live_range
+    assert fast_diags == slow_diags
+    assert fast.allocations or fast.live_range.buffers
+
+
+def test_whole_record_token_reads_like_the_line_grammar(monkeypatch):
+    """A record read in one match keeps its position and use lines as printed; they
+    must read back as the line grammar reads them, and print as XLA printed them."""
+    import re
+
+    from hlotop import load
+    from hlotop.parse import records as records_module
+
+    fast_taken = 0
+    for path in BUFFER_ASSIGNMENTS + [p for p in DUMPS if p.name.endswith("-values.txt")]:
+        table = load(path, lazy=True).used_values
+        if not isinstance(table, records_module.RecordTable):
+            continue
+        with monkeypatch.context() as m:
+            m.setattr(records_module, "RECORD", re.compile(r"(?!)"))  # never matches
+            slow = [table._read(n, table.line_of(n), None) for n in range(len(table))]
+        for n, expected in enumerate(slow):
+            fast = table._read(n, table.line_of(n), None)
+            fast_taken += fast is not None and fast._positions_text is not None
+            assert fast == expected, (path.name, n)
+            if fast is not None:
+                assert fast.position_texts() == [str(p) for p in expected.positions]
+                assert fast.use_texts() == (None if expected.uses is None
+                                            else [str(u) for u in expected.uses])
+    assert fast_taken > 1000
+
+
+def test_instruction_shape_tokens_agree_with_the_shape_grammar():
+    """The instruction's shape is taken by one match when it is an array or a tuple of
+    arrays; the shape grammar must read exactly the same span."""
+    from hlotop.parse import instruction
+    from hlotop.parse.shapes import parse_shape_prefix
+
+    tuples = 0
+    for path in DUMPS:
+        for line in split_lines(Path(path).read_text()):
+            at = line.find("from instruction: ")
+            head = instruction._HEAD.match(line, at + 18) if at >= 0 else None
+            if head is None:
+                continue
+            rest = line[head.end():]
+            m = instruction._ARRAY_SHAPE.match(rest) or instruction._FLAT_TUPLE_SHAPE.match(rest)
+            if m is None:
+                continue
+            tuples += m.group(0).startswith("(")
+            _, remainder = parse_shape_prefix(rest)
+            assert m.group(0) == rest[:len(rest) - len(remainder)], line
+    assert tuples > 10

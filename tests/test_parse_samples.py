@@ -134,3 +134,29 @@ def test_peak_lines_and_report_rows_keep_the_line_they_were_printed_at(entry):
             assert table.list_line == 0
         for row in table.rows:
             assert f"; {row.offset:>12}; {row.used_by_n_values:>16}; " in lines[row.line - 1], row
+
+
+@pytest.mark.parametrize("entry", MODULES, ids=lambda p: str(p.relative_to(SAMPLES)))
+def test_allocations_values_records_and_live_ranges_keep_their_line(entry):
+    """Every allocation, value line, value record and live range names the 1-based line
+    it was printed on, however it was read (a run of lines, one record on its own, or
+    the first and last records counted from either end of the section)."""
+    m = load(entry, lazy=True)
+    text_of = {f.kind: Path(f.path).read_text().splitlines() for f in m.files}
+    lines = text_of.get("buffer-assignment", text_of.get("combined"))
+    for alloc in m.allocations:
+        assert lines[alloc.line - 1].startswith(f"allocation {alloc.index}: "), alloc.line
+        for slot in alloc.values:
+            assert lines[slot.line - 1].startswith(f" value: <{slot.value.id} "), slot.line
+    records = m.used_values
+    if len(records):
+        record_lines = text_of.get("values", text_of.get("combined"))
+        last = len(records) - 1
+        ends = [records.line_of(0), records.line_of(last)]  # before any checkpoint exists
+        assert ends == [records[0].line, records[last].line]
+        for r in records:
+            assert f"<{r.value.id} " in record_lines[r.line - 1], r.line
+    if m.live_range is not None:
+        live_lines = text_of.get("live-range", text_of.get("combined"))
+        for rng in m.live_range.buffers:
+            assert live_lines[rng.line - 1].startswith(f"    {rng.name}{{"), rng.line

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,22 +153,24 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
     value becomes a synthetic value with a negative id. Returns ValueInfo sorted by id.
     Problems are appended to ``diagnostics`` (if given) as warnings.
     """
+    records = sections.used_values
+    if not isinstance(records, RecordTable):
+        records = {r.value.id: r for r in records}
+    frames = sections.stack_frames
     infos: dict[int, ValueInfo] = {}
     for alloc in sections.allocations:
+        color = alloc.color
         for slot in alloc.values:
-            infos[slot.value.id] = ValueInfo(slot.value, slot=slot, shape=slot.shape,
-                                             color=alloc.color)
-    records = sections.used_values
+            infos[slot.value.id] = ValueInfo(slot.value, slot, records, None, slot.shape,
+                                             0, 0, color, frames)
     if isinstance(records, RecordTable):
         for number, vid in enumerate(records.ids):
             if vid not in infos:  # a value with a record but no allocation line
-                infos[vid] = ValueInfo(records.head(number))
+                infos[vid] = ValueInfo(records.head(number), records=records, frames=frames)
     else:
-        records = {r.value.id: r for r in records}
         for vid, record in records.items():
-            infos.setdefault(vid, ValueInfo(record.value))
-    for info in infos.values():
-        info.records = records
+            if vid not in infos:
+                infos[vid] = ValueInfo(record.value, records=records, frames=frames)
     # The sweep needs the whole shape of tuple-shaped instructions: the value at {}
     # prints it; otherwise read it from the from-instruction text. Values with no
     # allocation line need their own shape from there too.
@@ -182,22 +185,39 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
     if wanted:
         wanted_records = (info.used for info in infos.values() if info.value.name in wanted)
         shapes_of.update(instruction_shapes((r for r in wanted_records if r is not None), wanted))
-    by_key = {info.value.key: info for info in infos.values()}
+    # HloValue.key and BufferLiveRange.key, inlined: a big dump has 10^5 of each.
+    by_key = {(i.value.name, i.value.shape_index or ()): i for i in infos.values()}
     next_synthetic = -1
     live = sections.live_range
     for rng in (live.buffers if live else ()):
-        info = by_key.get(rng.key)
+        key = (rng.name, rng.shape_index)
+        info = by_key.get(key)
         if info is None:
-            info = ValueInfo(HloValue(next_synthetic, rng.name, rng.shape_index or None))
-            infos[next_synthetic] = by_key[rng.key] = info
+            info = ValueInfo(HloValue(next_synthetic, rng.name, rng.shape_index or None),
+                             frames=frames)
+            infos[next_synthetic] = by_key[key] = info
             next_synthetic -= 1
         info.live = rng
     missing_sizes = []
+    logical_of: dict[str, int | None] = {}  # shape text -> logical bytes (shapes repeat)
     for info in infos.values():
-        info.frames = sections.stack_frames
-        _size_value(info, shapes_of)
+        v = info.value
+        text = info.shape
+        if text is not None and v.shape_index is None:
+            # The common case of _size_value, inlined: a value line gives the shape of a
+            # value that is its instruction's whole output.
+            logical = logical_of.get(text, _UNSEEN)
+            if logical is _UNSEEN:
+                logical = logical_of[text] = _logical(text)
+            info.logical_bytes = info.sweep_bytes = logical or 0
+            if v.color is not None:
+                info.color = v.color
+            elif info.slot is None:
+                info.color = _memory_space(text) or 0
+        else:
+            _size_value(info, shapes_of, logical_of)
         if info.live is not None and info.sweep_bytes == 0 and info.shape is None:
-            missing_sizes.append(info.value.label)
+            missing_sizes.append(v.label)
     if missing_sizes and diagnostics is not None:
         shown = ", ".join(missing_sizes[:5]) + (" ..." if len(missing_sizes) > 5 else "")
         diagnostics.append(Diagnostic(path, 0, f"no shape known for {len(missing_sizes)} "
@@ -205,7 +225,10 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
     return sorted(infos.values(), key=lambda i: i.value.id)
 
 
-def _size_value(info: ValueInfo, shapes_of: dict[str, str]) -> None:
+def _size_value(info: ValueInfo, shapes_of: dict[str, str],
+                logical_of: dict[str, int | None]) -> None:
+    """Set ``info``'s logical and sweep bytes (and its colour if no allocation line
+    gives it); ``logical_of`` memoises :func:`_logical` by shape text."""
     v = info.value
     instr_shape = shapes_of.get(v.name)
     if info.shape is None and instr_shape is not None:
@@ -215,17 +238,26 @@ def _size_value(info: ValueInfo, shapes_of: dict[str, str]) -> None:
             info.shape = str(sub)
         info.logical_bytes = sub.logical_bytes() if sub is not None else 0
     else:
-        info.logical_bytes = _logical(info.shape) or 0
+        text = info.shape
+        logical = logical_of.get(text, _UNSEEN) if text else None
+        if logical is _UNSEEN:
+            logical = logical_of[text] = _logical(text)
+        info.logical_bytes = logical or 0
     if v.shape_index is None:  # the defining instruction is not a tuple
         info.sweep_bytes = info.logical_bytes
     else:
-        whole = _logical(instr_shape)
+        whole = logical_of.get(instr_shape, _UNSEEN) if instr_shape else None
+        if whole is _UNSEEN:
+            whole = logical_of[instr_shape] = _logical(instr_shape)
         info.sweep_bytes = whole if whole is not None else POINTER_BYTES * (
             (v.shape_index[0] + 1) if v.shape_index else 1)
     if v.color is not None:
         info.color = v.color
     elif info.slot is None:
         info.color = _memory_space(info.shape) or 0
+
+
+_UNSEEN = object()
 
 
 def xla_peak_step(ranges: Iterable[tuple[int, int, int]]) -> tuple[int, int]:
@@ -237,17 +269,18 @@ def xla_peak_step(ranges: Iterable[tuple[int, int, int]]) -> tuple[int, int]:
     earliest strict maximum wins, 0 if there is none. Returns ``(step, bytes at the
     sweep's maximum)``. Raises nothing.
     """
-    starts: dict[int, int] = defaultdict(int)
-    ends: dict[int, int] = defaultdict(int)
+    starts: dict[int, int] = {}
+    ends: dict[int, int] = {}
+    starts_get, ends_get = starts.get, ends.get
     for start, end, size in ranges:
-        starts[start] += size
-        ends[end + 1] += size
+        starts[start] = starts_get(start, 0) + size
+        ends[end + 1] = ends_get(end + 1, 0) + size
     usage = peak = peak_time = 0
     for t in sorted(starts.keys() | ends.keys()):
-        usage += starts.get(t, 0)
+        usage += starts_get(t, 0)
         if usage > peak:
             peak, peak_time = usage, t
-        usage -= ends.get(t, 0)
+        usage -= ends_get(t, 0)
     return peak_time, peak
 
 
@@ -258,19 +291,19 @@ def live_bytes_per_step(infos: Iterable[ValueInfo], max_time: int) -> list[int]:
     """
     diff = [0] * (max_time + 2)
     for info in infos:
-        if info.live is None:
+        live = info.live
+        if live is None:
             continue
-        start = min(max(info.live.start, 0), max_time + 1)
-        end = min(max(info.live.end, -1), max_time)
+        start, end = live.start, live.end
+        if start < 0 or end > max_time:  # only in damaged dumps: clamp to the schedule
+            start = min(max(start, 0), max_time + 1)
+            end = min(max(end, -1), max_time)
         if end < start:
             continue
         diff[start] += info.logical_bytes
         diff[end + 1] -= info.logical_bytes
-    out, running = [], 0
-    for t in range(max_time + 1):
-        running += diff[t]
-        out.append(running)
-    return out
+    diff.pop()
+    return list(accumulate(diff))
 
 
 def live_set(infos: Iterable[ValueInfo], step: int) -> list[ValueInfo]:
@@ -348,13 +381,14 @@ def analyze(sections: ParsedSections, diagnostics: list[Diagnostic] | None = Non
                                               f"{len(live.buffers)} live ranges listed; steps "
                                               f"after {plausible} are not shown", "warning"))
             max_time = plausible
-    curve = live_bytes_per_step(infos, max_time) if live else []
+    live_infos = [i for i in infos if i.live is not None]
+    curve = live_bytes_per_step(live_infos, max_time) if live else []
     peak_step = peak_bytes = None
     peak_values: list[ValueInfo] = []
     if live is not None:
         peak_step, _ = xla_peak_step(
-            (i.live.start, i.live.end, i.sweep_bytes) for i in infos if i.live is not None)
-        peak_values = live_set(infos, peak_step)
+            (i.live.start, i.live.end, i.sweep_bytes) for i in live_infos)
+        peak_values = live_set(live_infos, peak_step)
         peak_bytes = sum(i.logical_bytes for i in peak_values)
     return Analysis(
         values=infos,

@@ -121,9 +121,12 @@ def _main(args) -> int:
     try:
         if interactive:
             return _run_browser(args.path, load, load_bytes, args.strict)
+        # A report, then exit: the model lives until then and makes no cycles, so the
+        # cyclic GC would only re-scan it (a full pass over 10^6 objects right after
+        # loading a 100 MB dump: 0.16 s).
+        gc.disable()
         # Records are read on demand; --json reads each once as it writes them.
         module = load(args.path, lazy=True)
-        gc.freeze()  # the model lives until exit: keep it out of every GC pass
     except LoadError as err:
         return _error(str(err))
     except KeyboardInterrupt:

@@ -69,6 +69,27 @@ def _allocation_from_groups(index, pointer, size, color, param, param_shape, par
     return [int(index), pointer, int(size), attrs]
 
 
+def _head_of(index: int, pointer: str | None, size: int, attrs: dict) -> tuple:
+    """The fields of a :class:`BufferAllocation` before its values, in its order, from
+    what :data:`ALLOCATION_LINE` yields."""
+    return (index, size, attrs.get("color", 0), attrs.get("parameter"),
+            attrs.get("parameter_shape"), attrs.get("parameter_shape_index"),
+            attrs.get("output_shape"), *(attrs.get(flag, False) for flag in _FLAGS), pointer)
+
+
+def _head_from_groups(index, pointer, size, color, param, param_shape, param_index,
+                      output, constant, thread_local, live_out, temp) -> tuple:
+    """:func:`_head_of` straight from the groups of :data:`ALLOCATION_LINE`'s pattern."""
+    if param is None:
+        param_shape = param_index = None
+    else:
+        param = int(param)
+        param_index = index_of(param_index)
+    return (int(index), int(size), 0 if color is None else int(color), param, param_shape,
+            param_index, output, constant is not None, thread_local is not None,
+            live_out is not None, temp is not None, pointer)
+
+
 ALLOCATION_LINE = LineGrammar(
     allocation_line(integer),
     r"allocation (\d+): (?:(0x[0-9a-fA-F]+|\(nil\)), )?size (\d+)(?:, color (\d+))?"
@@ -100,6 +121,8 @@ LEGACY_VALUE_LINE = seq(
 )
 
 _VALUE_RE = VALUE_LINE.pattern
+# The ShapeIndex texts most values carry, read once.
+_INDEXES = {"{}": (), **{f"{{{k}}}": (k,) for k in range(64)}}
 _ALLOCATION_RE = ALLOCATION_LINE.pattern
 
 REUSED_HEADER = " reused by buffers of a different color:"
@@ -112,51 +135,67 @@ class AllocationSection:
     def __init__(self, sink: Sink):
         self.sink = sink
         self.allocations: list[BufferAllocation] = []
-        self._current: dict | None = None
+        self._head: tuple | None = None  # the open allocation's fields (_head_of)
+        self._line = 0  # its line
         self._slots: list[ValueSlot] = []
         self._reused: list = []
         self._broken = False  # the current allocation line was reported as unreadable
 
     def _close(self) -> None:
-        if self._current is not None:
+        if self._head is not None:
             self.allocations.append(BufferAllocation(
-                values=tuple(self._slots), reused_by=tuple(self._reused), **self._current))
-        self._current, self._slots, self._reused = None, [], []
+                *self._head, tuple(self._slots), tuple(self._reused), self._line))
+        self._head, self._slots, self._reused = None, [], []
 
-    def feed_quick(self, line: str, lineno: int) -> bool:
-        """Take an ordinary value or allocation line by its one-match path; False sends
-        the line through :meth:`feed` (and the section reader's dispatch)."""
-        if line.startswith(" value: "):
-            # Most lines of a big dump: VALUE_LINE.convert and _add_slot, inlined.
-            m = _VALUE_RE.match(line)
-            if m is None or self._current is None:
-                return False
-            vid, vname, index, phi, color, size, offset, shape = m.groups()
-            self._slots.append(ValueSlot(
-                HloValue(int(vid), vname, index_of(index), phi is not None,
-                         None if color is None else int(color)),
-                self._current["index"], int(offset), int(size), shape, lineno))
-            return True
-        m = _ALLOCATION_RE.match(line)
-        if m is not None:
-            self._close()
-            index, pointer, size, attrs = ALLOCATION_LINE.convert(*m.groups())
-            self._current = dict(index=index, size=size, pointer=pointer, line=lineno, **attrs)
-            self._broken = False
-            return True
-        return False
+    def _open(self, head: tuple, lineno: int) -> None:
+        self._close()
+        self._head, self._line, self._broken = head, lineno, False
+
+    def take_run(self, lines: list[str], i: int, stop: int, first_line: int) -> int:
+        """Read the ordinary allocation and value lines from ``lines[i]`` on (at most up
+        to ``lines[stop]``), each by its one-match path; ``first_line`` is the 1-based
+        line number of ``lines[0]``. Returns the index of the first line not taken
+        (``i`` if none was), which goes through :meth:`feed` and the section reader's
+        dispatch. Most lines of a big dump come here, hence the inlining."""
+        match_value = _VALUE_RE.match
+        match_allocation = _ALLOCATION_RE.match
+        indexes = _INDEXES
+        slots = self._slots
+        current = self._head[0] if self._head is not None else None
+        j = i
+        while j < stop:
+            line = lines[j]
+            m = match_value(line)
+            if m is not None:
+                if current is None:
+                    break
+                vid, vname, index, phi, color, size, offset, shape = m.groups()
+                if index is not None:
+                    index = indexes[index] if index in indexes else index_of(index)
+                slots.append(ValueSlot(
+                    HloValue(int(vid), vname, index, phi is not None,
+                             None if color is None else int(color)),
+                    current, int(offset), int(size), shape, first_line + j))
+            else:
+                m = match_allocation(line)
+                if m is None:
+                    break
+                head = _head_from_groups(*m.groups())
+                self._open(head, first_line + j)
+                current = head[0]
+                slots = self._slots
+            j += 1
+        return j
 
     def feed(self, line: str, lineno: int) -> bool:
         """Read one line (1-based ``lineno``) of ``BufferAssignment:``; True if it was an
         allocation-section line (read, or reported as unreadable), False if not ours."""
         if line.startswith("allocation "):
             self._close()
+            self._broken = True  # until it is read
             parsed = self.sink.parse(ALLOCATION_LINE, line, lineno, "allocation line")
-            self._broken = parsed is None
             if parsed is not None:
-                index, pointer, size, attrs = parsed
-                self._current = dict(index=index, size=size, pointer=pointer, line=lineno,
-                                     **attrs)
+                self._open(_head_of(*parsed), lineno)
             return True
         if line.startswith(" value: "):
             parsed = self.sink.parse(VALUE_LINE, line, lineno, "value line")
@@ -167,7 +206,7 @@ class AllocationSection:
             return True
         if line.startswith("  value: "):
             parsed = self.sink.parse(REUSED_LINE, line, lineno, "cross-color reuse line")
-            if parsed is not None and self._current is not None:
+            if parsed is not None and self._head is not None:
                 self._reused.append(tuple(parsed))
             return True
         if line.startswith("  <") and "]: " in line:
@@ -180,13 +219,13 @@ class AllocationSection:
 
     def _add_slot(self, parsed, lineno: int) -> None:
         value, size, offset, shape_text = parsed
-        if self._current is None:
+        if self._head is None:
             if self._broken:
                 return  # its allocation line was already reported
             self.sink.error(lineno, "value line outside an allocation: expected "
                             "'allocation N: size S:' before it")
             return
-        self._slots.append(ValueSlot(value, self._current["index"], offset, size,
+        self._slots.append(ValueSlot(value, self._head[0], offset, size,
                                      shape_text, lineno))
 
     def finish(self) -> list[BufferAllocation]:

@@ -58,15 +58,23 @@ def parse_text(path: str, text: str, diagnostics: list[Diagnostic], pause=None
     skipping = False  # inside a "*** Begin <file> ***" block of some other dump file
     for first_line, lines in chunks:
         n = len(lines)
-        for i, line in enumerate(lines):
+        i = 0
+        next_pause = 0
+        while i < n:
+            if i >= next_pause:
+                if pause is not None:
+                    pause()
+                next_pause = i + _PAUSE_EVERY
+            # Most lines are ordinary lines of the section being read: let it take a run
+            # of them by their one-match path before any dispatch.
+            if section is not None and (section is allocations or section is live):
+                taken = section.take_run(lines, i, min(n, next_pause), first_line)
+                if taken > i:
+                    i = taken
+                    continue
+            line = lines[i]
             lineno = first_line + i
-            if pause is not None and not i % _PAUSE_EVERY:
-                pause()
-            # Most lines are ordinary lines of the section being read: let it take them
-            # by their one-match path before any dispatch.
-            if section is not None and (section is allocations or section is live) \
-                    and section.feed_quick(line, lineno):
-                continue
+            i += 1
             if line.startswith("*** Begin ") and line.endswith(" ***"):
                 # --xla_dump_to=- writes every dump file to stdout between these markers;
                 # only the buffer-assignment family is ours.
@@ -82,7 +90,7 @@ def parse_text(path: str, text: str, diagnostics: list[Diagnostic], pause=None
                 saw_ba, section = True, allocations
                 continue
             if line.startswith("Total bytes used:") and report is None:
-                if _next_nonblank(lines, i) == SORTED_HEADER:
+                if _next_nonblank(lines, i - 1) == SORTED_HEADER:
                     report = MemoryReportSection(sink, sink.parse(TOTAL_LINE, line, lineno, "total"))
                     section = report
                 else:
@@ -108,7 +116,7 @@ def parse_text(path: str, text: str, diagnostics: list[Diagnostic], pause=None
                 report = MemoryReportSection(sink, None)
                 section = report
             if section is used:
-                handled = used.feed(line, lineno, lines[i + 1] if i + 1 < n else None)
+                handled = used.feed(line, lineno, lines[i] if i < n else None)
             elif section is not None:
                 handled = section.feed(line, lineno)
             else:
@@ -173,8 +181,8 @@ def _cut_records(path: str, text: str):
     body_start = min(header + len(USED_VALUES_HEADER) + 1, len(text))
     body_end = _records_end(text, body_start)
     first = text.count("\n", 0, body_start) + 1
-    table = RecordTable(path, text, first, body_start, body_end)  # shared, not copied
     tail_first = first + text.count("\n", body_start, body_end)
+    table = RecordTable(path, text, first, body_start, body_end, tail_first)  # shared text
     return table, [(1, split_lines(text[:body_start])), (tail_first, split_lines(text[body_end:]))]
 
 

@@ -18,7 +18,11 @@ from hlotop.parse.shapes import parse_shape_prefix
 from hlotop.parse.tokens import LineGrammar
 
 _HEAD = re.compile(r"%?([^\s=]+) = ")
-_ARRAY_SHAPE = re.compile(r"[a-z][a-z0-9]*\[[0-9,<=?]*\](?:\{[^{}]*\})?(?= )")
+_ARRAY = r"[a-z][a-z0-9]*\[[0-9,<=?]*\](?:\{[^{}]*\})?"
+_ARRAY_SHAPE = re.compile(_ARRAY + "(?= )")
+# A tuple of arrays (a while loop's state, a fusion's outputs: thousands of elements in
+# a big model) in one match; nested tuples go to the shape grammar.
+_FLAT_TUPLE_SHAPE = re.compile(rf"\((?:{_ARRAY}(?:, (?:/\*index=\d+\*/)?{_ARRAY})*)?\)(?= )")
 _OPCODE = re.compile(r" ([a-z][a-z0-9\-_]*)\(")
 
 _ESCAPE = re.compile(r'\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|.)')
@@ -55,9 +59,9 @@ METADATA = LineGrammar(
 
 
 def _read_metadata(text: str, at: int) -> dict:
-    fast = METADATA.fast(text, at)
-    if fast.status:
-        return fast.value
+    fast = METADATA.pattern.match(text, at)
+    if fast is not None:
+        return METADATA.convert(*fast.groups())
     try:
         return METADATA.fine.parse_partial(text[at:])[0]
     except ParseError:
@@ -77,7 +81,7 @@ def parse_instruction_text(text: str) -> InstructionText:
         return InstructionText(text)
     name = head.group(1)
     rest_at = head.end()
-    m = _ARRAY_SHAPE.match(text, rest_at)
+    m = _ARRAY_SHAPE.match(text, rest_at) or _FLAT_TUPLE_SHAPE.match(text, rest_at)
     if m:
         shape_text = m.group(0)
         after = m.end()

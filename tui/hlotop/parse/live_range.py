@@ -43,6 +43,8 @@ PEAK_LINE = LineGrammar(
 
 _buffer_match = BUFFER_LINE.pattern.match
 _sequence_match = SEQUENCE_LINE.pattern.match
+# The ShapeIndex texts (without braces) most live ranges carry, read once.
+_INDEXES = {"": (), **{str(k): (k,) for k in range(64)}}
 
 
 class LiveRangeSection:
@@ -62,21 +64,33 @@ class LiveRangeSection:
         self._sequence_line = 0  # line of "  InstructionSequence:"
         self._buffers_line = 0  # line of "  BufferLiveRange:", which ends the sequence
 
-    def feed_quick(self, line: str, lineno: int) -> bool:
-        """Take an ordinary line of the current sub-section by its one-match path;
-        False sends the line through :meth:`feed`."""
+    def take_run(self, lines: list[str], i: int, stop: int, first_line: int) -> int:
+        """Read the ordinary lines of the current sub-section (instruction sequence or
+        live ranges) from ``lines[i]`` on, at most up to ``lines[stop]``, by their
+        one-match path; ``first_line`` is the 1-based line number of ``lines[0]``.
+        Returns the index of the first line not taken (``i`` if none was), which goes
+        through :meth:`feed`."""
+        j = i
         if self._state == "buffers":
-            m = _buffer_match(line)
-            if m is not None:  # BUFFER_LINE.convert, inlined: most lines of the block
-                n, i, s, e = m.groups()
-                self.buffers.append(BufferLiveRange(n, index_of(i), int(s), int(e), lineno))
-                return True
+            buffers = self.buffers
+            indexes = _INDEXES
+            while j < stop:
+                m = _buffer_match(lines[j])
+                if m is None:
+                    break
+                n, index, s, e = m.groups()  # BUFFER_LINE.convert, inlined
+                buffers.append(BufferLiveRange(n, indexes[index] if index in indexes else index_of(index),
+                                               int(s), int(e), first_line + j))
+                j += 1
         elif self._state == "sequence":
-            m = _sequence_match(line)
-            if m is not None and int(m.group(1)) == len(self.sequence):
-                self.sequence.append(m.group(2))
-                return True
-        return False
+            sequence = self.sequence
+            while j < stop:
+                m = _sequence_match(lines[j])
+                if m is None or int(m.group(1)) != len(sequence):
+                    break
+                sequence.append(m.group(2))
+                j += 1
+        return j
 
     def feed(self, line: str, lineno: int) -> bool:
         """Read one line of the block (headers, sequence, ranges, peak, stack tree);

@@ -17,41 +17,26 @@ import re
 from array import array
 from collections.abc import Callable, Iterator
 
-from parsy import regex
-
-from hlotop.model import Diagnostic, HloPosition, HloUse, HloValue, UsedValue
-from hlotop.parse.tokens import VALUE_REF_RE, Sink, index_of, value_from_groups
-from hlotop.parse.values import FROM_PREFIX, POSITION_RE, USE_RE, UsedValuesSection
+from hlotop.model import Diagnostic, HloValue, UsedValue
+from hlotop.parse.tokens import NAME_RE, VALUE_REF_RE, Sink, value_from_groups
+from hlotop.parse.values import FROM_PREFIX, UsedValuesSection
 
 _RECORD_START = re.compile(VALUE_REF_RE + r"(?=\n positions:\n)")
-_POSITIONS = re.compile(POSITION_RE + r"\n")
-_USES = re.compile(USE_RE + r"\n")
-# A whole ordinary record as one token: head, positions, uses, from-instruction text.
-# Anything else (no uses block, "(none)", stray lines) goes through the line grammar.
-RECORD = regex(
-    VALUE_REF_RE + r"\n positions:\n((?:  [^\n]*\n)+) uses:\n((?:  [^\n]*\n)*)"
-    r"(?:" + re.escape(FROM_PREFIX) + r" ?([^\n]*)\n?)?\Z",
-    group=(1, 2, 3, 4, 5, 6, 7, 8))
+# A whole ordinary record as one token: head, position lines, use lines (or "(none)")
+# and the from-instruction text, each line exactly as its line grammar reads it, with
+# the numbers in ShapeIndexes and operand numbers as XLA prints them (no leading
+# zeros), so the lines kept as text read back the same. Matched against one record's
+# span; anything else (uninitialised uses, blank lines, a glued 2024-era head, a
+# damaged line) goes through the line grammar of hlotop.parse.values.
+_NUMBER = r"(?:0|[1-9]\d*)"
+_INDEX = rf"\{{(?:{_NUMBER}(?:,{_NUMBER})*)?\}}"
+RECORD = re.compile(
+    VALUE_REF_RE
+    + rf"\n positions:\n((?:  {NAME_RE}(?: {_INDEX})?\n)+)"
+    + rf" uses:\n((?:  {NAME_RE}, operand {_NUMBER}(?: {_INDEX})?\n)+|  \(none\)\n)"
+    + "(?:" + re.escape(FROM_PREFIX) + r" ?(.*)\n?)?\Z")
 
 
-def _fast_record(text: str, line: int) -> UsedValue | None:
-    """Read an ordinary record in one match; None sends it to the line grammar."""
-    result = RECORD(text, 0)
-    if not result.status:
-        return None
-    vid, vname, index, phi, color, positions, uses, instruction = result.value
-    found = _POSITIONS.findall(positions)
-    if len(found) != positions.count("\n"):
-        return None
-    position_list = tuple(HloPosition(n, index_of(i or None)) for n, i in found)
-    use_list = ()
-    if uses and uses != "  (none)\n":
-        found_uses = _USES.findall(uses)
-        if len(found_uses) != uses.count("\n"):
-            return None
-        use_list = tuple(HloUse(n, int(o), index_of(i or None)) for n, o, i in found_uses)
-    return UsedValue(value_from_groups(vid, vname, index, phi, color), position_list, use_list,
-                     instruction, line)
 _CACHE = 4096
 _STRIDE = 256  # records between line-number checkpoints
 
@@ -61,13 +46,15 @@ class RecordTable:
 
     The section's body (the lines after ``Used values:``) is ``text[begin:end]`` (the
     whole ``text`` by default: a big dump's text is shared, not copied) and
-    ``first_line`` the 1-based line number of its first line in ``path``.
+    ``first_line`` the 1-based line number of its first line in ``path``; ``end_line``,
+    if given, that of ``text[end]``.
     Behaves as a read-only sequence of :class:`UsedValue` in dump order.
     """
 
     def __init__(self, path: str, text: str, first_line: int, begin: int = 0,
-                 end: int | None = None):
+                 end: int | None = None, end_line: int | None = None):
         self.path = path
+        self.end_line = end_line  # the line text[end] is on, if the caller counted it
         self.text = text
         self.begin = begin
         self.end = len(text) if end is None else end
@@ -80,13 +67,18 @@ class RecordTable:
                 continue        # and are reported when it is read
             self.starts.append(m.start())
             self.ids.append(vid)
-        # value id -> record number (the first, if an id repeats)
-        self.heads: dict[int, int] = dict(zip(reversed(self.ids),
-                                              range(len(self.ids) - 1, -1, -1)))
+        self._heads: dict[int, int] | None = None  # made on first need
         self._checkpoints: array | None = None  # line of every _STRIDE-th record, on demand
         self._cache: dict[int, UsedValue | None] = {}
         # where record 0 starts: text[begin:leading] comes before it
         self.leading = self.starts[0] if self.starts else self.end
+
+    @property
+    def heads(self) -> dict[int, int]:
+        """Value id -> record number (the first, if an id repeats)."""
+        if self._heads is None:
+            self._heads = dict(zip(reversed(self.ids), range(len(self.ids) - 1, -1, -1)))
+        return self._heads
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -112,6 +104,11 @@ class RecordTable:
 
     def line_of(self, number: int) -> int:
         """The 1-based line of record ``number``'s head (counted on first need)."""
+        if self._checkpoints is None and number == 0:
+            return self.first_line + self.text.count("\n", self.begin, self.starts[0])
+        if self._checkpoints is None and number == len(self.starts) - 1 \
+                and self.end_line is not None:  # the last: counted back from the end
+            return self.end_line - self.text.count("\n", self.starts[number], self.end)
         if self._checkpoints is None:
             checkpoints, line, pos = array("q"), self.first_line, self.begin
             for k in range(0, len(self.starts), _STRIDE):
@@ -139,23 +136,27 @@ class RecordTable:
         ``line``: its head's line number, when the caller already knows it."""
         if sink is None and number in self._cache:
             return self._cache[number]
-        start = self.starts[number]
-        end = self.starts[number + 1] if number + 1 < len(self.starts) else self.end
-        span = self.text[start:end]
-        stripped = span.rstrip("\n")
         if line is None:
             line = self.line_of(number)
-        record = _fast_record(stripped + "\n", line) if "\n\n" not in stripped else None
-        if record is None:
-            section = UsedValuesSection(sink or Sink(self.path, []))
-            _feed(section, span, line)
-            records = section.finish()
-            record = records[0] if records else None
-            _unindexed(section.sink, records[1:])
+        record = self._read(number, line, sink)
         if len(self._cache) >= _CACHE:
             self._cache.pop(next(iter(self._cache)))
         self._cache[number] = record
         return record
+
+    def _read(self, number: int, line: int, sink: Sink | None) -> UsedValue | None:
+        start = self.starts[number]
+        end = self.starts[number + 1] if number + 1 < len(self.starts) else self.end
+        m = RECORD.match(self.text, start, end)
+        if m is not None:  # the one-match path
+            vid, vname, index, phi, color, positions, uses, instruction = m.groups()
+            return UsedValue.printed(value_from_groups(vid, vname, index, phi, color),
+                                     positions, uses, instruction, line)
+        section = UsedValuesSection(sink or Sink(self.path, []))
+        _feed(section, self.text[start:end], line)
+        records = section.finish()
+        _unindexed(section.sink, records[1:])
+        return records[0] if records else None
 
     def checked(self, diagnostics: list[Diagnostic]) -> Iterator[UsedValue]:
         """Every record in dump order, each parsed once, with what cannot be read
@@ -166,10 +167,11 @@ class RecordTable:
             _feed(section, self.text[self.begin:self.leading], self.first_line)
             _unindexed(sink, section.finish())
         line, pos = self.first_line, self.begin
+        count, read = self.text.count, self._read
         for number, start in enumerate(self.starts):
-            line += self.text.count("\n", pos, start)  # counted as we go: no lookups
+            line += count("\n", pos, start)  # counted as we go: no lookups
             pos = start
-            record = self.record(number, sink, line)
+            record = read(number, line, sink)  # once each: not kept in the cache
             if record is not None:
                 yield record
 

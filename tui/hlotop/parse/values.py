@@ -39,6 +39,20 @@ USE_LINE = LineGrammar(
     USE_RE + r"\Z", lambda n, o, i: HloUse(n, int(o), index_of(i)),
 )
 FROM_PREFIX = " from instruction:"
+_POSITIONS = re.compile(POSITION_RE + r"\n")
+_USES = re.compile(USE_RE + r"\n")
+
+
+def positions_of(block: str) -> tuple[HloPosition, ...]:
+    """The positions in a block of position lines (``"  name {0}\n"`` each) that
+    :data:`POSITION_LINE` accepts one by one."""
+    return tuple(HloPosition(n, index_of(i or None)) for n, i in _POSITIONS.findall(block))
+
+
+def uses_of(block: str) -> tuple[HloUse, ...]:
+    """The uses in a block of use lines that :data:`USE_LINE` accepts one by one, or
+    ``"  (none)\n"`` (no uses)."""
+    return tuple(HloUse(n, int(o), index_of(i or None)) for n, o, i in _USES.findall(block))
 # A value reference glued to the end of a from-instruction line (2024 era).
 _GLUED_REF = re.compile(r"<\d+ [^\s<>{}]+(?:\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?>\Z")
 
