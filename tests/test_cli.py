@@ -171,6 +171,46 @@ def test_json_is_streamed_as_the_same_document(relative, batch, monkeypatch):
     assert out.getvalue().endswith("}\n")
 
 
+@pytest.mark.parametrize("child_fails", [False, True])
+def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
+        child_fails, monkeypatch, tmp_path):
+    """From PARALLEL_RECORDS records on, a forked child writes the second half; the
+    document (with the diagnostics of both halves) is the one a single process writes,
+    and if the child fails, the parent writes its half itself."""
+    import hlotop.export as export
+    import hlotop.forked as forked
+    from hlotop.loader import load
+
+    text = Path(sample("jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_"
+                       "step.cpu_after_optimizations-buffer-assignment.txt")).read_text()
+    first, last = text.index("\n uses:\n"), text.rindex("\n uses:\n")
+    cut = len("\n uses:\n")
+    damaged = (text[:first] + "\n uses:\n  ?bad\n" + text[first + cut:last]
+               + "\n uses:\n  ?worse\n" + text[last + cut:])  # a record in each half
+    path = tmp_path / "damaged-buffer-assignment.txt"
+    path.write_text(damaged)
+    monkeypatch.setattr(export, "PARALLEL_RECORDS", 10**9)
+    single = io.StringIO()
+    export.write_json(load(path, lazy=True), single)
+    children = []
+    real_start = forked.start
+
+    def start(work):
+        child = real_start((lambda out: 1 / 0) if child_fails else work)
+        children.append(child)
+        return child
+
+    monkeypatch.setattr(forked, "start", start)
+    monkeypatch.setattr(export, "PARALLEL_RECORDS", 100)
+    double = io.StringIO()
+    export.write_json(load(path, lazy=True), double)
+    assert children and children[0] is not None, "no child was forked"
+    assert double.getvalue() == single.getvalue()
+    lines = [d["line"] for d in json.loads(double.getvalue())["diagnostics"]]
+    for bad in ("  ?bad", "  ?worse"):
+        assert lines.count(damaged[:damaged.index(bad)].count("\n") + 1) == 1, bad
+
+
 def test_json_writes_any_text_of_a_record_as_the_encoder_would(tmp_path):
     """Records are written as JSON text directly; quotes, backslashes, control codes and
     non-ASCII in names and op_names come out as json.dumps writes them."""

@@ -10,10 +10,11 @@ import json
 from json.encoder import encode_basestring_ascii
 from typing import IO, Any
 
-from hlotop import __version__
+from hlotop import __version__, forked
 from hlotop.loader import ModuleDump, gc_paused
 from hlotop.memory_space import space_name, space_names
-from hlotop.model import StackTraceNode
+from hlotop.model import Diagnostic, StackTraceNode
+from hlotop.parse.records import RecordTable
 
 
 def _index(index) -> list[int] | None:
@@ -52,14 +53,44 @@ def _head(module: ModuleDump) -> dict[str, Any]:
                     "color": s.value.color, "offset": s.offset, "size": s.size,
                     "shape": s.shape} for s in x.values],
     } for x in module.allocations]
+    return {**_about(module), "allocations": allocations,
+            "total_bytes_used": module.total_bytes_used}
+
+
+def _about(module: ModuleDump) -> dict[str, Any]:
+    """The document's first keys: which hlotop read which files."""
     return {
         "hlotop_version": __version__,
         "module": module.name,
         "layout": module.layout,
         "files": [{"path": f.path, "kind": f.kind} for f in module.files],
-        "allocations": allocations,
-        "total_bytes_used": module.total_bytes_used,
     }
+
+
+def _head_json(module: ModuleDump, dumps) -> str:
+    """``_head(module)`` as compact JSON text, without its closing brace; the
+    allocations and their values (one per value line: 10^5 in a big dump) written
+    directly, as the records are."""
+    names = space_names(module.memory_usage_report)
+    allocations = ",".join(_allocation_json(x, names) for x in module.allocations)
+    return (dumps(_about(module))[:-1] + f',"allocations":[{allocations}],'
+            f'"total_bytes_used":{_number(module.total_bytes_used)}')
+
+
+def _allocation_json(x, names) -> str:
+    parameter = "null" if x.parameter is None else (
+        f'{{"number":{x.parameter},"shape":{_optional(x.parameter_shape)},'
+        f'"shape_index":{_optional_numbers(x.parameter_shape_index)}}}')
+    values = ",".join(
+        f'{{"id":{s.value.id},"name":{_string(s.value.name)},'
+        f'"shape_index":{_optional_numbers(s.value.shape_index)},'
+        f'"phi":{"true" if s.value.is_phi else "false"},"color":{_number(s.value.color)},'
+        f'"offset":{s.offset},"size":{s.size},"shape":{_string(s.shape)}}}'
+        for s in x.values)
+    return (f'{{"index":{x.index},"size":{x.size},"color":{x.color},'
+            f'"memory_space":{_string(space_name(x.color, names))},'
+            f'"kinds":{_strings(x.kinds)},"parameter":{parameter},'
+            f'"output_shape":{_optional(x.output_shape)},"values":[{values}]}}')
 
 
 def _used_value(r, frames) -> dict[str, Any]:
@@ -99,7 +130,6 @@ def _used_value_json(r, frames) -> str:
     stack = frames.stack(instr.stack_frame_id) if (
         frames is not None and instr is not None and instr.stack_frame_id is not None) else ()
     value = r.value
-    index = value.shape_index
     uses = r.use_texts()
     if instr is None:
         described = '"instruction":null,"opcode":null,"instruction_shape":null,"op_name":null'
@@ -116,7 +146,7 @@ def _used_value_json(r, frames) -> str:
     frames_json = ",".join(f'{{"file":{_string(f.file)},"line":{_number(f.line)},'
                            f'"function":{_string(f.function)}}}' for f in stack)
     return (f'{{"id":{value.id},"name":{_string(value.name)},'
-            f'"shape_index":{"null" if index is None else _numbers(index)},'
+            f'"shape_index":{_optional_numbers(value.shape_index)},'
             f'"positions":{_strings(r.position_texts())},'
             f'"uses":{"null" if uses is None else _strings(uses)},'
             f'{described},"source":{source},"stack":[{frames_json}]}}')
@@ -130,8 +160,8 @@ def _number(n: int | None) -> str:
     return "null" if n is None else str(n)
 
 
-def _numbers(ns) -> str:
-    return "[" + ",".join(map(str, ns)) + "]"
+def _optional_numbers(ns) -> str:
+    return "null" if ns is None else "[" + ",".join(map(str, ns)) + "]"
 
 
 def _source(file: str, line: int | None) -> str:
@@ -204,23 +234,71 @@ def _report(report) -> dict[str, Any]:
 
 def write_json(module: ModuleDump, out: IO[str]) -> None:
     """Write the JSON document for ``module`` to ``out``, newline-terminated: the same
-    document as :func:`to_dict`, streamed a record at a time (the whole document of a
-    100 MB dump held at once took 800 MB)."""
+    document as :func:`to_dict`, streamed a batch of records at a time (the whole
+    document of a 100 MB dump held at once took 800 MB). On a big dump the later
+    records are written by a second process (:mod:`hlotop.forked`) meanwhile."""
     dumps = json.JSONEncoder(separators=(",", ":")).encode  # the C encoder, no indent
     frames = module.sections.stack_frames
-    with gc_paused():  # millions of objects and no cycles
-        out.write(dumps(_head(module))[:-1] + ',"used_values":[')
-        batch: list[str] = []
-        separator = ""  # before the next batch: none before the first
-        for r in module.checked_records():  # one pass: each record parsed once
-            batch.append(_used_value_json(r, frames))
-            if len(batch) == _BATCH:
-                out.write(separator + ",".join(batch))
-                separator = ","
-                batch.clear()
-        if batch:
+    table = module.used_values
+    # Half each: the parent also writes the head, but the child, writing to memory it
+    # shares with the parent until it copies it, is as much slower.
+    split = len(table) // 2 if not module.records_read and isinstance(table, RecordTable) \
+        and len(table) >= PARALLEL_RECORDS else 0
+    child = forked.start(lambda text: _write_records(table, split, frames, text)) \
+        if split else None
+    try:
+        with gc_paused():  # millions of objects and no cycles
+            out.write(_head_json(module, dumps) + ',"used_values":[')
+            if child is None:
+                _write_batches((_used_value_json(r, frames) for r in module.checked_records()),
+                               out)
+            else:
+                found: list[Diagnostic] = []
+                wrote = _write_batches(
+                    (_used_value_json(r, frames) for r in table.checked(found, 0, split)), out)
+                theirs = child.finish(out, "," if wrote else "")
+                if theirs is None:  # the child failed: its records are written here instead
+                    _write_records(table, split, frames, out, found, "," if wrote else "")
+                else:
+                    found.extend(Diagnostic(*d) for d in theirs)
+                module.take_record_diagnostics(found)
+            out.write("]," + dumps(_tail(module))[1:] + "\n")
+    finally:
+        if child is not None:
+            child.close()
+
+
+def _write_records(table: RecordTable, first: int, frames, out: IO[str],
+                   found: list[Diagnostic] | None = None, before: str = "") -> list:
+    """Write records ``first`` on as JSON, comma-separated (after ``before`` if any
+    is written); return their diagnostics as lists (JSON-able), also added to
+    ``found`` if given."""
+    found = [] if found is None else found
+    mine: list[Diagnostic] = []
+    with gc_paused():
+        records = table.checked(mine, first)
+        _write_batches((_used_value_json(r, frames) for r in records), out, before)
+    found.extend(mine)
+    return [[d.path, d.line, d.message, d.severity] for d in mine]
+
+
+def _write_batches(texts, out: IO[str], before: str = "") -> bool:
+    """Write ``texts`` comma-separated, a batch at a time, after ``before`` if any is
+    written. Returns whether any was."""
+    batch: list[str] = []
+    separator = before  # before the next batch
+    wrote = False
+    for text in texts:
+        batch.append(text)
+        if len(batch) == _BATCH:
             out.write(separator + ",".join(batch))
-        out.write("]," + dumps(_tail(module))[1:] + "\n")
+            separator, wrote = ",", True
+            batch.clear()
+    if batch:
+        out.write(separator + ",".join(batch))
+        wrote = True
+    return wrote
 
 
 _BATCH = 1024  # records written at once
+PARALLEL_RECORDS = 20_000  # from this many records on, two processes write them

@@ -250,7 +250,8 @@ class UsedValue:
                 instruction_text: str | None, line: int) -> UsedValue:
         """A record whose position and use lines (each ``"  ...\n"``; the uses may be
         ``"  (none)\n"``) were already checked against their grammar, kept as text."""
-        record = cls(value, (), (), instruction_text, line)
+        record = object.__new__(cls)  # no __init__: one per record of --json
+        record.value, record.instruction_text, record.line = value, instruction_text, line
         record._positions = record._uses = None
         record._positions_text, record._uses_text = positions_text, uses_text
         return record

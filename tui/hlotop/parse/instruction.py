@@ -100,10 +100,7 @@ def parse_instruction_text(text: str) -> InstructionText:
         meta = _read_metadata(text, at)
     line = meta.get("source_line")
     frame = meta.get("stack_frame_id")
-    return InstructionText(
-        text, name, shape_text, opcode,
-        op_type=meta.get("op_type"), op_name=meta.get("op_name"),
-        source_file=meta.get("source_file"),
-        source_line=int(line) if line and line.isdigit() else None,
-        stack_frame_id=int(frame) if frame and frame.isdigit() else None,
-    )
+    return InstructionText(  # positional, in field order: one per record of --json
+        text, name, shape_text, opcode, meta.get("op_type"), meta.get("op_name"),
+        meta.get("source_file"), int(line) if line and line.isdigit() else None,
+        int(frame) if frame and frame.isdigit() else None)

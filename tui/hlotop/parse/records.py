@@ -158,17 +158,24 @@ class RecordTable:
         _unindexed(section.sink, records[1:])
         return records[0] if records else None
 
-    def checked(self, diagnostics: list[Diagnostic]) -> Iterator[UsedValue]:
-        """Every record in dump order, each parsed once, with what cannot be read
-        appended to ``diagnostics`` (text before the first record included)."""
+    def checked(self, diagnostics: list[Diagnostic], first: int = 0,
+                stop: int | None = None) -> Iterator[UsedValue]:
+        """Every record in dump order (or records ``first`` to ``stop - 1``), each parsed
+        once, with what cannot be read appended to ``diagnostics`` (the text before the
+        first record included, with record 0)."""
         sink = Sink(self.path, diagnostics)
-        if self.leading > self.begin and self.text[self.begin:self.leading].strip():
+        stop = len(self.starts) if stop is None else min(stop, len(self.starts))
+        if first == 0 and self.leading > self.begin \
+                and self.text[self.begin:self.leading].strip():
             section = UsedValuesSection(sink)
             _feed(section, self.text[self.begin:self.leading], self.first_line)
             _unindexed(sink, section.finish())
-        line, pos = self.first_line, self.begin
+        if first >= stop:
+            return
+        line, pos = self.line_of(first), self.starts[first]
         count, read = self.text.count, self._read
-        for number, start in enumerate(self.starts):
+        for number in range(first, stop):
+            start = self.starts[number]
             line += count("\n", pos, start)  # counted as we go: no lookups
             pos = start
             record = read(number, line, sink)  # once each: not kept in the cache
