@@ -171,12 +171,13 @@ def test_json_is_streamed_as_the_same_document(relative, batch, monkeypatch):
     assert out.getvalue().endswith("}\n")
 
 
-@pytest.mark.parametrize("child_fails", [False, True])
+@pytest.mark.parametrize("child_fails", ["never", "at once", "midway"])
 def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
         child_fails, monkeypatch, tmp_path):
-    """From PARALLEL_RECORDS records on, a forked child writes the second half; the
-    document (with the diagnostics of both halves) is the one a single process writes,
-    and if the child fails, the parent writes its half itself."""
+    """From PARALLEL_RECORDS records on, a forked child writes chunks of records from
+    the back while hlotop writes them from the front; the document (with the
+    diagnostics of both) is the one a single process writes, and if the child fails,
+    hlotop writes what the child did not hand over itself."""
     import hlotop.export as export
     import hlotop.forked as forked
     from hlotop.loader import load
@@ -186,25 +187,46 @@ def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
     first, last = text.index("\n uses:\n"), text.rindex("\n uses:\n")
     cut = len("\n uses:\n")
     damaged = (text[:first] + "\n uses:\n  ?bad\n" + text[first + cut:last]
-               + "\n uses:\n  ?worse\n" + text[last + cut:])  # a record in each half
+               + "\n uses:\n  ?worse\n" + text[last + cut:])  # a record at each end
     path = tmp_path / "damaged-buffer-assignment.txt"
     path.write_text(damaged)
     monkeypatch.setattr(export, "PARALLEL_RECORDS", 10**9)
     single = io.StringIO()
     export.write_json(load(path, lazy=True), single)
     children = []
-    real_start = forked.start
+    real_start, real_work = forked.start, export._write_from_the_back
 
     def start(work):
-        child = real_start((lambda out: 1 / 0) if child_fails else work)
+        child = real_start((lambda out: 1 / 0) if child_fails == "at once" else work)
         children.append(child)
         return child
 
+    def work_then_fail(table, frames, chunks, out):
+        taken = next(chunks.back())  # one chunk taken from the back, never handed over
+        assert taken == chunks.count - 1
+        raise RuntimeError("simulated crash")
+
+    handed_over = []
+    real_wait = forked.Child.wait
+
+    def wait(self):
+        result = real_wait(self)
+        handed_over.append(result)
+        return result
+
+    monkeypatch.setattr(forked.Child, "wait", wait)
     monkeypatch.setattr(forked, "start", start)
+    if child_fails == "midway":
+        monkeypatch.setattr(export, "_write_from_the_back", work_then_fail)
     monkeypatch.setattr(export, "PARALLEL_RECORDS", 100)
+    monkeypatch.setattr(export, "_CHUNK", 64)
     double = io.StringIO()
     export.write_json(load(path, lazy=True), double)
     assert children and children[0] is not None, "no child was forked"
+    if child_fails == "never":
+        assert len(handed_over[0]) > 10, "the child wrote (almost) nothing"
+    else:
+        assert handed_over == [None]
     assert double.getvalue() == single.getvalue()
     lines = [d["line"] for d in json.loads(double.getvalue())["diagnostics"]]
     for bad in ("  ?bad", "  ?worse"):
@@ -244,3 +266,31 @@ def test_a_reader_that_stops_early_ends_hlotop_quietly():
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 141
     assert err == b""
+
+
+def test_json_of_a_damaged_split_module_is_the_whole_document_in_file_order(
+        tmp_path, monkeypatch, capsys):
+    """``hlotop --json`` reads a split module's values file first and hands its records
+    to a second process while it reads the rest; the document, diagnostics included and
+    in the same order, is the one built whole from the same files."""
+    import hlotop.export as export
+    from hlotop.loader import load
+
+    folder = Path(sample("jax/jax-0.10.2/scan_layers/module_0004.jit_scan_train_step."
+                         "cpu_after_optimizations-buffer-assignment.txt")).parent
+    for f in folder.iterdir():
+        text = f.read_text()
+        if f.name.endswith(("-buffer-assignment.txt", "-buffer-assignment-values.txt",
+                            "-live-range.txt")):
+            lines = text.splitlines(keepends=True)
+            lines.insert(len(lines) // 2, "garbage in " + f.name + "\n")
+            text = "".join(lines)
+        (tmp_path / f.name).write_text(text)
+    entry = next(tmp_path.glob("*-buffer-assignment.txt"))
+    monkeypatch.setattr(export, "PARALLEL_RECORDS", 10)
+    monkeypatch.setattr(export, "_CHUNK", 4)
+    assert main(["--json", str(entry)]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written == export.to_dict(load(entry, lazy=True))
+    damaged = {Path(d["path"]).name for d in written["diagnostics"] if d["severity"] == "error"}
+    assert len(damaged) == 3, damaged

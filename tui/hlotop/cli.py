@@ -125,23 +125,38 @@ def _main(args) -> int:
         # cyclic GC would only re-scan it (a full pass over 10^6 objects right after
         # loading a 100 MB dump: 0.16 s).
         gc.disable()
-        # Records are read on demand; --json reads each once as it writes them.
+        if args.json:
+            return _write_json(args, load)
+        # Records are read on demand.
         module = load(args.path, lazy=True)
     except LoadError as err:
         return _error(str(err))
     except KeyboardInterrupt:
         return 130
-    if args.json:
-        from hlotop.export import write_json
+    from hlotop.summary import print_summary
 
-        write_json(module, sys.stdout)
-    else:
-        from hlotop.summary import print_summary
+    print_summary(module)
+    return _strict_status(module, args.strict)
 
-        print_summary(module)
-    if args.strict:
+
+def _write_json(args, load) -> int:
+    """``--json``: records are read once as they are written, the later ones by a second
+    process that starts as soon as they are indexed."""
+    from hlotop.export import RecordWriter, write_json
+
+    records = RecordWriter(args.path)
+    try:
+        module = load(args.path, lazy=True, on_records=records.start)
+        write_json(module, sys.stdout, records)
+    finally:
+        records.close()
+    return _strict_status(module, args.strict)
+
+
+def _strict_status(module, strict: bool) -> int:
+    if strict:
         module.read_records()  # every line checked
-    return 1 if args.strict and module.diagnostics else 0
+    return 1 if strict and module.diagnostics else 0
 
 
 def _run_browser(path: str, load, load_bytes, strict: bool) -> int:

@@ -11,7 +11,7 @@ from json.encoder import encode_basestring_ascii
 from typing import IO, Any
 
 from hlotop import __version__, forked
-from hlotop.loader import ModuleDump, gc_paused
+from hlotop.loader import LoadError, ModuleDump, gc_paused, read_stack_frames, resolve
 from hlotop.memory_space import space_name, space_names
 from hlotop.model import Diagnostic, StackTraceNode
 from hlotop.parse.records import RecordTable
@@ -116,6 +116,7 @@ def _used_value(r, frames) -> dict[str, Any]:
     }
 
 
+_UNREAD = object()  # stack frames not passed: read them
 _string = encode_basestring_ascii  # a JSON string, as json.dumps writes it (C)
 
 
@@ -232,54 +233,119 @@ def _report(report) -> dict[str, Any]:
     }
 
 
-def write_json(module: ModuleDump, out: IO[str]) -> None:
+class RecordWriter:
+    """``--json``'s value records, written by this process and a forked second one
+    (:mod:`hlotop.forked`): the records are cut into chunks that this process takes
+    from the front and the child from the back until they meet. The child may start
+    as soon as a big dump's records are indexed, while this process reads the rest of
+    the dump: pass :meth:`start` to :func:`hlotop.loader.load` as ``on_records`` and
+    this object to :func:`write_json`; :meth:`close` it in any case."""
+
+    def __init__(self, path: str | None = None):
+        self.path = path
+        self.table: RecordTable | None = None
+        self.child: forked.Child | None = None
+        self.chunks: forked.Chunks | None = None
+
+    def start(self, table: RecordTable, frames=_UNREAD) -> None:
+        """Fork the child for ``table`` (the first table only, and only from
+        :data:`PARALLEL_RECORDS` records on). ``frames``: the module's stack frames,
+        read from beside :attr:`path` if not given. Raises nothing."""
+        if self.table is not None or len(table) < PARALLEL_RECORDS:
+            return
+        if frames is _UNREAD:
+            try:
+                frames = read_stack_frames(resolve(self.path), [])
+            except LoadError:
+                return
+        self.table = table
+        chunks = forked.Chunks(-(-len(table) // _CHUNK))
+        self.child = forked.start(lambda out: _write_from_the_back(table, frames, chunks, out))
+        if self.child is None:
+            chunks.close()
+        else:
+            self.chunks = chunks
+
+    def write(self, table: RecordTable, frames, out: IO[str], found: list[Diagnostic]) -> None:
+        """Write every record of ``table`` (comma-separated), with the child if it
+        runs; their diagnostics, in dump order, are added to ``found``."""
+        if self.child is None or self.table is not table:
+            _write_batches((_used_value_json(r, frames) for r in table.checked(found)), out)
+            return
+        wrote = False
+        for chunk in self.chunks.front():
+            text = _chunk_json(table, frames, chunk, found)
+            if text:
+                out.write("," + text if wrote else text)
+                wrote = True
+        theirs = self.child.wait()
+        if theirs is None:  # the child failed: the rest is written here instead
+            rest = self.chunks.taken_from_front() * _CHUNK
+            _write_batches((_used_value_json(r, frames) for r in table.checked(found, rest)),
+                           out, "," if wrote else "")
+            return
+        for _, offset, length, diagnostics in sorted(theirs):  # dump order
+            if length:
+                text = self.child.read(offset, length).decode("ascii")
+                out.write("," + text if wrote else text)
+                wrote = True
+            found.extend(Diagnostic(*d) for d in diagnostics)
+
+    def close(self) -> None:
+        """Stop the child if it still runs. Raises nothing."""
+        if self.child is not None:
+            self.child.close()
+        if self.chunks is not None:
+            self.chunks.close()
+
+
+def _chunk_json(table: RecordTable, frames, chunk: int, found: list[Diagnostic]) -> str:
+    records = table.checked(found, chunk * _CHUNK, (chunk + 1) * _CHUNK)
+    return ",".join([_used_value_json(r, frames) for r in records])
+
+
+def _write_from_the_back(table: RecordTable, frames, chunks, out: IO[bytes]) -> list:
+    """The child's work: chunks from the back, each written as ASCII JSON; returns
+    ``[chunk, offset, length, diagnostics]`` for each."""
+    done = []
+    offset = 0
+    with gc_paused():
+        for chunk in chunks.back():
+            mine: list[Diagnostic] = []
+            data = _chunk_json(table, frames, chunk, mine).encode("ascii")
+            out.write(data)
+            done.append([chunk, offset, len(data),
+                         [[d.path, d.line, d.message, d.severity] for d in mine]])
+            offset += len(data)
+    return done
+
+
+def write_json(module: ModuleDump, out: IO[str], records: RecordWriter | None = None
+               ) -> None:
     """Write the JSON document for ``module`` to ``out``, newline-terminated: the same
     document as :func:`to_dict`, streamed a batch of records at a time (the whole
-    document of a 100 MB dump held at once took 800 MB). On a big dump the later
-    records are written by a second process (:mod:`hlotop.forked`) meanwhile."""
+    document of a 100 MB dump held at once took 800 MB). A big dump's records are
+    written by two processes: with ``records``' child if it runs for these records,
+    else with one forked now."""
     dumps = json.JSONEncoder(separators=(",", ":")).encode  # the C encoder, no indent
     frames = module.sections.stack_frames
     table = module.used_values
-    # Half each: the parent also writes the head, but the child, writing to memory it
-    # shares with the parent until it copies it, is as much slower.
-    split = len(table) // 2 if not module.records_read and isinstance(table, RecordTable) \
-        and len(table) >= PARALLEL_RECORDS else 0
-    child = forked.start(lambda text: _write_records(table, split, frames, text)) \
-        if split else None
+    mine = RecordWriter() if records is None else records
     try:
+        if not module.records_read and isinstance(table, RecordTable):
+            mine.start(table, frames)
         with gc_paused():  # millions of objects and no cycles
             out.write(_head_json(module, dumps) + ',"used_values":[')
-            if child is None:
-                _write_batches((_used_value_json(r, frames) for r in module.checked_records()),
-                               out)
+            if module.records_read or not isinstance(table, RecordTable):
+                _write_batches((_used_value_json(r, frames) for r in table), out)
             else:
                 found: list[Diagnostic] = []
-                wrote = _write_batches(
-                    (_used_value_json(r, frames) for r in table.checked(found, 0, split)), out)
-                theirs = child.finish(out, "," if wrote else "")
-                if theirs is None:  # the child failed: its records are written here instead
-                    _write_records(table, split, frames, out, found, "," if wrote else "")
-                else:
-                    found.extend(Diagnostic(*d) for d in theirs)
+                mine.write(table, frames, out, found)
                 module.take_record_diagnostics(found)
             out.write("]," + dumps(_tail(module))[1:] + "\n")
     finally:
-        if child is not None:
-            child.close()
-
-
-def _write_records(table: RecordTable, first: int, frames, out: IO[str],
-                   found: list[Diagnostic] | None = None, before: str = "") -> list:
-    """Write records ``first`` on as JSON, comma-separated (after ``before`` if any
-    is written); return their diagnostics as lists (JSON-able), also added to
-    ``found`` if given."""
-    found = [] if found is None else found
-    mine: list[Diagnostic] = []
-    with gc_paused():
-        records = table.checked(mine, first)
-        _write_batches((_used_value_json(r, frames) for r in records), out, before)
-    found.extend(mine)
-    return [[d.path, d.line, d.message, d.severity] for d in mine]
+        if records is None:
+            mine.close()
 
 
 def _write_batches(texts, out: IO[str], before: str = "") -> bool:
@@ -302,3 +368,4 @@ def _write_batches(texts, out: IO[str], before: str = "") -> bool:
 
 _BATCH = 1024  # records written at once
 PARALLEL_RECORDS = 20_000  # from this many records on, two processes write them
+_CHUNK = 512  # records the two processes take at a time

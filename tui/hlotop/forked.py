@@ -1,55 +1,99 @@
-"""Half of a long write in a second process: ``--json`` on a big dump writes its value
-records from two processes, one on each core.
+"""Part of a long write done by a second process: ``--json`` on a big dump writes its
+value records from two processes, one on each core.
 
-A forked copy of this process shares the loaded dump (copy-on-write), writes its text
-to an unlinked temporary file and its result (anything JSON can hold) to another; the
-parent copies that text into its own output once the child is done. Where ``fork`` is
-missing, or threads are running (a fork would copy their locks mid-use), or anything
-about the child fails, :func:`start` or :meth:`Child.finish` says so and the caller
-does the work itself: the output is the same either way.
+A forked copy of this process shares the loaded dump (copy-on-write), writes bytes to
+an unlinked temporary file and returns a result (anything JSON can hold); the parent
+reads that back once the child is done. The work is cut into numbered chunks that the
+two take from either end (:class:`Chunks`) until they meet, so it is balanced however
+fast each one runs. Where ``fork`` is missing, or threads are running (a fork would
+copy their locks mid-use), or anything about the child fails, :func:`start` or
+:meth:`Child.wait` says so and the caller does the work itself.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
+import struct
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-_CHUNK = 1 << 20  # characters copied at a time
+_CURSORS = struct.Struct("qq")  # the next chunk from the front, the end of the back
+
+
+class Chunks:
+    """Chunks ``0 .. count - 1`` of one job, taken by this process from the front
+    (:meth:`front`) and by a forked child from the back (:meth:`back`) until they meet;
+    each is taken once. The two cursors live in a temporary file, changed under a POSIX
+    record lock (which, unlike ``flock``, a forked child does not share)."""
+
+    def __init__(self, count: int):
+        self.count = count
+        self._file = tempfile.TemporaryFile()
+        os.pwrite(self._file.fileno(), _CURSORS.pack(0, count), 0)
+
+    def _take(self, from_front: bool) -> int | None:
+        import fcntl
+
+        fd = self._file.fileno()
+        fcntl.lockf(fd, fcntl.LOCK_EX)
+        try:
+            front, back = _CURSORS.unpack(os.pread(fd, _CURSORS.size, 0))
+            if front >= back:
+                return None
+            if from_front:
+                chunk, front = front, front + 1
+            else:
+                chunk = back = back - 1
+            os.pwrite(fd, _CURSORS.pack(front, back), 0)
+            return chunk
+        finally:
+            fcntl.lockf(fd, fcntl.LOCK_UN)
+
+    def front(self) -> Iterator[int]:
+        """Chunks in ascending order, as long as the other end has not taken them."""
+        while (chunk := self._take(True)) is not None:
+            yield chunk
+
+    def back(self) -> Iterator[int]:
+        """Chunks in descending order, as long as the other end has not taken them."""
+        while (chunk := self._take(False)) is not None:
+            yield chunk
+
+    def taken_from_front(self) -> int:
+        """How many chunks the front has taken (all before that index)."""
+        return _CURSORS.unpack(os.pread(self._file.fileno(), _CURSORS.size, 0))[0]
+
+    def close(self) -> None:
+        self._file.close()
 
 
 class Child:
     """A running forked worker; see :func:`start`."""
 
-    def __init__(self, pid: int, text: IO[str], result: IO[str]):
+    def __init__(self, pid: int, data: IO[bytes], result: IO[str]):
         self.pid = pid
-        self._text = text
+        self._data = data
         self._result = result
 
-    def finish(self, out: IO[str], before: str = "") -> Any:
-        """Wait for the child. If it succeeded, write ``before`` (unless it wrote
-        nothing) and then its text to ``out``, and return its result; else write
-        nothing and return None. Raises what writing to ``out`` raises."""
+    def wait(self) -> Any:
+        """Wait for the child; its result, or None if it failed."""
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = 0
+        if os.waitstatus_to_exitcode(status) != 0:
+            return None
+        self._result.seek(0)
         try:
-            _, status = os.waitpid(self.pid, 0)
-            self.pid = 0
-            if os.waitstatus_to_exitcode(status) != 0:
-                return None
-            self._result.seek(0)
-            result = json.load(self._result)
-            self._text.seek(0)
-            first = self._text.read(_CHUNK)
-            if first:
-                out.write(before + first)
-                shutil.copyfileobj(self._text, out, _CHUNK)
-            return result
-        finally:
-            self.close()
+            return json.load(self._result)
+        except ValueError:
+            return None
+
+    def read(self, offset: int, length: int) -> bytes:
+        """``length`` bytes the child wrote, from ``offset`` on."""
+        return os.pread(self._data.fileno(), length, offset)
 
     def close(self) -> None:
         """Stop the child if it still runs, and free its files. Raises nothing."""
@@ -60,36 +104,37 @@ class Child:
             except OSError:
                 pass
             self.pid = 0
-        self._text.close()
+        self._data.close()
         self._result.close()
 
 
-def start(work: Callable[[IO[str]], Any]) -> Child | None:
-    """Run ``work(out)`` in a forked copy of this process: it writes text to ``out``
-    and returns a JSON-able result. Returns the :class:`Child`, or None when it cannot
-    be forked here (no ``os.fork``, threads running, no temporary files); the caller
-    then does the work itself. The child never touches this process's output."""
+def start(work: Callable[[IO[bytes]], Any]) -> Child | None:
+    """Run ``work(out)`` in a forked copy of this process: it writes bytes to ``out``
+    (note their offsets to read them back) and returns a JSON-able result. Returns the
+    :class:`Child`, or None when it cannot be forked here (no ``os.fork``, threads
+    running, no temporary files); the caller then does the work itself. The child
+    never touches this process's output and never returns from this call."""
     if not hasattr(os, "fork") or threading.active_count() > 1:
         return None
     try:
-        text = tempfile.TemporaryFile("w+", encoding="utf-8")
+        data = tempfile.TemporaryFile()
         result = tempfile.TemporaryFile("w+", encoding="utf-8")
     except OSError:
         return None
     try:
         pid = os.fork()
     except OSError:
-        text.close()
+        data.close()
         result.close()
         return None
-    if pid == 0:  # the child: never returns
+    if pid == 0:  # the child
         code = 1
         try:
-            json.dump(work(text), result)
-            text.flush()
+            json.dump(work(data), result)
+            data.flush()
             result.flush()
             code = 0
         except BaseException:  # noqa: BLE001 - the parent does the work instead
             pass
         os._exit(code)
-    return Child(pid, text, result)
+    return Child(pid, data, result)

@@ -225,7 +225,7 @@ def _is_dump(parsed: ParsedSections) -> bool:
 
 
 def _parse_one(label: str, data: bytes | list[bytes], diagnostics: list[Diagnostic],
-               pause=None) -> ParsedSections:
+               pause=None, on_records=None) -> ParsedSections:
     """Parse one file's bytes. Given as a one-item list, the bytes are released as soon
     as they are decoded, so a big dump is not held twice while it is parsed."""
     if isinstance(data, list):
@@ -233,7 +233,7 @@ def _parse_one(label: str, data: bytes | list[bytes], diagnostics: list[Diagnost
     else:
         text = read_text(label, data, diagnostics)
     file_diags: list[Diagnostic] = []
-    parsed = parse_text(label, text, file_diags, pause)
+    parsed = parse_text(label, text, file_diags, pause, on_records)
     if not _is_dump(parsed):
         raise LoadError(label, "not an XLA buffer-assignment dump (no 'BufferAssignment:', "
                                "'Used values:' or 'HloLiveRange' section)")
@@ -286,7 +286,8 @@ def _find_module_in_dir(directory: Path) -> Path:
 
 
 def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
-         pause: Callable[[], object] | None = None) -> ModuleDump:
+         pause: Callable[[], object] | None = None,
+         on_records: Callable[[RecordTable], object] | None = None) -> ModuleDump:
     """Open a dump and analyse it.
 
     ``path``: a combined ``*-buffer-assignment.txt`` of any era, any one file of a split
@@ -296,13 +297,15 @@ def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
     when first asked for (its diagnostics then come with :meth:`ModuleDump.read_records`);
     otherwise all are read and checked now.
     ``pause``, if given, is called every few thousand lines (a browser's load thread
-    waits in it while keys come in).
+    waits in it while keys come in). ``on_records(table)``, if given, is called with a
+    file's ``Used values`` :class:`RecordTable` as soon as it is indexed, before the
+    rest of the dump is read (``--json`` starts writing records then).
     Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
     Raises :class:`LoadError` (one-line reason) when the input is missing,
     unreadable, empty, binary or not a dump.
     """
     with gc_paused():
-        return _load(path, stdin=stdin, lazy=lazy, pause=pause)
+        return _load(path, stdin=stdin, lazy=lazy, pause=pause, on_records=on_records)
 
 
 @contextmanager
@@ -321,7 +324,7 @@ def gc_paused():
 
 
 def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
-          pause=None) -> ModuleDump:
+          pause=None, on_records=None) -> ModuleDump:
     if str(path) == "-":
         stream = stdin if stdin is not None else sys.stdin
         data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
@@ -330,19 +333,31 @@ def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
     p = resolve(path)
     parts: list[ParsedSections] = []
     files: list[DumpFile] = []
-    for file_path, named_kind in module_files(p):
-        label = str(file_path)
-        parsed = _parse_one(label, [_read_bytes(file_path)], diagnostics, pause) \
-            if file_path == p else _parse_sibling(label, file_path, diagnostics, pause)
+    entries = module_files(p)
+    read: dict[int, tuple[ParsedSections | None, list[Diagnostic]]] = {}
+    # With on_records, a split module's values file is read first (its records can be
+    # handed on while the rest is read); diagnostics still come in the files' order.
+    order = sorted(range(len(entries)), key=lambda i: entries[i][1] != "values") \
+        if on_records is not None else range(len(entries))
+    for i in order:
+        file_path, _ = entries[i]
+        label, found = str(file_path), []
+        read[i] = (_parse_one(label, [_read_bytes(file_path)], found, pause, on_records)
+                   if file_path == p else
+                   _parse_sibling(label, file_path, found, pause, on_records), found)
+    for i, (file_path, named_kind) in enumerate(entries):
+        parsed, found = read[i]
+        diagnostics.extend(found)
         if parsed is None:
             continue
+        label = str(file_path)
         parts.append(parsed)
         kind = _kind_of(parsed, named_kind)
         files.append(DumpFile(label, kind))
         check_truncation(label, parsed, kind, diagnostics)
     sections = _merge(parts)
     _check_siblings(p, files, diagnostics)
-    frames = _read_stack_frames(p, diagnostics)
+    frames = read_stack_frames(p, diagnostics)
     if frames is not None:
         sections = replace(sections, stack_frames=frames)
         files.append(DumpFile(frames.path, "module-text"))
@@ -389,7 +404,7 @@ def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> Mo
                        lazy)
 
 
-def _read_stack_frames(path: Path, diagnostics: list[Diagnostic]):
+def read_stack_frames(path: Path, diagnostics: list[Diagnostic]):
     """The stack-frame tables from the head of the module's HLO text beside the dump
     (``<module>.<backend>_after_optimizations.txt``), or None. Only the head is read."""
     split = split_module_prefix(path)
@@ -404,10 +419,11 @@ def _read_stack_frames(path: Path, diagnostics: list[Diagnostic]):
         return None
 
 
-def _parse_sibling(label: str, path: Path, diagnostics: list[Diagnostic], pause=None):
+def _parse_sibling(label: str, path: Path, diagnostics: list[Diagnostic], pause=None,
+                   on_records=None):
     """A sibling that cannot be read is a warning: the rest of the module still opens."""
     try:
-        return _parse_one(label, [_read_bytes(path)], diagnostics, pause)
+        return _parse_one(label, [_read_bytes(path)], diagnostics, pause, on_records)
     except LoadError as err:
         diagnostics.append(Diagnostic(label, 0, f"sibling file skipped: {err.reason}", "warning"))
         return None

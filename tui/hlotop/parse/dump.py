@@ -38,16 +38,20 @@ def split_lines(text: str) -> list[str]:
 _PAUSE_EVERY = 4096  # lines
 
 
-def parse_text(path: str, text: str, diagnostics: list[Diagnostic], pause=None
-               ) -> ParsedSections:
+def parse_text(path: str, text: str, diagnostics: list[Diagnostic], pause=None,
+               on_records=None) -> ParsedSections:
     """Parse the text of one dump file of any layout or era.
 
     ``path`` names the file in diagnostics; ``text`` is its whole decoded content.
     Problems are appended to ``diagnostics``; raises nothing. ``pause()``, if given, is
-    called every 4096 lines (a browser gives way to key presses in it).
+    called every 4096 lines (a browser gives way to key presses in it);
+    ``on_records(table)`` with the ``Used values`` :class:`RecordTable` once it is
+    indexed, before the other sections are read.
     """
     sink = Sink(path, diagnostics)
     records, chunks = _cut_records(path, text)
+    if records is not None and on_records is not None:
+        on_records(records)
     allocations = AllocationSection(sink)
     used = UsedValuesSection(sink)
     live: lr.LiveRangeSection | None = None
