@@ -160,3 +160,32 @@ def test_allocations_values_records_and_live_ranges_keep_their_line(entry):
         live_lines = text_of.get("live-range", text_of.get("combined"))
         for rng in m.live_range.buffers:
             assert live_lines[rng.line - 1].startswith(f"    {rng.name}{{"), rng.line
+
+
+@pytest.mark.parametrize("child_fails", [False, True])
+def test_records_indexed_by_a_child_process_are_the_records_indexed_here(child_fails,
+                                                                          monkeypatch):
+    """A big Used values section is indexed by a forked child while the rest of the
+    dump is read; its index is the one this process makes, and if the child fails,
+    this process makes it."""
+    from hlotop import forked
+    from hlotop.parse import records
+
+    entry = next(p for p in MODULES if "transformer_big" in str(p) and "0.9.2" in str(p))
+    here = load(entry, lazy=True).used_values
+    assert here._indexer is None and len(here) > 1000
+    children = []
+    real_start = forked.start
+
+    def start(work):
+        child = real_start((lambda out: 1 / 0) if child_fails else work)
+        children.append(child)
+        return child
+
+    monkeypatch.setattr(records, "INDEX_IN_CHILD_FROM", 0)
+    monkeypatch.setattr(forked, "start", start)
+    there = load(entry, lazy=True)
+    assert children and children[0] is not None, "no child was forked"
+    assert there.used_values.starts == here.starts and there.used_values.ids == here.ids
+    assert [v.value.id for v in there.analysis.values] == \
+        [v.value.id for v in load(entry, lazy=True).analysis.values]

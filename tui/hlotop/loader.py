@@ -335,10 +335,10 @@ def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
     files: list[DumpFile] = []
     entries = module_files(p)
     read: dict[int, tuple[ParsedSections | None, list[Diagnostic]]] = {}
-    # With on_records, a split module's values file is read first (its records can be
-    # handed on while the rest is read); diagnostics still come in the files' order.
-    order = sorted(range(len(entries)), key=lambda i: entries[i][1] != "values") \
-        if on_records is not None else range(len(entries))
+    # A split module's values file is read first: its records are indexed (and, with
+    # on_records, handed on) by another process while the rest is read. Diagnostics
+    # still come in the files' order.
+    order = sorted(range(len(entries)), key=lambda i: entries[i][1] != "values")
     for i in order:
         file_path, _ = entries[i]
         label, found = str(file_path), []

@@ -17,6 +17,7 @@ import re
 from array import array
 from collections.abc import Callable, Iterator
 
+from hlotop import forked
 from hlotop.model import Diagnostic, HloValue, UsedValue
 from hlotop.parse.tokens import NAME_RE, VALUE_REF_RE, Sink, value_from_groups
 from hlotop.parse.values import FROM_PREFIX, UsedValuesSection
@@ -38,6 +39,8 @@ RECORD = re.compile(
 
 
 _CACHE = 4096
+INDEX_IN_CHILD_FROM = 8 << 20  # characters of records: a section this big is indexed
+# by a forked child (0.2 s a 100 MB dump) while the rest of the dump is read
 _STRIDE = 256  # records between line-number checkpoints
 
 
@@ -59,19 +62,64 @@ class RecordTable:
         self.begin = begin
         self.end = len(text) if end is None else end
         self.first_line = first_line
-        self.starts = array("q")  # offsets in text
-        self.ids = array("q")
-        for m in _RECORD_START.finditer(text, begin, self.end):
-            vid = int(m.group(1))
-            if vid >= 1 << 63:  # no value id: its lines go with the record before,
-                continue        # and are reported when it is read
-            self.starts.append(m.start())
-            self.ids.append(vid)
+        self._starts: array | None = None  # offsets in text, of each record's head
+        self._ids: array | None = None  # the value id of each record
         self._heads: dict[int, int] | None = None  # made on first need
         self._checkpoints: array | None = None  # line of every _STRIDE-th record, on demand
         self._cache: dict[int, UsedValue | None] = {}
-        # where record 0 starts: text[begin:leading] comes before it
-        self.leading = self.starts[0] if self.starts else self.end
+        # A big section is indexed by a forked child (hlotop.forked) while this process
+        # reads the rest of the dump; the index is taken from it on first use.
+        self._indexer = forked.start(self._write_index) \
+            if self.end - self.begin >= INDEX_IN_CHILD_FROM else None
+
+    def _scan(self) -> tuple[array, array]:
+        starts, ids = array("q"), array("q")
+        for m in _RECORD_START.finditer(self.text, self.begin, self.end):
+            vid = int(m.group(1))
+            if vid >= 1 << 63:  # no value id: its lines go with the record before,
+                continue        # and are reported when it is read
+            starts.append(m.start())
+            ids.append(vid)
+        return starts, ids
+
+    def _write_index(self, out) -> int:
+        """In the child: the index as bytes (the offsets, then the ids)."""
+        starts, ids = self._scan()
+        out.write(starts.tobytes() + ids.tobytes())
+        return len(starts)
+
+    def _take_index(self) -> None:
+        indexer, self._indexer = self._indexer, None
+        count = indexer.wait() if indexer is not None else None
+        if isinstance(count, int):
+            data = indexer.read(0, 16 * count)
+            starts, ids = array("q"), array("q")
+            starts.frombytes(data[:8 * count])
+            ids.frombytes(data[8 * count:])
+        else:  # no child, or it failed
+            starts, ids = self._scan()
+        if indexer is not None:
+            indexer.close()
+        self._starts, self._ids = starts, ids
+
+    @property
+    def starts(self) -> array:
+        """The offset in :attr:`text` of each record's head, in dump order."""
+        if self._starts is None:
+            self._take_index()
+        return self._starts
+
+    @property
+    def ids(self) -> array:
+        """The value id of each record, in dump order."""
+        if self._ids is None:
+            self._take_index()
+        return self._ids
+
+    @property
+    def leading(self) -> int:
+        """Where record 0 starts: ``text[begin:leading]`` comes before it."""
+        return self.starts[0] if self.starts else self.end
 
     @property
     def heads(self) -> dict[int, int]:
