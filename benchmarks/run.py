@@ -7,8 +7,10 @@ For each size it scales a real JAX dump (``benchmarks/make_dumps.py``) in the co
 and the split layout, then measures, each in a fresh process:
 
 * the yardstick: a bare regular-expression scan of the same files (``regex_scan.py``);
-* ``hlotop --summary`` and ``hlotop --json`` wall time (output discarded);
-* peak RSS of those and of the browser;
+* ``hlotop --summary`` and ``hlotop --json`` wall time (output read and discarded);
+  these three are run ``--repeat`` times (3) in turn, and the median of each is shown;
+* peak RSS of those and of the browser (of the largest process: ``--json`` and the
+  records index of a big dump use a second, forked process, see ``hlotop.forked``);
 * the browser, headless (``app_probe.py``): time to the first painted main screen
   (a big dump's preview), time until every value record is read, and key-press latency
   (p50/p99 over cursor moves in the allocation tree and the timeline) both while the
@@ -68,12 +70,21 @@ def module_files(entry: Path) -> list[Path]:
     return sorted(p for p in entry.parent.glob(prefix + "*") if p.suffix == ".txt")
 
 
-def measure(entry: Path, moves: int) -> dict:
+def measure(entry: Path, moves: int, repeat: int) -> dict:
     files = module_files(entry)
     size = sum(p.stat().st_size for p in files)
-    scan, _, _ = run([PY, str(HERE / "regex_scan.py"), *map(str, files)])
-    summary, summary_rss, _ = run(HLOTOP + ["--summary", str(entry)])
-    js, json_rss, _ = run(HLOTOP + ["--json", str(entry)])
+    # The yardstick and the two reports, each run `repeat` times in turn (so that a
+    # busy spell of the machine hits all three alike); the median of each is kept.
+    scans, summaries, jsons = [], [], []
+    for _ in range(repeat):
+        scans.append(run([PY, str(HERE / "regex_scan.py"), *map(str, files)]))
+        summaries.append(run(HLOTOP + ["--summary", str(entry)]))
+        jsons.append(run(HLOTOP + ["--json", str(entry)]))
+    scan = statistics.median(r[0] for r in scans)
+    summary = statistics.median(r[0] for r in summaries)
+    summary_rss = max(r[1] for r in summaries)
+    js = statistics.median(r[0] for r in jsons)
+    json_rss = max(r[1] for r in jsons)
     cache = tempfile.mkdtemp(prefix="hlotop-bench-cache-")
     _, app_rss, out = run([PY, str(HERE / "app_probe.py"), str(entry), "--moves", str(moves)],
                           cache)
@@ -143,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 500])
     parser.add_argument("--out", type=Path, default=Path("/tmp/hlotop-bench"))
     parser.add_argument("--moves", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs of the scan, --summary and --json (the median is shown)")
     args = parser.parse_args(argv)
     subprocess.run([PY, str(HERE / "make_dumps.py"), "--out", str(args.out), "--size-mb",
                     *map(str, args.sizes)], check=True)
@@ -153,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("combined", args.out / f"combined-{mb}mb-buffer-assignment.txt"),
                 ("split", args.out / f"module_9{mb}mb.scaled.cpu_after_optimizations"
                                      "-buffer-assignment.txt")):
-            row = measure(entry, args.moves)
+            row = measure(entry, args.moves, args.repeat)
             row["layout"] = layout
             rows.append(row)
             print(f"measured {entry.name}", file=sys.stderr)
