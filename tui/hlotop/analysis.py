@@ -109,6 +109,7 @@ class Analysis:
     peak_values: list[ValueInfo]  # live at the peak, XLA's order (bytes desc, name, index)
     peak_occupied_bytes: int  # allocation space those values occupy (shared slices once)
     totals_by_kind: dict[str, int]
+    allocations_by_kind: dict[str, int]  # how many allocations of each kind
     totals_by_color: dict[int, int]
     allocation_of: dict[int, BufferAllocation] = field(default_factory=dict)
 
@@ -344,14 +345,17 @@ def occupied_bytes(infos: Iterable[ValueInfo]) -> int:
     return total
 
 
-def totals_by_kind(allocations: Sequence[BufferAllocation]) -> dict[str, int]:
-    """Bytes of the allocations of each kind (an allocation with several kinds counts
-    in each), every kind in :data:`ALLOCATION_KINDS` present."""
-    out = {k: 0 for k in ALLOCATION_KINDS}
+def kind_totals(allocations: Sequence[BufferAllocation]
+                ) -> tuple[dict[str, int], dict[str, int]]:
+    """Bytes, and the number, of the allocations of each kind (an allocation with
+    several kinds counts in each); every kind in :data:`ALLOCATION_KINDS` present."""
+    size = {k: 0 for k in ALLOCATION_KINDS}
+    count = dict(size)
     for alloc in allocations:
         for kind in alloc.kinds:
-            out[kind] += alloc.size
-    return out
+            size[kind] += alloc.size
+            count[kind] += 1
+    return size, count
 
 
 def totals_by_color(allocations: Sequence[BufferAllocation]) -> dict[int, int]:
@@ -390,6 +394,7 @@ def analyze(sections: ParsedSections, diagnostics: list[Diagnostic] | None = Non
             (i.live.start, i.live.end, i.sweep_bytes) for i in live_infos)
         peak_values = live_set(live_infos, peak_step)
         peak_bytes = sum(i.logical_bytes for i in peak_values)
+    by_kind = kind_totals(sections.allocations)
     return Analysis(
         values=infos,
         by_id={i.value.id: i for i in infos},
@@ -399,7 +404,8 @@ def analyze(sections: ParsedSections, diagnostics: list[Diagnostic] | None = Non
         peak_bytes=peak_bytes or 0,
         peak_values=peak_values,
         peak_occupied_bytes=occupied_bytes(peak_values),
-        totals_by_kind=totals_by_kind(sections.allocations),
+        totals_by_kind=by_kind[0],
+        allocations_by_kind=by_kind[1],
         totals_by_color=totals_by_color(sections.allocations),
         allocation_of={a.index: a for a in sections.allocations},
     )

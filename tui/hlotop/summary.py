@@ -69,10 +69,9 @@ def render_summary(module: ModuleDump) -> Group:
     kinds.add_column("kind")
     kinds.add_column("bytes", justify="right")
     kinds.add_column("allocations", justify="right")
-    kind_counts = Counter(kind for x in module.allocations for kind in x.kinds)
     color_counts = Counter(x.color for x in module.allocations)
     for kind, size in a.totals_by_kind.items():
-        count = kind_counts[kind]
+        count = a.allocations_by_kind[kind]
         if count:
             kinds.add_row(kind, human_bytes(size), f"{count:,}")
     spaces = Table(title="By memory space", title_justify="left", box=None, pad_edge=False)
