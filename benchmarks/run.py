@@ -42,15 +42,25 @@ HLOTOP = [PY, "-m", "hlotop"]
 TINY = ROOT / "sample_dumps" / "seeds" / "000_aa093b3e4f73e23a.txt"
 
 
-def run(cmd: list[str], cache: str | None = None) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS (bytes) and stdout of a command in a fresh process, with
-    hlotop's cache in ``cache`` (default: a new empty folder, as on a first open)."""
+def run(cmd: list[str], cache: str | None = None, keep: bool = False
+        ) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS (bytes) and stdout (if ``keep``; else read and dropped) of
+    a command in a fresh process, with hlotop's cache in ``cache`` (default: a new empty
+    folder, as on a first open).
+
+    This process must stay small: Linux starts a spawned process's peak RSS at the
+    peak of the process that spawned it (``exec`` keeps the high-water mark), so
+    holding one ``--json`` document here once made every later figure 100 MB larger."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "tui"),
                XDG_CACHE_HOME=cache or tempfile.mkdtemp(prefix="hlotop-bench-cache-"))
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
                             cwd=ROOT)
-    out = proc.stdout.read()
+    kept = []
+    while chunk := proc.stdout.read(1 << 16):
+        if keep:
+            kept.append(chunk)
+    out = b"".join(kept)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) not in (0,):
@@ -87,11 +97,11 @@ def measure(entry: Path, moves: int, repeat: int) -> dict:
     json_rss = max(r[1] for r in jsons)
     cache = tempfile.mkdtemp(prefix="hlotop-bench-cache-")
     _, app_rss, out = run([PY, str(HERE / "app_probe.py"), str(entry), "--moves", str(moves)],
-                          cache)
+                          cache, keep=True)
     app = json.loads(out)
     # Opened again, unchanged: what the records pass found comes from the cache.
     again = json.loads(run([PY, str(HERE / "app_probe.py"), str(entry), "--moves", "20"],
-                           cache)[2])
+                           cache, keep=True)[2])
     return {
         "dump": entry.name, "mb": size / 1e6, "scan_s": scan, "summary_s": summary,
         "json_s": js, "first_s": app["first_screen_s"], "loaded_s": app["loaded_s"],
@@ -159,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     subprocess.run([PY, str(HERE / "make_dumps.py"), "--out", str(args.out), "--size-mb",
                     *map(str, args.sizes)], check=True)
-    tiny = json.loads(run([PY, str(HERE / "app_probe.py"), str(TINY), "--moves", "20"])[2])
+    tiny = json.loads(run([PY, str(HERE / "app_probe.py"), str(TINY), "--moves", "20"],
+                          keep=True)[2])
     rows = []
     for mb in args.sizes:
         for layout, entry in (
