@@ -648,8 +648,10 @@ async def test_a_big_dump_opens_lazily_and_its_records_are_read_in_the_backgroun
     async with app.run_test(size=(120, 40)) as pilot:
         while "painted" not in app.milestones:
             await asyncio.sleep(0.01)
-        # The load gives way to keys; its head was shown first.
-        assert calls == [{"lazy": True, "pause": app.yield_to_input}]
+        # The load gives way to keys and says what it reads; its head was shown first.
+        assert calls == [{"lazy": True, "pause": app.yield_to_input,
+                          "stage": app._set_load_stage}]
+        assert app.load_stage == "analysing"  # the last stage of the load
         assert app.milestones["preview"] < app.milestones["painted"]
         assert isinstance(app.screen, MainScreen) and not app.dump.records_read
         status = app.screen.query_one(StatusBar)

@@ -216,6 +216,7 @@ def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
 
     monkeypatch.setattr(forked.Child, "wait", wait)
     monkeypatch.setattr(forked, "start", start)
+    monkeypatch.setattr(forked, "_allowed", True)  # as the hlotop command allows it
     if child_fails == "midway":
         monkeypatch.setattr(export, "_write_from_the_back", work_then_fail)
     monkeypatch.setattr(export, "PARALLEL_RECORDS", 100)
@@ -294,3 +295,24 @@ def test_json_of_a_damaged_split_module_is_the_whole_document_in_file_order(
     assert written == export.to_dict(load(entry, lazy=True))
     damaged = {Path(d["path"]).name for d in written["diagnostics"] if d["severity"] == "error"}
     assert len(damaged) == 3, damaged
+
+
+def test_only_the_hlotop_command_forks(monkeypatch):
+    """A program that loads dumps through the library gets no second process (it may
+    run threads Python cannot see); the command's reports may, and only while they run."""
+    import gc
+
+    import hlotop.forked as forked
+
+    assert forked.start(lambda out: 0) is None
+    seen = []
+    real_start = forked.start
+    monkeypatch.setattr(forked, "start", lambda work: seen.append(forked._allowed) or
+                        real_start(work))
+    monkeypatch.setattr("hlotop.export.PARALLEL_RECORDS", 10)
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["--json", sample("seeds/003_a3085531593bac68.txt")]) == 0
+    assert seen and all(seen)
+    assert not forked._allowed and gc.isenabled()
+    assert json.loads(out.getvalue())["used_values"]

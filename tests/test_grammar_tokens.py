@@ -159,3 +159,35 @@ def test_instruction_shape_tokens_agree_with_the_shape_grammar():
             _, remainder = parse_shape_prefix(rest)
             assert m.group(0) == rest[:len(rest) - len(remainder)], line
     assert tuples > 10
+
+
+ASCII_DUMPS = [p for p in BUFFER_ASSIGNMENTS + [p for p in DUMPS if p.name.endswith(
+    "-values.txt")] if p.read_bytes().isascii()]
+
+
+@pytest.mark.parametrize("path", ASCII_DUMPS, ids=lambda p: p.name)
+def test_an_ascii_dump_read_as_bytes_reads_like_its_text(path):
+    """An ASCII dump is parsed from its bytes (only what is read line by line, and each
+    record when read, is decoded): the model and the diagnostics, a damaged record's
+    included, are those of the decoded text."""
+    from hlotop.parse.dump import parse_text
+
+    data = Path(path).read_bytes()
+    first = data.find(b"\n positions:\n")
+    if first >= 0:  # damage a record: its diagnostics come from the line grammar
+        data = data[:first] + b"\n positions:\n  bad{x\n" + data[first + 13:]
+    as_text: list = []
+    as_bytes: list = []
+    text = parse_text(str(path), data.decode(), as_text)
+    raw = parse_text(str(path), data, as_bytes)
+    assert raw.allocations == text.allocations and raw.live_range == text.live_range
+    assert isinstance(raw.used_values, tuple) or raw.used_values.text is data
+    records_text: list = []
+    records_bytes: list = []
+    if not isinstance(raw.used_values, tuple):
+        assert list(raw.used_values.checked(records_bytes)) == \
+            list(text.used_values.checked(records_text))
+        assert records_bytes == records_text and (first < 0 or records_bytes)
+        assert raw.used_values.line_of(len(raw.used_values) - 1) == \
+            text.used_values.line_of(len(text.used_values) - 1)
+    assert as_bytes == as_text

@@ -184,8 +184,25 @@ def test_records_indexed_by_a_child_process_are_the_records_indexed_here(child_f
 
     monkeypatch.setattr(records, "INDEX_IN_CHILD_FROM", 0)
     monkeypatch.setattr(forked, "start", start)
+    monkeypatch.setattr(forked, "_allowed", True)  # as the hlotop command allows it
     there = load(entry, lazy=True)
     assert children and children[0] is not None, "no child was forked"
     assert there.used_values.starts == here.starts and there.used_values.ids == here.ids
     assert [v.value.id for v in there.analysis.values] == \
         [v.value.id for v in load(entry, lazy=True).analysis.values]
+
+
+def test_loading_says_what_it_reads():
+    """load(stage=...) hears each file as it is read, how far into the allocations and
+    the live ranges the reading is, and the analysis (the browser shows it)."""
+    entry = next(p for p in MODULES if "transformer_big" in str(p) and "0.10.2" in str(p))
+    stages: list[str] = []
+    load(entry, lazy=True, stage=stages.append)
+    read = [s[len("reading "):] for s in stages if s.startswith("reading ")]
+    assert read[0].endswith("-buffer-assignment-values.txt")  # its records go first
+    siblings = entry.parent.glob(entry.name.split("-buffer-assignment")[0] + "-*.txt")
+    assert sorted(read) == sorted(p.name for p in siblings)
+    percents = [int(s.split()[-1][:-1]) for s in stages if s.startswith("allocations ")]
+    assert percents and percents == sorted(percents) and all(0 <= p < 100 for p in percents)
+    assert any(s.startswith("live ranges ") for s in stages)
+    assert stages[-1] == "analysing"

@@ -126,8 +126,10 @@ class HlotopApp(CrashGuard, App[None]):
                  open_preview: Callable[[], ModuleDump | None] | None = None):
         super().__init__()
         self.source = str(source)
+        self.load_stage = ""  # what the load is reading now, e.g. "allocations 45%"
         self._open_dump = open_dump if open_dump is not None else (
-            lambda: load(self.source, lazy=True, pause=self.yield_to_input))
+            lambda: load(self.source, lazy=True, pause=self.yield_to_input,
+                         stage=self._set_load_stage))
         if open_preview is None and open_dump is None:
             open_preview = lambda: preview(self.source)  # noqa: E731
         self._open_preview = open_preview
@@ -168,6 +170,10 @@ class HlotopApp(CrashGuard, App[None]):
                               events.MouseScrollUp)):
             self._last_input = time.perf_counter()
         await super().on_event(event)
+
+    def _set_load_stage(self, text: str) -> None:
+        # From the load thread: one attribute, read by the preview's status bar.
+        self.load_stage = text
 
     def yield_to_input(self, stop: Callable[[], bool] | None = None) -> float:
         """For worker threads, between two pieces of work: wait while keys or clicks

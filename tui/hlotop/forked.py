@@ -18,10 +18,25 @@ import signal
 import struct
 import tempfile
 import threading
+from contextlib import contextmanager
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 _CURSORS = struct.Struct("qq")  # the next chunk from the front, the end of the back
+_allowed = False
+
+
+@contextmanager
+def allowed() -> Iterator[None]:
+    """A context in which :func:`start` may fork (the ``hlotop`` command's reports).
+    Off otherwise: a program that loads dumps through the library may run threads
+    Python cannot see (a JAX runtime's), and a fork copies their locks mid-use."""
+    global _allowed
+    before, _allowed = _allowed, True
+    try:
+        yield
+    finally:
+        _allowed = before
 
 
 class Chunks:
@@ -111,10 +126,11 @@ class Child:
 def start(work: Callable[[IO[bytes]], Any]) -> Child | None:
     """Run ``work(out)`` in a forked copy of this process: it writes bytes to ``out``
     (note their offsets to read them back) and returns a JSON-able result. Returns the
-    :class:`Child`, or None when it cannot be forked here (no ``os.fork``, threads
-    running, no temporary files); the caller then does the work itself. The child
+    :class:`Child`, or None when it cannot be forked here (forking not allowed, no
+    ``os.fork``, threads running, no temporary files); the caller then does the work
+    itself. The child
     never touches this process's output and never returns from this call."""
-    if not hasattr(os, "fork") or threading.active_count() > 1:
+    if not _allowed or not hasattr(os, "fork") or threading.active_count() > 1:
         return None
     try:
         data = tempfile.TemporaryFile()

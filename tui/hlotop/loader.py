@@ -18,7 +18,7 @@ from pathlib import Path
 
 from hlotop.analysis import Analysis, analyze
 from hlotop.model import Diagnostic, DumpFile, ParsedSections
-from hlotop.parse.dump import parse_text
+from hlotop.parse.dump import ReadHooks, parse_text
 from hlotop.parse.records import RecordTable
 from hlotop.parse.stack_frames import parse_stack_frames
 from hlotop.parse.tokens import Sink
@@ -151,9 +151,12 @@ def module_files(path: Path) -> list[tuple[Path, str | None]]:
     return out
 
 
-def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str:
-    """Decode a dump's bytes as UTF-8. Invalid bytes are replaced and reported at their
-    line; a binary file (many control bytes) or an empty one raises :class:`LoadError`."""
+def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str | bytes:
+    """A dump's text, with LF line ends: its bytes as they are if they are all ASCII
+    (as XLA writes them; :func:`~hlotop.parse.dump.parse_text` decodes only the parts
+    it reads line by line, so a big dump is not held twice), else decoded as UTF-8,
+    invalid bytes replaced and reported at their line. A binary file (many control
+    bytes) or an empty one raises :class:`LoadError`."""
     if not data or data.isspace():  # not data.strip(): a copy of the whole file
         raise LoadError(path, "the file is empty")
     if _looks_binary(data[:_SNIFF_BYTES]):
@@ -162,6 +165,8 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str:
         data = data.replace(b"\r\n", b"\n")  # CRLF and LF dumps read the same
     elif b"\n" not in data and b"\r" in data:
         data = data.replace(b"\r", b"\n")  # old Mac line ends: CR alone
+    if data.isascii():
+        return data
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -225,7 +230,7 @@ def _is_dump(parsed: ParsedSections) -> bool:
 
 
 def _parse_one(label: str, data: bytes | list[bytes], diagnostics: list[Diagnostic],
-               pause=None, on_records=None) -> ParsedSections:
+               hooks: ReadHooks = ReadHooks()) -> ParsedSections:
     """Parse one file's bytes. Given as a one-item list, the bytes are released as soon
     as they are decoded, so a big dump is not held twice while it is parsed."""
     if isinstance(data, list):
@@ -233,12 +238,16 @@ def _parse_one(label: str, data: bytes | list[bytes], diagnostics: list[Diagnost
     else:
         text = read_text(label, data, diagnostics)
     file_diags: list[Diagnostic] = []
-    parsed = parse_text(label, text, file_diags, pause, on_records)
+    parsed = parse_text(label, text, file_diags, hooks)
     if not _is_dump(parsed):
         raise LoadError(label, "not an XLA buffer-assignment dump (no 'BufferAssignment:', "
                                "'Used values:' or 'HloLiveRange' section)")
-    if not text.endswith("\n") and not text.startswith("HloLiveRange not available"):
-        last = text.count("\n") + 1
+    if isinstance(text, bytes):
+        ends_a_line = text.endswith(b"\n") or text.startswith(b"HloLiveRange not available")
+    else:
+        ends_a_line = text.endswith("\n") or text.startswith("HloLiveRange not available")
+    if not ends_a_line:
+        last = text.count(b"\n" if isinstance(text, bytes) else "\n") + 1
         file_diags.append(Diagnostic(label, last, "truncated: the file does not end with a "
                                                   "newline, so it was probably cut short here",
                                      "warning"))
@@ -287,7 +296,8 @@ def _find_module_in_dir(directory: Path) -> Path:
 
 def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
          pause: Callable[[], object] | None = None,
-         on_records: Callable[[RecordTable], object] | None = None) -> ModuleDump:
+         on_records: Callable[[RecordTable], object] | None = None,
+         stage: Callable[[str], object] | None = None) -> ModuleDump:
     """Open a dump and analyse it.
 
     ``path``: a combined ``*-buffer-assignment.txt`` of any era, any one file of a split
@@ -299,13 +309,16 @@ def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
     ``pause``, if given, is called every few thousand lines (a browser's load thread
     waits in it while keys come in). ``on_records(table)``, if given, is called with a
     file's ``Used values`` :class:`RecordTable` as soon as it is indexed, before the
-    rest of the dump is read (``--json`` starts writing records then).
+    rest of the dump is read (``--json`` starts writing records then). ``stage(text)``,
+    if given, is told what is being read: ``"reading <file>"``, ``"allocations 45%"``,
+    ``"live ranges 80%"``, ``"analysing"``.
     Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
     Raises :class:`LoadError` (one-line reason) when the input is missing,
     unreadable, empty, binary or not a dump.
     """
     with gc_paused():
-        return _load(path, stdin=stdin, lazy=lazy, pause=pause, on_records=on_records)
+        return _load(path, stdin=stdin, lazy=lazy,
+                     hooks=ReadHooks(pause, on_records, stage))
 
 
 @contextmanager
@@ -324,7 +337,7 @@ def gc_paused():
 
 
 def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
-          pause=None, on_records=None) -> ModuleDump:
+          hooks: ReadHooks = ReadHooks()) -> ModuleDump:
     if str(path) == "-":
         stream = stdin if stdin is not None else sys.stdin
         data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
@@ -342,9 +355,10 @@ def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
     for i in order:
         file_path, _ = entries[i]
         label, found = str(file_path), []
-        read[i] = (_parse_one(label, [_read_bytes(file_path)], found, pause, on_records)
-                   if file_path == p else
-                   _parse_sibling(label, file_path, found, pause, on_records), found)
+        if hooks.stage is not None:
+            hooks.stage(f"reading {file_path.name}")
+        read[i] = (_parse_one(label, [_read_bytes(file_path)], found, hooks)
+                   if file_path == p else _parse_sibling(label, file_path, found, hooks), found)
     for i, (file_path, named_kind) in enumerate(entries):
         parsed, found = read[i]
         diagnostics.extend(found)
@@ -361,6 +375,8 @@ def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
     if frames is not None:
         sections = replace(sections, stack_frames=frames)
         files.append(DumpFile(frames.path, "module-text"))
+    if hooks.stage is not None:
+        hooks.stage("analysing")
     return _finish(module_name(p), tuple(files), sections, diagnostics, lazy)
 
 
@@ -419,11 +435,11 @@ def read_stack_frames(path: Path, diagnostics: list[Diagnostic]):
         return None
 
 
-def _parse_sibling(label: str, path: Path, diagnostics: list[Diagnostic], pause=None,
-                   on_records=None):
+def _parse_sibling(label: str, path: Path, diagnostics: list[Diagnostic],
+                   hooks: ReadHooks = ReadHooks()):
     """A sibling that cannot be read is a warning: the rest of the module still opens."""
     try:
-        return _parse_one(label, [_read_bytes(path)], diagnostics, pause, on_records)
+        return _parse_one(label, [_read_bytes(path)], diagnostics, hooks)
     except LoadError as err:
         diagnostics.append(Diagnostic(label, 0, f"sibling file skipped: {err.reason}", "warning"))
         return None

@@ -8,6 +8,8 @@ on with the next line, so one bad line never loses the rest of the dump.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from hlotop.model import Diagnostic, ParsedSections
 from hlotop.parse import live_range as lr
@@ -38,20 +40,39 @@ def split_lines(text: str) -> list[str]:
 _PAUSE_EVERY = 4096  # lines
 
 
-def parse_text(path: str, text: str, diagnostics: list[Diagnostic], pause=None,
-               on_records=None) -> ParsedSections:
+@dataclass(frozen=True, slots=True)
+class ReadHooks:
+    """What a caller hears while a dump is read (each may be None)."""
+
+    pause: Callable[[], object] | None = None  # every 4096 lines: a browser gives way
+    # to key presses in it
+    on_records: Callable[[RecordTable], object] | None = None  # a Used values section,
+    # once indexed, before the rest of its file is read
+    stage: Callable[[str], object] | None = None  # what is read now: "allocations 45%"
+
+
+_NO_HOOKS = ReadHooks()
+_STAGE_NAMES = {AllocationSection: "allocations", lr.LiveRangeSection: "live ranges",
+                MemoryReportSection: "the memory-usage report"}
+
+
+def parse_text(path: str, text: str | bytes, diagnostics: list[Diagnostic],
+               hooks: ReadHooks = _NO_HOOKS) -> ParsedSections:
     """Parse the text of one dump file of any layout or era.
 
-    ``path`` names the file in diagnostics; ``text`` is its whole decoded content.
-    Problems are appended to ``diagnostics``; raises nothing. ``pause()``, if given, is
-    called every 4096 lines (a browser gives way to key presses in it);
-    ``on_records(table)`` with the ``Used values`` :class:`RecordTable` once it is
-    indexed, before the other sections are read.
+    ``path`` names the file in diagnostics; ``text`` is its whole decoded content, or
+    its bytes if they are all ASCII (the value records are then decoded one by one,
+    when read).
+    Problems are appended to ``diagnostics``; raises nothing. ``hooks`` are called as
+    :class:`ReadHooks` says.
     """
     sink = Sink(path, diagnostics)
+    pause, stage = hooks.pause, hooks.stage
+    if stage is not None:
+        stage("finding the value records")
     records, chunks = _cut_records(path, text)
-    if records is not None and on_records is not None:
-        on_records(records)
+    if records is not None and hooks.on_records is not None:
+        hooks.on_records(records)
     allocations = AllocationSection(sink)
     used = UsedValuesSection(sink)
     live: lr.LiveRangeSection | None = None
@@ -68,6 +89,8 @@ def parse_text(path: str, text: str, diagnostics: list[Diagnostic], pause=None,
             if i >= next_pause:
                 if pause is not None:
                     pause()
+                if stage is not None and type(section) in _STAGE_NAMES:
+                    stage(f"{_STAGE_NAMES[type(section)]} {100 * i // n}%")
                 next_pause = i + _PAUSE_EVERY
             # Most lines are ordinary lines of the section being read: let it take a run
             # of them by their one-match path before any dispatch.
@@ -150,44 +173,59 @@ def _is_ours(filename: str) -> bool:
 # How the lines that end a Used values section start.
 _AFTER_RECORDS = ("HloLiveRange", "*** End ", "*** Begin ", "BufferAssignment:",
                   "Total bytes used:", "Memory Space:", "Allocations sorted by size")
+_AFTER_RECORDS_BYTES = tuple(a.encode() for a in _AFTER_RECORDS)
 # A line that starts with none of the characters record lines start with: a candidate
 # for the end of the records, found in one scan of the section (most of a big dump).
 _NOT_A_RECORD_LINE = re.compile(r"\n[^ <\n]")
+_NOT_A_RECORD_LINE_BYTES = re.compile(rb"\n[^ <\n]")
 
 
-def _records_end(text: str, start: int) -> int:
+def _records_end(text: str | bytes, start: int) -> int:
     """Offset of the first line from ``start`` on that starts with one of
     :data:`_AFTER_RECORDS`, or ``len(text)``."""
+    if isinstance(text, bytes):
+        candidate, after = _NOT_A_RECORD_LINE_BYTES.search, _AFTER_RECORDS_BYTES
+    else:
+        candidate, after = _NOT_A_RECORD_LINE.search, _AFTER_RECORDS
     pos = max(start - 1, 0)
-    while (m := _NOT_A_RECORD_LINE.search(text, pos)) is not None:
-        if text.startswith(_AFTER_RECORDS, m.start() + 1):
+    while (m := candidate(text, pos)) is not None:
+        if text.startswith(after, m.start() + 1):
             return m.start() + 1
         pos = m.start() + 1
     return len(text)
 
 
-def _find_line(text: str, line: str) -> int:
+def _find_line(text: str | bytes, line: str) -> int:
     """Offset of the first line equal to ``line``, or -1."""
-    if text.startswith(line + "\n") or text == line:
+    nl = "\n"
+    if isinstance(text, bytes):
+        line, nl = line.encode(), b"\n"
+    if text.startswith(line + nl) or text == line:
         return 0
-    at = text.find("\n" + line + "\n")
-    if at < 0 and text.endswith("\n" + line):
+    at = text.find(nl + line + nl)
+    if at < 0 and text.endswith(nl + line):
         at = len(text) - len(line) - 1
     return at + 1 if at >= 0 else -1
 
 
-def _cut_records(path: str, text: str):
+def _lines(text: str | bytes) -> list[str]:
+    return split_lines(text.decode("ascii") if isinstance(text, bytes) else text)
+
+
+def _cut_records(path: str, text: str | bytes):
     """Cut the body of the first ``Used values:`` section out as a lazy
-    :class:`RecordTable`; return it (or None) and the rest as (first line, lines) chunks."""
+    :class:`RecordTable`; return it (or None) and the rest as (first line, lines) chunks.
+    ``text`` may be the file's bytes if they are all ASCII: only the rest is decoded."""
     header = _find_line(text, USED_VALUES_HEADER)
     if header < 0:
-        return None, [(1, split_lines(text))]
+        return None, [(1, _lines(text))]
+    nl = b"\n" if isinstance(text, bytes) else "\n"
     body_start = min(header + len(USED_VALUES_HEADER) + 1, len(text))
     body_end = _records_end(text, body_start)
-    first = text.count("\n", 0, body_start) + 1
-    tail_first = first + text.count("\n", body_start, body_end)
+    first = text.count(nl, 0, body_start) + 1
+    tail_first = first + text.count(nl, body_start, body_end)
     table = RecordTable(path, text, first, body_start, body_end, tail_first)  # shared text
-    return table, [(1, split_lines(text[:body_start])), (tail_first, split_lines(text[body_end:]))]
+    return table, [(1, _lines(text[:body_start])), (tail_first, _lines(text[body_end:]))]
 
 
 def _records_of(table: RecordTable | None, eager: list, sink: Sink):

@@ -23,6 +23,7 @@ from hlotop.parse.tokens import NAME_RE, VALUE_REF_RE, Sink, value_from_groups
 from hlotop.parse.values import FROM_PREFIX, UsedValuesSection
 
 _RECORD_START = re.compile(VALUE_REF_RE + r"(?=\n positions:\n)")
+_RECORD_START_BYTES = re.compile(_RECORD_START.pattern.encode())  # for ASCII bytes
 # A whole ordinary record as one token: head, position lines, use lines (or "(none)")
 # and the from-instruction text, each line exactly as its line grammar reads it, with
 # the numbers in ShapeIndexes and operand numbers as XLA prints them (no leading
@@ -48,7 +49,8 @@ class RecordTable:
     """The records of one ``Used values:`` section, by value id, parsed on demand.
 
     The section's body (the lines after ``Used values:``) is ``text[begin:end]`` (the
-    whole ``text`` by default: a big dump's text is shared, not copied) and
+    whole ``text`` by default: a big dump's text is shared, not copied; ``text`` may
+    be the file's bytes if they are all ASCII, each record decoded when read) and
     ``first_line`` the 1-based line number of its first line in ``path``; ``end_line``,
     if given, that of ``text[end]``.
     Behaves as a read-only sequence of :class:`UsedValue` in dump order.
@@ -59,6 +61,7 @@ class RecordTable:
         self.path = path
         self.end_line = end_line  # the line text[end] is on, if the caller counted it
         self.text = text
+        self._nl = b"\n" if isinstance(text, bytes) else "\n"
         self.begin = begin
         self.end = len(text) if end is None else end
         self.first_line = first_line
@@ -74,7 +77,8 @@ class RecordTable:
 
     def _scan(self) -> tuple[array, array]:
         starts, ids = array("q"), array("q")
-        for m in _RECORD_START.finditer(self.text, self.begin, self.end):
+        pattern = _RECORD_START_BYTES if isinstance(self.text, bytes) else _RECORD_START
+        for m in pattern.finditer(self.text, self.begin, self.end):
             vid = int(m.group(1))
             if vid >= 1 << 63:  # no value id: its lines go with the record before,
                 continue        # and are reported when it is read
@@ -153,25 +157,35 @@ class RecordTable:
     def line_of(self, number: int) -> int:
         """The 1-based line of record ``number``'s head (counted on first need)."""
         if self._checkpoints is None and number == 0:
-            return self.first_line + self.text.count("\n", self.begin, self.starts[0])
+            return self.first_line + self.text.count(self._nl, self.begin, self.starts[0])
         if self._checkpoints is None and number == len(self.starts) - 1 \
                 and self.end_line is not None:  # the last: counted back from the end
-            return self.end_line - self.text.count("\n", self.starts[number], self.end)
+            return self.end_line - self.text.count(self._nl, self.starts[number], self.end)
         if self._checkpoints is None:
             checkpoints, line, pos = array("q"), self.first_line, self.begin
             for k in range(0, len(self.starts), _STRIDE):
-                line += self.text.count("\n", pos, self.starts[k])
+                line += self.text.count(self._nl, pos, self.starts[k])
                 pos = self.starts[k]
                 checkpoints.append(line)
             self._checkpoints = checkpoints
         base = (number // _STRIDE) * _STRIDE
         return self._checkpoints[number // _STRIDE] + self.text.count(
-            "\n", self.starts[base], self.starts[number])
+            self._nl, self.starts[base], self.starts[number])
 
     def head(self, number: int) -> HloValue:
         """The value a record is about, from its head alone (cheap)."""
-        m = _RECORD_START.match(self.text, self.starts[number])
+        m = _RECORD_START.match(self._span(number))
         return value_from_groups(*m.group(1, 2, 3, 4, 5))
+
+    def _span(self, number: int) -> str:
+        """Record ``number``'s text, up to the next record's head."""
+        start = self.starts[number]
+        end = self.starts[number + 1] if number + 1 < len(self.starts) else self.end
+        return self._str(start, end)
+
+    def _str(self, start: int, end: int) -> str:
+        span = self.text[start:end]
+        return span.decode("ascii") if isinstance(span, bytes) else span
 
     def get(self, value_id: int) -> UsedValue | None:
         """The record of ``value_id``, parsed now (cached), or None if it has none."""
@@ -193,15 +207,14 @@ class RecordTable:
         return record
 
     def _read(self, number: int, line: int, sink: Sink | None) -> UsedValue | None:
-        start = self.starts[number]
-        end = self.starts[number + 1] if number + 1 < len(self.starts) else self.end
-        m = RECORD.match(self.text, start, end)
+        span = self._span(number)
+        m = RECORD.match(span)
         if m is not None:  # the one-match path
             vid, vname, index, phi, color, positions, uses, instruction = m.groups()
             return UsedValue.printed(value_from_groups(vid, vname, index, phi, color),
                                      positions, uses, instruction, line)
         section = UsedValuesSection(sink or Sink(self.path, []))
-        _feed(section, self.text[start:end], line)
+        _feed(section, span, line)
         records = section.finish()
         _unindexed(section.sink, records[1:])
         return records[0] if records else None
@@ -216,15 +229,15 @@ class RecordTable:
         if first == 0 and self.leading > self.begin \
                 and self.text[self.begin:self.leading].strip():
             section = UsedValuesSection(sink)
-            _feed(section, self.text[self.begin:self.leading], self.first_line)
+            _feed(section, self._str(self.begin, self.leading), self.first_line)
             _unindexed(sink, section.finish())
         if first >= stop:
             return
         line, pos = self.line_of(first), self.starts[first]
-        count, read = self.text.count, self._read
+        count, read, nl = self.text.count, self._read, self._nl
         for number in range(first, stop):
             start = self.starts[number]
-            line += count("\n", pos, start)  # counted as we go: no lookups
+            line += count(nl, pos, start)  # counted as we go: no lookups
             pos = start
             record = read(number, line, sink)  # once each: not kept in the cache
             if record is not None:

@@ -140,11 +140,12 @@ class MainScreen(Screen):
             total = human_bytes(self.dump.preview[1])
 
             def tick() -> None:
-                self.show_loading_stage(f"reading all {total}… "
+                stage = getattr(self.app, "load_stage", "")
+                self.show_loading_stage(f"reading all {total}{': ' + stage if stage else ''}… "
                                         f"{time.monotonic() - started:.0f} s")
 
             tick()
-            self.set_interval(1.0, tick)
+            self.set_interval(0.5, tick)
         self.call_after_refresh(lambda: self.app.post_message(MainScreenPainted()))
 
     # -- a preview, then the whole dump -----------------------------------------------

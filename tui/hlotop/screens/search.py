@@ -50,6 +50,10 @@ def _text_hits(values: Sequence[ValueInfo], records, q: str, cancelled) -> list[
     text, starts, ids = (getattr(records, a, None) for a in ("text", "starts", "ids"))
     if text is None or starts is None or ids is None:
         return list(values)
+    if isinstance(text, bytes):  # an ASCII dump's records are kept as bytes
+        if not q.isascii():
+            return []  # it cannot be in them, as in the same text decoded
+        q = q.encode("ascii")
     numbers: set[int] = set()
     overlap = max(len(q) - 1, 0)
     for chunk_start in range(0, len(text), _CHUNK):
