@@ -159,9 +159,10 @@ def test_json_is_streamed_as_the_same_document(relative, batch, monkeypatch):
     """--json writes the records a batch at a time: the same document, key for key and
     in the same order, as to_dict builds whole, whatever the batch size."""
     import hlotop.export as export
+    import hlotop.record_writer as record_writer
     from hlotop.loader import load
 
-    monkeypatch.setattr(export, "_BATCH", batch)
+    monkeypatch.setattr(record_writer, "BATCH", batch)
     out = io.StringIO()
     export.write_json(load(sample(relative), lazy=True), out)
     written = json.loads(out.getvalue())
@@ -179,6 +180,7 @@ def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
     diagnostics of both) is the one a single process writes, and if the child fails,
     hlotop writes what the child did not hand over itself."""
     import hlotop.export as export
+    import hlotop.record_writer as record_writer
     import hlotop.forked as forked
     from hlotop.loader import load
 
@@ -190,11 +192,11 @@ def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
                + "\n uses:\n  ?worse\n" + text[last + cut:])  # a record at each end
     path = tmp_path / "damaged-buffer-assignment.txt"
     path.write_text(damaged)
-    monkeypatch.setattr(export, "PARALLEL_RECORDS", 10**9)
+    monkeypatch.setattr(record_writer, "PARALLEL_RECORDS", 10**9)
     single = io.StringIO()
     export.write_json(load(path, lazy=True), single)
     children = []
-    real_start, real_work = forked.start, export._write_from_the_back
+    real_start = forked.start
 
     def start(work):
         child = real_start((lambda out: 1 / 0) if child_fails == "at once" else work)
@@ -218,9 +220,9 @@ def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
     monkeypatch.setattr(forked, "start", start)
     monkeypatch.setattr(forked, "_allowed", True)  # as the hlotop command allows it
     if child_fails == "midway":
-        monkeypatch.setattr(export, "_write_from_the_back", work_then_fail)
-    monkeypatch.setattr(export, "PARALLEL_RECORDS", 100)
-    monkeypatch.setattr(export, "_CHUNK", 64)
+        monkeypatch.setattr(record_writer, "_write_from_the_back", work_then_fail)
+    monkeypatch.setattr(record_writer, "PARALLEL_RECORDS", 100)
+    monkeypatch.setattr(record_writer, "CHUNK", 64)
     double = io.StringIO()
     export.write_json(load(path, lazy=True), double)
     assert children and children[0] is not None, "no child was forked"
@@ -238,6 +240,7 @@ def test_json_writes_any_text_of_a_record_as_the_encoder_would(tmp_path):
     """Records are written as JSON text directly; quotes, backslashes, control codes and
     non-ASCII in names and op_names come out as json.dumps writes them."""
     import hlotop.export as export
+    import hlotop.record_writer as record_writer
     from hlotop.loader import load
 
     text = Path(sample("jax/jax-0.9.2/tuple_outputs/module_0001.jit_tuple_update."
@@ -275,6 +278,7 @@ def test_json_of_a_damaged_split_module_is_the_whole_document_in_file_order(
     to a second process while it reads the rest; the document, diagnostics included and
     in the same order, is the one built whole from the same files."""
     import hlotop.export as export
+    import hlotop.record_writer as record_writer
     from hlotop.loader import load
 
     folder = Path(sample("jax/jax-0.10.2/scan_layers/module_0004.jit_scan_train_step."
@@ -288,8 +292,8 @@ def test_json_of_a_damaged_split_module_is_the_whole_document_in_file_order(
             text = "".join(lines)
         (tmp_path / f.name).write_text(text)
     entry = next(tmp_path.glob("*-buffer-assignment.txt"))
-    monkeypatch.setattr(export, "PARALLEL_RECORDS", 10)
-    monkeypatch.setattr(export, "_CHUNK", 4)
+    monkeypatch.setattr(record_writer, "PARALLEL_RECORDS", 10)
+    monkeypatch.setattr(record_writer, "CHUNK", 4)
     assert main(["--json", str(entry)]) == 0
     written = json.loads(capsys.readouterr().out)
     assert written == export.to_dict(load(entry, lazy=True))
@@ -309,7 +313,7 @@ def test_only_the_hlotop_command_forks(monkeypatch):
     real_start = forked.start
     monkeypatch.setattr(forked, "start", lambda work: seen.append(forked._allowed) or
                         real_start(work))
-    monkeypatch.setattr("hlotop.export.PARALLEL_RECORDS", 10)
+    monkeypatch.setattr("hlotop.record_writer.PARALLEL_RECORDS", 10)
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)
     assert main(["--json", sample("seeds/003_a3085531593bac68.txt")]) == 0

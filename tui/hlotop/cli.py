@@ -158,7 +158,8 @@ def _reporting():
 def _write_json(args, load) -> int:
     """``--json``: records are read once as they are written, the later ones by a second
     process that starts as soon as they are indexed."""
-    from hlotop.export import RecordWriter, write_json
+    from hlotop.export import write_json
+    from hlotop.record_writer import RecordWriter
 
     records = RecordWriter(args.path)
     try:

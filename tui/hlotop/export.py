@@ -7,14 +7,15 @@ prints no index). Dump text is passed through unchanged: JSON escapes what needs
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring_ascii
 from typing import IO, Any
 
-from hlotop import __version__, forked
-from hlotop.loader import LoadError, ModuleDump, gc_paused, read_stack_frames, resolve
+from hlotop import __version__
+from hlotop.json_text import allocation_json, number_json, used_value_json
+from hlotop.loader import ModuleDump, gc_paused
 from hlotop.memory_space import space_name, space_names
 from hlotop.model import Diagnostic, StackTraceNode
 from hlotop.parse.records import RecordTable
+from hlotop.record_writer import RecordWriter, write_batches
 
 
 def _index(index) -> list[int] | None:
@@ -72,25 +73,9 @@ def _head_json(module: ModuleDump, dumps) -> str:
     allocations and their values (one per value line: 10^5 in a big dump) written
     directly, as the records are."""
     names = space_names(module.memory_usage_report)
-    allocations = ",".join(_allocation_json(x, names) for x in module.allocations)
+    allocations = ",".join(allocation_json(x, names) for x in module.allocations)
     return (dumps(_about(module))[:-1] + f',"allocations":[{allocations}],'
-            f'"total_bytes_used":{_number(module.total_bytes_used)}')
-
-
-def _allocation_json(x, names) -> str:
-    parameter = "null" if x.parameter is None else (
-        f'{{"number":{x.parameter},"shape":{_optional(x.parameter_shape)},'
-        f'"shape_index":{_optional_numbers(x.parameter_shape_index)}}}')
-    values = ",".join(
-        f'{{"id":{s.value.id},"name":{_string(s.value.name)},'
-        f'"shape_index":{_optional_numbers(s.value.shape_index)},'
-        f'"phi":{"true" if s.value.is_phi else "false"},"color":{_number(s.value.color)},'
-        f'"offset":{s.offset},"size":{s.size},"shape":{_string(s.shape)}}}'
-        for s in x.values)
-    return (f'{{"index":{x.index},"size":{x.size},"color":{x.color},'
-            f'"memory_space":{_string(space_name(x.color, names))},'
-            f'"kinds":{_strings(x.kinds)},"parameter":{parameter},'
-            f'"output_shape":{_optional(x.output_shape)},"values":[{values}]}}')
+            f'"total_bytes_used":{number_json(module.total_bytes_used)}')
 
 
 def _used_value(r, frames) -> dict[str, Any]:
@@ -114,59 +99,6 @@ def _used_value(r, frames) -> dict[str, Any]:
         "source": source,
         "stack": [{"file": f.file, "line": f.line, "function": f.function} for f in stack],
     }
-
-
-_UNREAD = object()  # stack frames not passed: read them
-_string = encode_basestring_ascii  # a JSON string, as json.dumps writes it (C)
-
-
-def _strings(items) -> str:
-    return "[" + ",".join(map(_string, items)) + "]"
-
-
-def _used_value_json(r, frames) -> str:
-    """``_used_value(r, frames)`` as compact JSON text, written directly: the encoder's
-    cost per object was most of ``--json``'s time on a big dump (130 000 records)."""
-    instr = r.instruction
-    stack = frames.stack(instr.stack_frame_id) if (
-        frames is not None and instr is not None and instr.stack_frame_id is not None) else ()
-    value = r.value
-    uses = r.use_texts()
-    if instr is None:
-        described = '"instruction":null,"opcode":null,"instruction_shape":null,"op_name":null'
-        source = "null"
-    else:
-        described = (f'"instruction":{_optional(instr.name)},"opcode":{_optional(instr.opcode)},'
-                     f'"instruction_shape":{_optional(instr.shape)},'
-                     f'"op_name":{_optional(instr.op_name)}')
-        source = "null"
-        if instr.source_file:
-            source = _source(instr.source_file, instr.source_line)
-        elif stack:
-            source = _source(stack[0].file, stack[0].line)
-    frames_json = ",".join(f'{{"file":{_string(f.file)},"line":{_number(f.line)},'
-                           f'"function":{_string(f.function)}}}' for f in stack)
-    return (f'{{"id":{value.id},"name":{_string(value.name)},'
-            f'"shape_index":{_optional_numbers(value.shape_index)},'
-            f'"positions":{_strings(r.position_texts())},'
-            f'"uses":{"null" if uses is None else _strings(uses)},'
-            f'{described},"source":{source},"stack":[{frames_json}]}}')
-
-
-def _optional(text: str | None) -> str:
-    return "null" if text is None else _string(text)
-
-
-def _number(n: int | None) -> str:
-    return "null" if n is None else str(n)
-
-
-def _optional_numbers(ns) -> str:
-    return "null" if ns is None else "[" + ",".join(map(str, ns)) + "]"
-
-
-def _source(file: str, line: int | None) -> str:
-    return f'{{"file":{_string(file)},"line":{_number(line)}}}'
 
 
 def _tail(module: ModuleDump) -> dict[str, Any]:
@@ -233,93 +165,6 @@ def _report(report) -> dict[str, Any]:
     }
 
 
-class RecordWriter:
-    """``--json``'s value records, written by this process and a forked second one
-    (:mod:`hlotop.forked`): the records are cut into chunks that this process takes
-    from the front and the child from the back until they meet. The child may start
-    as soon as a big dump's records are indexed, while this process reads the rest of
-    the dump: pass :meth:`start` to :func:`hlotop.loader.load` as ``on_records`` and
-    this object to :func:`write_json`; :meth:`close` it in any case."""
-
-    def __init__(self, path: str | None = None):
-        self.path = path
-        self.table: RecordTable | None = None
-        self.child: forked.Child | None = None
-        self.chunks: forked.Chunks | None = None
-
-    def start(self, table: RecordTable, frames=_UNREAD) -> None:
-        """Fork the child for ``table`` (the first table only, and only from
-        :data:`PARALLEL_RECORDS` records on). ``frames``: the module's stack frames,
-        read from beside :attr:`path` if not given. Raises nothing."""
-        if self.table is not None or len(table) < PARALLEL_RECORDS:
-            return
-        if frames is _UNREAD:
-            try:
-                frames = read_stack_frames(resolve(self.path), [])
-            except LoadError:
-                return
-        self.table = table
-        chunks = forked.Chunks(-(-len(table) // _CHUNK))
-        self.child = forked.start(lambda out: _write_from_the_back(table, frames, chunks, out))
-        if self.child is None:
-            chunks.close()
-        else:
-            self.chunks = chunks
-
-    def write(self, table: RecordTable, frames, out: IO[str], found: list[Diagnostic]) -> None:
-        """Write every record of ``table`` (comma-separated), with the child if it
-        runs; their diagnostics, in dump order, are added to ``found``."""
-        if self.child is None or self.table is not table:
-            _write_batches((_used_value_json(r, frames) for r in table.checked(found)), out)
-            return
-        wrote = False
-        for chunk in self.chunks.front():
-            text = _chunk_json(table, frames, chunk, found)
-            if text:
-                out.write("," + text if wrote else text)
-                wrote = True
-        theirs = self.child.wait()
-        if theirs is None:  # the child failed: the rest is written here instead
-            rest = self.chunks.taken_from_front() * _CHUNK
-            _write_batches((_used_value_json(r, frames) for r in table.checked(found, rest)),
-                           out, "," if wrote else "")
-            return
-        for _, offset, length, diagnostics in sorted(theirs):  # dump order
-            if length:
-                text = self.child.read(offset, length).decode("ascii")
-                out.write("," + text if wrote else text)
-                wrote = True
-            found.extend(Diagnostic(*d) for d in diagnostics)
-
-    def close(self) -> None:
-        """Stop the child if it still runs. Raises nothing."""
-        if self.child is not None:
-            self.child.close()
-        if self.chunks is not None:
-            self.chunks.close()
-
-
-def _chunk_json(table: RecordTable, frames, chunk: int, found: list[Diagnostic]) -> str:
-    records = table.checked(found, chunk * _CHUNK, (chunk + 1) * _CHUNK)
-    return ",".join([_used_value_json(r, frames) for r in records])
-
-
-def _write_from_the_back(table: RecordTable, frames, chunks, out: IO[bytes]) -> list:
-    """The child's work: chunks from the back, each written as ASCII JSON; returns
-    ``[chunk, offset, length, diagnostics]`` for each."""
-    done = []
-    offset = 0
-    with gc_paused():
-        for chunk in chunks.back():
-            mine: list[Diagnostic] = []
-            data = _chunk_json(table, frames, chunk, mine).encode("ascii")
-            out.write(data)
-            done.append([chunk, offset, len(data),
-                         [[d.path, d.line, d.message, d.severity] for d in mine]])
-            offset += len(data)
-    return done
-
-
 def write_json(module: ModuleDump, out: IO[str], records: RecordWriter | None = None
                ) -> None:
     """Write the JSON document for ``module`` to ``out``, newline-terminated: the same
@@ -337,7 +182,7 @@ def write_json(module: ModuleDump, out: IO[str], records: RecordWriter | None = 
         with gc_paused():  # millions of objects and no cycles
             out.write(_head_json(module, dumps) + ',"used_values":[')
             if module.records_read or not isinstance(table, RecordTable):
-                _write_batches((_used_value_json(r, frames) for r in table), out)
+                write_batches((used_value_json(r, frames) for r in table), out)
             else:
                 found: list[Diagnostic] = []
                 mine.write(table, frames, out, found)
@@ -346,26 +191,3 @@ def write_json(module: ModuleDump, out: IO[str], records: RecordWriter | None = 
     finally:
         if records is None:
             mine.close()
-
-
-def _write_batches(texts, out: IO[str], before: str = "") -> bool:
-    """Write ``texts`` comma-separated, a batch at a time, after ``before`` if any is
-    written. Returns whether any was."""
-    batch: list[str] = []
-    separator = before  # before the next batch
-    wrote = False
-    for text in texts:
-        batch.append(text)
-        if len(batch) == _BATCH:
-            out.write(separator + ",".join(batch))
-            separator, wrote = ",", True
-            batch.clear()
-    if batch:
-        out.write(separator + ",".join(batch))
-        wrote = True
-    return wrote
-
-
-_BATCH = 1024  # records written at once
-PARALLEL_RECORDS = 20_000  # from this many records on, two processes write them
-_CHUNK = 512  # records the two processes take at a time

@@ -2,7 +2,7 @@
 value records from two processes, one on each core.
 
 A forked copy of this process shares the loaded dump (copy-on-write), writes bytes to
-an unlinked temporary file and returns a result (anything JSON can hold); the parent
+an unlinked file in memory and returns a result (anything JSON can hold); the parent
 reads that back once the child is done. The work is cut into numbered chunks that the
 two take from either end (:class:`Chunks`) until they meet, so it is balanced however
 fast each one runs. Where ``fork`` is missing, or threads are running (a fork would
@@ -39,6 +39,18 @@ def allowed() -> Iterator[None]:
         _allowed = before
 
 
+def _scratch(mode: str = "w+b", **kwargs) -> IO:
+    """An unlinked file for the child's output: in memory (``memfd``) where Linux has
+    it (a disk file's dirty pages made the writer wait for the disk: --json writes a
+    few hundred megabytes there on a big dump), else a temporary file."""
+    if hasattr(os, "memfd_create"):
+        try:
+            return os.fdopen(os.memfd_create("hlotop", os.MFD_CLOEXEC), mode, **kwargs)
+        except OSError:
+            pass
+    return tempfile.TemporaryFile(mode, **kwargs)
+
+
 class Chunks:
     """Chunks ``0 .. count - 1`` of one job, taken by this process from the front
     (:meth:`front`) and by a forked child from the back (:meth:`back`) until they meet;
@@ -47,7 +59,7 @@ class Chunks:
 
     def __init__(self, count: int):
         self.count = count
-        self._file = tempfile.TemporaryFile()
+        self._file = _scratch()
         os.pwrite(self._file.fileno(), _CURSORS.pack(0, count), 0)
 
     def _take(self, from_front: bool) -> int | None:
@@ -133,8 +145,8 @@ def start(work: Callable[[IO[bytes]], Any]) -> Child | None:
     if not _allowed or not hasattr(os, "fork") or threading.active_count() > 1:
         return None
     try:
-        data = tempfile.TemporaryFile()
-        result = tempfile.TemporaryFile("w+", encoding="utf-8")
+        data = _scratch()
+        result = _scratch("w+", encoding="utf-8")
     except OSError:
         return None
     try:

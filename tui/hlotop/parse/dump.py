@@ -34,6 +34,8 @@ def split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    if "\r" not in text:  # as the loader gives it: no line to look at again
+        return lines
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
