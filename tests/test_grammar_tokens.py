@@ -191,3 +191,29 @@ def test_an_ascii_dump_read_as_bytes_reads_like_its_text(path):
         assert raw.used_values.line_of(len(raw.used_values) - 1) == \
             text.used_values.line_of(len(text.used_values) - 1)
     assert as_bytes == as_text
+
+
+def test_long_scans_in_pieces_find_what_one_scan_finds(monkeypatch):
+    """The records' end, line counts and line ends are found SCAN characters at a time
+    (so that a browser's keys never wait long); pieces as small as a few characters
+    give what one scan of the whole text gives."""
+    from hlotop import loader
+    from hlotop.parse import dump
+
+    path = next(p for p in BUFFER_ASSIGNMENTS if p.name.endswith("-buffer-assignment.txt")
+                and "0.4.31" in str(p))
+    data = Path(path).read_bytes()
+    text = data.decode()
+    whole = dump._cut_records(str(path), text)
+    assert whole[0] is not None
+    for scan in (3, 7, 64):
+        monkeypatch.setattr(dump, "SCAN", scan)
+        monkeypatch.setattr(loader, "SCAN", scan)
+        pieces = dump._cut_records(str(path), text)
+        assert (pieces[0].begin, pieces[0].end, pieces[0].first_line, pieces[0].end_line) == \
+            (whole[0].begin, whole[0].end, whole[0].first_line, whole[0].end_line)
+        assert pieces[1] == whole[1]
+        assert dump.count_lines(text, 5, len(text) - 5) == text.count("\n", 5, len(text) - 5)
+        assert loader._has(data, b"\n positions:\n") and not loader._has(data, b"\r\n")
+        assert loader._has(data.replace(b"\n", b"\r\n"), b"\r\n")
+        assert loader.read_text(str(path), data, []) is data

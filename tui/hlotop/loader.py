@@ -18,7 +18,7 @@ from pathlib import Path
 
 from hlotop.analysis import Analysis, analyze
 from hlotop.model import Diagnostic, DumpFile, ParsedSections
-from hlotop.parse.dump import ReadHooks, parse_text
+from hlotop.parse.dump import SCAN, ReadHooks, parse_text
 from hlotop.parse.records import RecordTable
 from hlotop.parse.stack_frames import parse_stack_frames
 from hlotop.parse.tokens import Sink
@@ -161,11 +161,11 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str | by
         raise LoadError(path, "the file is empty")
     if _looks_binary(data[:_SNIFF_BYTES]):
         raise LoadError(path, "a binary file, not a text dump")
-    if b"\r\n" in data:
+    if _has(data, b"\r\n"):
         data = data.replace(b"\r\n", b"\n")  # CRLF and LF dumps read the same
-    elif b"\n" not in data and b"\r" in data:
+    elif not _has(data, b"\n") and _has(data, b"\r"):
         data = data.replace(b"\r", b"\n")  # old Mac line ends: CR alone
-    if data.isascii():
+    if all(data[at:at + SCAN].isascii() for at in range(0, len(data), SCAN)):
         return data
     try:
         return data.decode("utf-8")
@@ -174,6 +174,14 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str | by
         diagnostics.append(Diagnostic(path, line, "invalid UTF-8; undecodable bytes are "
                                                   "shown as U+FFFD", "warning"))
         return data.decode("utf-8", errors="replace")
+
+
+def _has(data: bytes, needle: bytes) -> bool:
+    """``needle in data``, :data:`~hlotop.parse.dump.SCAN` bytes at a time (a browser's
+    keys wait for a long call into C)."""
+    step, overlap = SCAN, len(needle) - 1
+    return any(data.find(needle, at, at + step + overlap) >= 0
+               for at in range(0, len(data), step))
 
 
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r") + b"\x7f"

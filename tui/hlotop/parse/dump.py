@@ -190,11 +190,27 @@ def _records_end(text: str | bytes, start: int) -> int:
     else:
         candidate, after = _NOT_A_RECORD_LINE.search, _AFTER_RECORDS
     pos = max(start - 1, 0)
-    while (m := candidate(text, pos)) is not None:
+    while pos < len(text) - 1:
+        stop = min(pos + SCAN, len(text))
+        m = candidate(text, pos, stop)
+        if m is None:
+            pos = stop - 1  # a line end there is matched with what follows it
+            continue
         if text.startswith(after, m.start() + 1):
             return m.start() + 1
         pos = m.start() + 1
     return len(text)
+
+
+# Characters one call into C scans at most: such a call holds the interpreter lock, and
+# a browser's keys wait for it (a 500 MB dump's records were one 0.3 s scan).
+SCAN = 1 << 23
+
+
+def count_lines(text: str | bytes, start: int, end: int) -> int:
+    """Line ends in ``text[start:end]``, counted :data:`SCAN` characters at a time."""
+    nl = b"\n" if isinstance(text, bytes) else "\n"
+    return sum(text.count(nl, at, min(at + SCAN, end)) for at in range(start, end, SCAN))
 
 
 def _find_line(text: str | bytes, line: str) -> int:
@@ -224,8 +240,8 @@ def _cut_records(path: str, text: str | bytes):
     nl = b"\n" if isinstance(text, bytes) else "\n"
     body_start = min(header + len(USED_VALUES_HEADER) + 1, len(text))
     body_end = _records_end(text, body_start)
-    first = text.count(nl, 0, body_start) + 1
-    tail_first = first + text.count(nl, body_start, body_end)
+    first = count_lines(text, 0, body_start) + 1
+    tail_first = first + count_lines(text, body_start, body_end)
     table = RecordTable(path, text, first, body_start, body_end, tail_first)  # shared text
     return table, [(1, _lines(text[:body_start])), (tail_first, _lines(text[body_end:]))]
 
