@@ -213,6 +213,9 @@ def test_long_scans_in_pieces_find_what_one_scan_finds(monkeypatch):
         assert (pieces[0].begin, pieces[0].end, pieces[0].first_line, pieces[0].end_line) == \
             (whole[0].begin, whole[0].end, whole[0].first_line, whole[0].end_line)
         assert pieces[1] == whole[1]
+        for source in (text, data, text + "no line end", text + "\r\n\n"):
+            assert dump._lines(source) == dump.split_lines(
+                source.decode() if isinstance(source, bytes) else source)
         assert dump.count_lines(text, 5, len(text) - 5) == text.count("\n", 5, len(text) - 5)
         assert loader._has(data, b"\n positions:\n") and not loader._has(data, b"\r\n")
         assert loader._has(data.replace(b"\n", b"\r\n"), b"\r\n")

@@ -227,7 +227,17 @@ def _find_line(text: str | bytes, line: str) -> int:
 
 
 def _lines(text: str | bytes) -> list[str]:
-    return split_lines(text.decode("ascii") if isinstance(text, bytes) else text)
+    """:func:`split_lines` of ``text`` (decoded if bytes), :data:`SCAN` characters at
+    a time: one split of a 500 MB dump's allocations held the interpreter for 0.2 s."""
+    nl = b"\n" if isinstance(text, bytes) else "\n"
+    lines: list[str] = []
+    start = 0
+    while start < len(text):
+        end = text.find(nl, min(start + SCAN, len(text)) - 1) + 1 or len(text)
+        piece = text[start:end]
+        lines += split_lines(piece.decode("ascii") if isinstance(piece, bytes) else piece)
+        start = end
+    return lines
 
 
 def _cut_records(path: str, text: str | bytes):
