@@ -198,7 +198,7 @@ def test_long_scans_in_pieces_find_what_one_scan_finds(monkeypatch):
     (so that a browser's keys never wait long); pieces as small as a few characters
     give what one scan of the whole text gives."""
     from hlotop import loader
-    from hlotop.parse import dump
+    from hlotop.parse import dump, scan
 
     path = next(p for p in BUFFER_ASSIGNMENTS if p.name.endswith("-buffer-assignment.txt")
                 and "0.4.31" in str(p))
@@ -206,9 +206,8 @@ def test_long_scans_in_pieces_find_what_one_scan_finds(monkeypatch):
     text = data.decode()
     whole = dump._cut_records(str(path), text)
     assert whole[0] is not None
-    for scan in (3, 7, 64):
-        monkeypatch.setattr(dump, "SCAN", scan)
-        monkeypatch.setattr(loader, "SCAN", scan)
+    for piece in (3, 7, 64):
+        monkeypatch.setattr(scan, "SCAN", piece)
         pieces = dump._cut_records(str(path), text)
         assert (pieces[0].begin, pieces[0].end, pieces[0].first_line, pieces[0].end_line) == \
             (whole[0].begin, whole[0].end, whole[0].first_line, whole[0].end_line)
@@ -216,7 +215,7 @@ def test_long_scans_in_pieces_find_what_one_scan_finds(monkeypatch):
         for source in (text, data, text + "no line end", text + "\r\n\n"):
             assert dump._lines(source) == dump.split_lines(
                 source.decode() if isinstance(source, bytes) else source)
-        assert dump.count_lines(text, 5, len(text) - 5) == text.count("\n", 5, len(text) - 5)
-        assert loader._has(data, b"\n positions:\n") and not loader._has(data, b"\r\n")
-        assert loader._has(data.replace(b"\n", b"\r\n"), b"\r\n")
+        assert scan.count_lines(text, 5, len(text) - 5) == text.count("\n", 5, len(text) - 5)
+        assert scan.contains(data, b"\n positions:\n") and not scan.contains(data, b"\r\n")
+        assert scan.contains(data.replace(b"\n", b"\r\n"), b"\r\n")
         assert loader.read_text(str(path), data, []) is data

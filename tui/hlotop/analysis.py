@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from itertools import accumulate
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from hlotop.model import (
@@ -200,17 +200,14 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
             next_synthetic -= 1
         info.live = rng
     missing_sizes = []
-    logical_of: dict[str, int | None] = {}  # shape text -> logical bytes (shapes repeat)
+    logical_of = _LogicalBytes()
     for info in infos.values():
         v = info.value
         text = info.shape
         if text is not None and v.shape_index is None:
             # The common case of _size_value, inlined: a value line gives the shape of a
             # value that is its instruction's whole output.
-            logical = logical_of.get(text, _UNSEEN)
-            if logical is _UNSEEN:
-                logical = logical_of[text] = _logical(text)
-            info.logical_bytes = info.sweep_bytes = logical or 0
+            info.logical_bytes = info.sweep_bytes = logical_of[text] or 0
             if v.color is not None:
                 info.color = v.color
             elif info.slot is None:
@@ -226,10 +223,19 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
     return sorted(infos.values(), key=lambda i: i.value.id)
 
 
+class _LogicalBytes(dict):
+    """Shape text (or None) -> :func:`_logical` of it, each text worked out once: a big
+    dump repeats a few hundred shapes over 10^5 values."""
+
+    def __missing__(self, text: str | None) -> int | None:
+        self[text] = logical = _logical(text)
+        return logical
+
+
 def _size_value(info: ValueInfo, shapes_of: dict[str, str],
-                logical_of: dict[str, int | None]) -> None:
+                logical_of: _LogicalBytes) -> None:
     """Set ``info``'s logical and sweep bytes (and its colour if no allocation line
-    gives it); ``logical_of`` memoises :func:`_logical` by shape text."""
+    gives it)."""
     v = info.value
     instr_shape = shapes_of.get(v.name)
     if info.shape is None and instr_shape is not None:
@@ -239,26 +245,17 @@ def _size_value(info: ValueInfo, shapes_of: dict[str, str],
             info.shape = str(sub)
         info.logical_bytes = sub.logical_bytes() if sub is not None else 0
     else:
-        text = info.shape
-        logical = logical_of.get(text, _UNSEEN) if text else None
-        if logical is _UNSEEN:
-            logical = logical_of[text] = _logical(text)
-        info.logical_bytes = logical or 0
+        info.logical_bytes = logical_of[info.shape] or 0
     if v.shape_index is None:  # the defining instruction is not a tuple
         info.sweep_bytes = info.logical_bytes
     else:
-        whole = logical_of.get(instr_shape, _UNSEEN) if instr_shape else None
-        if whole is _UNSEEN:
-            whole = logical_of[instr_shape] = _logical(instr_shape)
+        whole = logical_of[instr_shape]
         info.sweep_bytes = whole if whole is not None else POINTER_BYTES * (
             (v.shape_index[0] + 1) if v.shape_index else 1)
     if v.color is not None:
         info.color = v.color
     elif info.slot is None:
         info.color = _memory_space(info.shape) or 0
-
-
-_UNSEEN = object()
 
 
 def xla_peak_step(ranges: Iterable[tuple[int, int, int]]) -> tuple[int, int]:

@@ -161,7 +161,7 @@ def _write_json(args, load) -> int:
     from hlotop.export import write_json
     from hlotop.record_writer import RecordWriter
 
-    records = RecordWriter(args.path)
+    records = RecordWriter()
     try:
         module = load(args.path, lazy=True, on_records=records.start)
         write_json(module, sys.stdout, records)

@@ -17,8 +17,10 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from hlotop.analysis import Analysis, analyze
-from hlotop.model import Diagnostic, DumpFile, ParsedSections
-from hlotop.parse.dump import SCAN, ReadHooks, parse_text
+from hlotop.model import Diagnostic, DumpFile, ParsedSections, StackFrameTable
+from hlotop.parse import scan
+from hlotop.parse.dump import ReadHooks, parse_text
+from hlotop.parse.live_range import UNAVAILABLE
 from hlotop.parse.records import RecordTable
 from hlotop.parse.stack_frames import parse_stack_frames
 from hlotop.parse.tokens import Sink
@@ -161,11 +163,11 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str | by
         raise LoadError(path, "the file is empty")
     if _looks_binary(data[:_SNIFF_BYTES]):
         raise LoadError(path, "a binary file, not a text dump")
-    if _has(data, b"\r\n"):
+    if scan.contains(data, b"\r\n"):
         data = data.replace(b"\r\n", b"\n")  # CRLF and LF dumps read the same
-    elif not _has(data, b"\n") and _has(data, b"\r"):
+    elif not scan.contains(data, b"\n") and scan.contains(data, b"\r"):
         data = data.replace(b"\r", b"\n")  # old Mac line ends: CR alone
-    if all(data[at:at + SCAN].isascii() for at in range(0, len(data), SCAN)):
+    if scan.is_ascii(data):
         return data
     try:
         return data.decode("utf-8")
@@ -174,14 +176,6 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str | by
         diagnostics.append(Diagnostic(path, line, "invalid UTF-8; undecodable bytes are "
                                                   "shown as U+FFFD", "warning"))
         return data.decode("utf-8", errors="replace")
-
-
-def _has(data: bytes, needle: bytes) -> bool:
-    """``needle in data``, :data:`~hlotop.parse.dump.SCAN` bytes at a time (a browser's
-    keys wait for a long call into C)."""
-    step, overlap = SCAN, len(needle) - 1
-    return any(data.find(needle, at, at + step + overlap) >= 0
-               for at in range(0, len(data), step))
 
 
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r") + b"\x7f"
@@ -250,12 +244,11 @@ def _parse_one(label: str, data: bytes | list[bytes], diagnostics: list[Diagnost
     if not _is_dump(parsed):
         raise LoadError(label, "not an XLA buffer-assignment dump (no 'BufferAssignment:', "
                                "'Used values:' or 'HloLiveRange' section)")
-    if isinstance(text, bytes):
-        ends_a_line = text.endswith(b"\n") or text.startswith(b"HloLiveRange not available")
-    else:
-        ends_a_line = text.endswith("\n") or text.startswith("HloLiveRange not available")
-    if not ends_a_line:
-        last = text.count(b"\n" if isinstance(text, bytes) else "\n") + 1
+    head = text[:len(UNAVAILABLE)]
+    if isinstance(head, bytes):
+        head = head.decode("ascii")
+    if not text.endswith(scan.newline_of(text)) and not head.startswith(UNAVAILABLE):
+        last = scan.count_lines(text, 0, len(text)) + 1
         file_diags.append(Diagnostic(label, last, "truncated: the file does not end with a "
                                                   "newline, so it was probably cut short here",
                                      "warning"))
@@ -304,7 +297,7 @@ def _find_module_in_dir(directory: Path) -> Path:
 
 def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
          pause: Callable[[], object] | None = None,
-         on_records: Callable[[RecordTable], object] | None = None,
+         on_records: Callable[[RecordTable, StackFrameTable | None], object] | None = None,
          stage: Callable[[str], object] | None = None) -> ModuleDump:
     """Open a dump and analyse it.
 
@@ -315,9 +308,10 @@ def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
     when first asked for (its diagnostics then come with :meth:`ModuleDump.read_records`);
     otherwise all are read and checked now.
     ``pause``, if given, is called every few thousand lines (a browser's load thread
-    waits in it while keys come in). ``on_records(table)``, if given, is called with a
-    file's ``Used values`` :class:`RecordTable` as soon as it is indexed, before the
-    rest of the dump is read (``--json`` starts writing records then). ``stage(text)``,
+    waits in it while keys come in). ``on_records(table, frames)``, if given, is called
+    with a file's ``Used values`` :class:`RecordTable` (and the module's stack frames,
+    or None) as soon as it is indexed, before the rest of the dump is read (``--json``
+    starts writing records then). ``stage(text)``,
     if given, is told what is being read: ``"reading <file>"``, ``"allocations 45%"``,
     ``"live ranges 80%"``, ``"analysing"``.
     Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
@@ -352,6 +346,12 @@ def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
         return load_bytes(data, lazy=lazy)
     diagnostics: list[Diagnostic] = []
     p = resolve(path)
+    # Read before the dump's files: on_records is handed them with the records.
+    frame_diagnostics: list[Diagnostic] = []
+    frames = read_stack_frames(p, frame_diagnostics)
+    if hooks.on_records is not None:
+        on_records = hooks.on_records
+        hooks = replace(hooks, on_records=lambda table: on_records(table, frames))
     parts: list[ParsedSections] = []
     files: list[DumpFile] = []
     entries = module_files(p)
@@ -379,7 +379,7 @@ def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
         check_truncation(label, parsed, kind, diagnostics)
     sections = _merge(parts)
     _check_siblings(p, files, diagnostics)
-    frames = read_stack_frames(p, diagnostics)
+    diagnostics.extend(frame_diagnostics)
     if frames is not None:
         sections = replace(sections, stack_frames=frames)
         files.append(DumpFile(frames.path, "module-text"))

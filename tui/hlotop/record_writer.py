@@ -8,14 +8,13 @@ from typing import IO
 
 from hlotop import forked
 from hlotop.json_text import used_value_json
-from hlotop.loader import LoadError, gc_paused, read_stack_frames, resolve
+from hlotop.loader import gc_paused
 from hlotop.model import Diagnostic
 from hlotop.parse.records import RecordTable
 
 BATCH = 1024  # records written at once
 PARALLEL_RECORDS = 20_000  # from this many records on, two processes write them
 CHUNK = 512  # records the two processes take at a time
-_UNREAD = object()  # stack frames not passed: read them
 
 
 class RecordWriter:
@@ -26,23 +25,17 @@ class RecordWriter:
     the dump: pass :meth:`start` to :func:`hlotop.loader.load` as ``on_records`` and
     this object to :func:`write_json`; :meth:`close` it in any case."""
 
-    def __init__(self, path: str | None = None):
-        self.path = path
+    def __init__(self):
         self.table: RecordTable | None = None
         self.child: forked.Child | None = None
         self.chunks: forked.Chunks | None = None
 
-    def start(self, table: RecordTable, frames=_UNREAD) -> None:
+    def start(self, table: RecordTable, frames) -> None:
         """Fork the child for ``table`` (the first table only, and only from
-        :data:`PARALLEL_RECORDS` records on). ``frames``: the module's stack frames,
-        read from beside :attr:`path` if not given. Raises nothing."""
+        :data:`PARALLEL_RECORDS` records on); ``frames``: the module's
+        :class:`~hlotop.model.StackFrameTable`, or None. Raises nothing."""
         if self.table is not None or len(table) < PARALLEL_RECORDS:
             return
-        if frames is _UNREAD:
-            try:
-                frames = read_stack_frames(resolve(self.path), [])
-            except LoadError:
-                return
         self.table = table
         chunks = forked.Chunks(-(-len(table) // CHUNK))
         self.child = forked.start(lambda out: _write_from_the_back(table, frames, chunks, out))

@@ -8,6 +8,7 @@ from parsy import Parser, alt, regex, seq, string
 from hlotop.model import BufferAllocation, HloValue, ValueSlot
 from hlotop.parse.shapes import integer, shape_index
 from hlotop.parse.tokens import (
+    KNOWN_INDEXES,
     VALUE_REF_RE,
     LineGrammar,
     Sink,
@@ -121,8 +122,6 @@ LEGACY_VALUE_LINE = seq(
 )
 
 _VALUE_RE = VALUE_LINE.pattern
-# The ShapeIndex texts most values carry, read once.
-_INDEXES = {"{}": (), **{f"{{{k}}}": (k,) for k in range(64)}}
 _ALLOCATION_RE = ALLOCATION_LINE.pattern
 
 REUSED_HEADER = " reused by buffers of a different color:"
@@ -159,7 +158,7 @@ class AllocationSection:
         dispatch. Most lines of a big dump come here, hence the inlining."""
         match_value = _VALUE_RE.match
         match_allocation = _ALLOCATION_RE.match
-        indexes = _INDEXES
+        indexes = KNOWN_INDEXES
         slots = self._slots
         current = self._head[0] if self._head is not None else None
         j = i

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 from hlotop.model import Diagnostic, ParsedSections
 from hlotop.parse import live_range as lr
+from hlotop.parse import scan
 from hlotop.parse.allocations import AllocationSection
 from hlotop.parse.memory_report import DETAIL_HEADER, SORTED_HEADER, MemoryReportSection
+from hlotop.parse.scan import newline_of
 from hlotop.parse.tokens import Sink
 from hlotop.parse.values import HEADER as USED_VALUES_HEADER
 from hlotop.parse.values import UsedValuesSection
@@ -191,7 +193,7 @@ def _records_end(text: str | bytes, start: int) -> int:
         candidate, after = _NOT_A_RECORD_LINE.search, _AFTER_RECORDS
     pos = max(start - 1, 0)
     while pos < len(text) - 1:
-        stop = min(pos + SCAN, len(text))
+        stop = min(pos + scan.SCAN, len(text))
         m = candidate(text, pos, stop)
         if m is None:
             pos = stop - 1  # a line end there is matched with what follows it
@@ -202,22 +204,11 @@ def _records_end(text: str | bytes, start: int) -> int:
     return len(text)
 
 
-# Characters one call into C scans at most: such a call holds the interpreter lock, and
-# a browser's keys wait for it (a 500 MB dump's records were one 0.3 s scan).
-SCAN = 1 << 23
-
-
-def count_lines(text: str | bytes, start: int, end: int) -> int:
-    """Line ends in ``text[start:end]``, counted :data:`SCAN` characters at a time."""
-    nl = b"\n" if isinstance(text, bytes) else "\n"
-    return sum(text.count(nl, at, min(at + SCAN, end)) for at in range(start, end, SCAN))
-
-
 def _find_line(text: str | bytes, line: str) -> int:
     """Offset of the first line equal to ``line``, or -1."""
-    nl = "\n"
+    nl = newline_of(text)
     if isinstance(text, bytes):
-        line, nl = line.encode(), b"\n"
+        line = line.encode()
     if text.startswith(line + nl) or text == line:
         return 0
     at = text.find(nl + line + nl)
@@ -227,13 +218,14 @@ def _find_line(text: str | bytes, line: str) -> int:
 
 
 def _lines(text: str | bytes) -> list[str]:
-    """:func:`split_lines` of ``text`` (decoded if bytes), :data:`SCAN` characters at
-    a time: one split of a 500 MB dump's allocations held the interpreter for 0.2 s."""
-    nl = b"\n" if isinstance(text, bytes) else "\n"
+    """:func:`split_lines` of ``text`` (decoded if bytes), :data:`~scan.SCAN`
+    characters at a time: one split of a 500 MB dump's allocations held the interpreter
+    for 0.2 s."""
+    nl = newline_of(text)
     lines: list[str] = []
     start = 0
     while start < len(text):
-        end = text.find(nl, min(start + SCAN, len(text)) - 1) + 1 or len(text)
+        end = text.find(nl, min(start + scan.SCAN, len(text)) - 1) + 1 or len(text)
         piece = text[start:end]
         lines += split_lines(piece.decode("ascii") if isinstance(piece, bytes) else piece)
         start = end
@@ -247,11 +239,10 @@ def _cut_records(path: str, text: str | bytes):
     header = _find_line(text, USED_VALUES_HEADER)
     if header < 0:
         return None, [(1, _lines(text))]
-    nl = b"\n" if isinstance(text, bytes) else "\n"
     body_start = min(header + len(USED_VALUES_HEADER) + 1, len(text))
     body_end = _records_end(text, body_start)
-    first = count_lines(text, 0, body_start) + 1
-    tail_first = first + count_lines(text, body_start, body_end)
+    first = scan.count_lines(text, 0, body_start) + 1
+    tail_first = first + scan.count_lines(text, body_start, body_end)
     table = RecordTable(path, text, first, body_start, body_end, tail_first)  # shared text
     return table, [(1, _lines(text[:body_start])), (tail_first, _lines(text[body_end:]))]
 

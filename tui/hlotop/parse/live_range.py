@@ -10,7 +10,7 @@ from parsy import regex, seq, string
 from hlotop.model import BufferLiveRange, HloLiveRange, PeakEntry, PeakUsage, format_shape_index
 from hlotop.parse.shapes import integer, shape_index
 from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, StackTraceSection
-from hlotop.parse.tokens import NAME_RE, LineGrammar, Sink, index_of, name
+from hlotop.parse.tokens import KNOWN_INDEXES, NAME_RE, LineGrammar, Sink, index_of, name
 
 HEADER = string("HloLiveRange (max ") >> integer << string("):")
 UNAVAILABLE = "HloLiveRange not available"
@@ -43,8 +43,6 @@ PEAK_LINE = LineGrammar(
 
 _buffer_match = BUFFER_LINE.pattern.match
 _sequence_match = SEQUENCE_LINE.pattern.match
-# The ShapeIndex texts (without braces) most live ranges carry, read once.
-_INDEXES = {"": (), **{str(k): (k,) for k in range(64)}}
 
 
 class LiveRangeSection:
@@ -73,7 +71,7 @@ class LiveRangeSection:
         j = i
         if self._state == "buffers":
             buffers = self.buffers
-            indexes = _INDEXES
+            indexes = KNOWN_INDEXES
             while j < stop:
                 m = _buffer_match(lines[j])
                 if m is None:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 
 from hlotop import forked
 from hlotop.model import Diagnostic, HloValue, UsedValue
+from hlotop.parse.scan import newline_of
 from hlotop.parse.tokens import NAME_RE, VALUE_REF_RE, Sink, value_from_groups
 from hlotop.parse.values import FROM_PREFIX, UsedValuesSection
 
@@ -61,7 +62,7 @@ class RecordTable:
         self.path = path
         self.end_line = end_line  # the line text[end] is on, if the caller counted it
         self.text = text
-        self._nl = b"\n" if isinstance(text, bytes) else "\n"
+        self._nl = newline_of(text)
         self.begin = begin
         self.end = len(text) if end is None else end
         self.first_line = first_line

@@ -46,6 +46,13 @@ value_ref: Parser = seq(
 ).combine(_make_value) << string(">").desc("'>' closing the value")
 
 
+# The ShapeIndex texts most values and live ranges carry, with braces (value lines) and
+# without (live-range lines), read once: a dict look-up in the hot loops, not a call.
+KNOWN_INDEXES = {text: index for k in range(64)
+                 for text, index in ((f"{{{k}}}", (k,)), (str(k), (k,)))}
+KNOWN_INDEXES.update({"{}": (), "": ()})
+
+
 def index_of(text: str | None) -> tuple[int, ...] | None:
     """The digits of a ShapeIndex match (``"0,1"`` or ``"{0,1}"``) as a tuple; None stays None."""
     if text is None:
