@@ -103,5 +103,6 @@ async def test_the_browser_shows_the_preview_then_swaps_in_the_whole_dump():
         assert tree.row_count() > head_rows
         assert not tree.by_size  # the sort order is kept
         assert tree.current()[0].index == chosen  # and the selection
+        assert f"allocation {chosen} " in screen.query_one(StatusBar).selection.plain
         assert screen.query_one(StatusBar).note is None
         assert app.focused is tree

@@ -130,7 +130,9 @@ class MainScreen(Screen):
                 self._first_value = alloc.values[0].value.id
                 self.select_value(alloc.values[0].value.id, origin=tree.id)
             else:
-                self.post_message(AllocationHighlighted(alloc.index, tree.id))
+                # Handled now, not queued: a selection carried from a preview (below)
+                # must come after it, not be overwritten by it.
+                self.deliver(AllocationHighlighted(alloc.index, tree.id))
         elif self.dump.analysis.values:
             self.select_value(self.dump.analysis.values[0].value.id)
         if self._carry is not None:
