@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tui"))
 from textual import events  # noqa: E402
 from textual._compositor import CompositorUpdate  # noqa: E402
 
-from hlotop.app import HlotopApp  # noqa: E402
+from hlotop.ui.app import HlotopApp  # noqa: E402
 
 SIZE = (120, 40)
 

@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tui"))
 
 from hlotop import load  # noqa: E402
-from hlotop.analysis import xla_peak_step  # noqa: E402
-from hlotop.loader import split_module_prefix  # noqa: E402
+from hlotop.analysis.analyze import xla_peak_step  # noqa: E402
+from hlotop.loading.loader import split_module_prefix  # noqa: E402
 from hlotop.parse.dump import split_lines  # noqa: E402
 
 DEFAULT_SOURCE = next((ROOT / "sample_dumps" / "jax" / "jax-0.10.2" / "transformer_big").glob(

@@ -10,7 +10,7 @@ and the split layout, then measures, each in a fresh process:
 * ``hlotop --summary`` and ``hlotop --json`` wall time (output read and discarded);
   these three are run ``--repeat`` times (3) in turn, and the median of each is shown;
 * peak RSS of those and of the browser (of the largest process: ``--json`` and the
-  records index of a big dump use a second, forked process, see ``hlotop.forked``);
+  records index of a big dump use a second, forked process, see ``hlotop.report.forked``);
 * the browser, headless (``app_probe.py``): time to the first painted main screen
   (a big dump's preview), time until every value record is read, and key-press latency
   (p50/p99 over cursor moves in the allocation tree and the timeline) both while the

@@ -33,7 +33,7 @@ _pts.SVGImageExtension = _SnapshotsFolder
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch, tmp_path_factory):
     """Screens must not depend on the developer's terminal settings, nor a test on what
-    an earlier run left in hlotop's cache (hlotop.record_cache): each test has its own."""
+    an earlier run left in hlotop's cache (hlotop.loading.record_cache): each test has its own."""
     for var in ("NO_COLOR", "TEXTUAL_THEME", "FORCE_COLOR", "COLUMNS", "LINES"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")

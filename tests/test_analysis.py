@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hlotop import load
-from hlotop.analysis import live_set, xla_peak_step
+from hlotop.analysis.analyze import live_set, xla_peak_step
 
 from conftest import SEEDS, sample
 

@@ -15,24 +15,24 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from hlotop.analysis import live_set
-from hlotop.app import HlotopApp
-from hlotop.bindings import SCOPES
-from hlotop.loader import LoadError, load
-from hlotop.screens.diagnostics import DiagnosticsScreen
-from hlotop.screens.help import HelpScreen
-from hlotop.screens.loading import LoadingScreen
-from hlotop.screens.main import MainScreen
-from hlotop.screens.search import SearchScreen
-from hlotop.search import find_values
+from hlotop.analysis.analyze import live_set
+from hlotop.ui.app import HlotopApp
+from hlotop.ui.bindings import SCOPES
+from hlotop.loading.loader import LoadError, load
+from hlotop.ui.screens.diagnostics import DiagnosticsScreen
+from hlotop.ui.screens.help import HelpScreen
+from hlotop.ui.screens.loading import LoadingScreen
+from hlotop.ui.screens.main import MainScreen
+from hlotop.ui.screens.search import SearchScreen
+from hlotop.analysis.search import find_values
 from hlotop.units import human_bytes
-from hlotop.widgets.allocation_tree import AllocationTree
-from hlotop.widgets.live_set import LiveSet
-from hlotop.widgets.steps import LiveIndex
-from hlotop.widgets.status_bar import StatusBar
-from hlotop.widgets.summary_bar import SummaryBar
-from hlotop.widgets.timeline import Timeline
-from hlotop.widgets.value_detail import ValueDetail
+from hlotop.ui.widgets.allocation_tree import AllocationTree
+from hlotop.ui.widgets.live_set import LiveSet
+from hlotop.ui.widgets.steps import LiveIndex
+from hlotop.ui.widgets.status_bar import StatusBar
+from hlotop.ui.widgets.summary_bar import SummaryBar
+from hlotop.ui.widgets.timeline import Timeline
+from hlotop.ui.widgets.value_detail import ValueDetail
 
 from conftest import ROOT, SEEDS, sample
 
@@ -634,7 +634,7 @@ def summary_text(app) -> str:
 @pilot_test
 async def test_a_big_dump_opens_lazily_and_its_records_are_read_in_the_background(
         ten_mb_dump, monkeypatch):
-    import hlotop.app as app_module
+    import hlotop.ui.app as app_module
 
     calls = []
     real_load = app_module.load
@@ -695,7 +695,7 @@ async def test_a_bad_record_line_is_found_by_the_background_pass(tmp_path):
 
 @pilot_test
 async def test_q_during_the_background_pass_exits_at_once(ten_mb_dump, monkeypatch):
-    from hlotop.loader import ModuleDump
+    from hlotop.loading.loader import ModuleDump
 
     returned = threading.Event()
     real_read = ModuleDump.read_records
@@ -774,7 +774,7 @@ def test_the_pass_and_the_panes_take_turns_reading_records(ten_mb_dump):
     """The background pass and the UI thread both parse records; the core's record
     cache is not thread-safe (an eviction raced with another raised KeyError), so the
     app makes them take turns, the UI first."""
-    from hlotop.app import _take_turns_parsing_records
+    from hlotop.ui.app import _take_turns_parsing_records
 
     dump = load(ten_mb_dump, lazy=True)
     _take_turns_parsing_records(dump, lambda: None)

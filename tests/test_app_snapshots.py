@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from hlotop.app import HlotopApp
+from hlotop.ui.app import HlotopApp
 
 from conftest import ROOT, sample
 

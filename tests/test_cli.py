@@ -129,12 +129,12 @@ def test_bad_lines_become_diagnostics_and_strict_fails(tmp_path):
 
 
 def test_an_internal_error_is_one_line_and_a_log_file(tmp_path, monkeypatch, capsys):
-    import hlotop.summary
+    import hlotop.report.summary
 
     def broken(module, console=None):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(hlotop.summary, "print_summary", broken)
+    monkeypatch.setattr(hlotop.report.summary, "print_summary", broken)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     assert main(["--summary", SEED3]) == 70
     err = capsys.readouterr().err
@@ -158,9 +158,9 @@ def test_an_internal_error_is_one_line_and_a_log_file(tmp_path, monkeypatch, cap
 def test_json_is_streamed_as_the_same_document(relative, batch, monkeypatch):
     """--json writes the records a batch at a time: the same document, key for key and
     in the same order, as to_dict builds whole, whatever the batch size."""
-    import hlotop.export as export
-    import hlotop.record_writer as record_writer
-    from hlotop.loader import load
+    import hlotop.report.json_doc as export
+    import hlotop.report.record_writer as record_writer
+    from hlotop.loading.loader import load
 
     monkeypatch.setattr(record_writer, "BATCH", batch)
     out = io.StringIO()
@@ -179,10 +179,10 @@ def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
     the back while hlotop writes them from the front; the document (with the
     diagnostics of both) is the one a single process writes, and if the child fails,
     hlotop writes what the child did not hand over itself."""
-    import hlotop.export as export
-    import hlotop.record_writer as record_writer
-    import hlotop.forked as forked
-    from hlotop.loader import load
+    import hlotop.report.json_doc as export
+    import hlotop.report.record_writer as record_writer
+    import hlotop.report.forked as forked
+    from hlotop.loading.loader import load
 
     text = Path(sample("jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_"
                        "step.cpu_after_optimizations-buffer-assignment.txt")).read_text()
@@ -239,9 +239,9 @@ def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
 def test_json_writes_any_text_of_a_record_as_the_encoder_would(tmp_path):
     """Records are written as JSON text directly; quotes, backslashes, control codes and
     non-ASCII in names and op_names come out as json.dumps writes them."""
-    import hlotop.export as export
-    import hlotop.record_writer as record_writer
-    from hlotop.loader import load
+    import hlotop.report.json_doc as export
+    import hlotop.report.record_writer as record_writer
+    from hlotop.loading.loader import load
 
     text = Path(sample("jax/jax-0.9.2/tuple_outputs/module_0001.jit_tuple_update."
                        "cpu_after_optimizations-buffer-assignment.txt")).read_text()
@@ -277,9 +277,9 @@ def test_json_of_a_damaged_split_module_is_the_whole_document_in_file_order(
     """``hlotop --json`` reads a split module's values file first and hands its records
     to a second process while it reads the rest; the document, diagnostics included and
     in the same order, is the one built whole from the same files."""
-    import hlotop.export as export
-    import hlotop.record_writer as record_writer
-    from hlotop.loader import load
+    import hlotop.report.json_doc as export
+    import hlotop.report.record_writer as record_writer
+    from hlotop.loading.loader import load
 
     folder = Path(sample("jax/jax-0.10.2/scan_layers/module_0004.jit_scan_train_step."
                          "cpu_after_optimizations-buffer-assignment.txt")).parent
@@ -306,14 +306,14 @@ def test_only_the_hlotop_command_forks(monkeypatch):
     run threads Python cannot see); the command's reports may, and only while they run."""
     import gc
 
-    import hlotop.forked as forked
+    import hlotop.report.forked as forked
 
     assert forked.start(lambda out: 0) is None
     seen = []
     real_start = forked.start
     monkeypatch.setattr(forked, "start", lambda work: seen.append(forked._allowed) or
                         real_start(work))
-    monkeypatch.setattr("hlotop.record_writer.PARALLEL_RECORDS", 10)
+    monkeypatch.setattr("hlotop.report.record_writer.PARALLEL_RECORDS", 10)
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)
     assert main(["--json", sample("seeds/003_a3085531593bac68.txt")]) == 0

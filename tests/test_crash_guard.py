@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from hlotop.app import HlotopApp
-from hlotop.crash_guard import EXIT_CRASH, crash_message
-from hlotop.screens.main import MainScreen
+from hlotop.ui.app import HlotopApp
+from hlotop.ui.crash_guard import EXIT_CRASH, crash_message
+from hlotop.ui.screens.main import MainScreen
 
 from conftest import ROOT, sample
 
@@ -76,7 +76,7 @@ def test_crash_message_is_one_short_line_without_control_characters():
 _CRASHING_RUN = """\
 import sys
 from hlotop.cli import main
-from hlotop.screens.main import MainScreen
+from hlotop.ui.screens.main import MainScreen
 
 def broken(self):
     raise RuntimeError("simulated bug in a key handler")

@@ -11,12 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hlotop import load
-from hlotop.loader import LoadError
-from hlotop.app import HlotopApp
-from hlotop.nearest import ALLOCATION, VALUE, Place, Places
-from hlotop.screens.diagnostics import DiagnosticsScreen
-from hlotop.screens.main import MainScreen
-from hlotop.widgets.diagnostic_list import DiagnosticList
+from hlotop.loading.loader import LoadError
+from hlotop.ui.app import HlotopApp
+from hlotop.analysis.nearest import ALLOCATION, VALUE, Place, Places
+from hlotop.ui.screens.diagnostics import DiagnosticsScreen
+from hlotop.ui.screens.main import MainScreen
+from hlotop.ui.widgets.diagnostic_list import DiagnosticList
 
 from conftest import sample
 from fuzzing import apply, mutations

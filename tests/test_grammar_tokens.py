@@ -142,7 +142,7 @@ def test_instruction_shape_tokens_agree_with_the_shape_grammar():
     """The instruction's shape is taken by one match when it is an array or a tuple of
     arrays; the shape grammar must read exactly the same span."""
     from hlotop.parse import instruction
-    from hlotop.parse.shapes import parse_shape_prefix
+    from hlotop.shapes.grammar import parse_shape_prefix
 
     tuples = 0
     for path in DUMPS:
@@ -197,7 +197,7 @@ def test_long_scans_in_pieces_find_what_one_scan_finds(monkeypatch):
     """The records' end, line counts and line ends are found SCAN characters at a time
     (so that a browser's keys never wait long); pieces as small as a few characters
     give what one scan of the whole text gives."""
-    from hlotop import loader
+    from hlotop.loading import loader
     from hlotop.parse import dump, scan
 
     path = next(p for p in BUFFER_ASSIGNMENTS if p.name.endswith("-buffer-assignment.txt")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hlotop import load
-from hlotop.loader import load_bytes
+from hlotop.loading.loader import load_bytes
 from hlotop.model import HloUse
 
 from conftest import sample

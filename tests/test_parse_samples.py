@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hlotop import load
-from hlotop.loader import split_module_prefix
+from hlotop.loading.loader import split_module_prefix
 
 from conftest import SAMPLES
 
@@ -168,7 +168,7 @@ def test_records_indexed_by_a_child_process_are_the_records_indexed_here(child_f
     """A big Used values section is indexed by a forked child while the rest of the
     dump is read; its index is the one this process makes, and if the child fails,
     this process makes it."""
-    from hlotop import forked
+    from hlotop.report import forked
     from hlotop.parse import records
 
     entry = next(p for p in MODULES if "transformer_big" in str(p) and "0.9.2" in str(p))

@@ -1,4 +1,4 @@
-"""The head of a big dump, shown while the whole of it loads (hlotop.preview), and the
+"""The head of a big dump, shown while the whole of it loads (hlotop.loading.preview), and the
 browser swapping the whole dump in for it, on real dumps."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import threading
 
 import pytest
 
-from hlotop.app import HlotopApp
-from hlotop.loader import load
-from hlotop.preview import preview
-from hlotop.screens.main import MainScreen
-from hlotop.widgets.allocation_tree import AllocationTree
-from hlotop.widgets.status_bar import StatusBar
-from hlotop.widgets.timeline import Timeline
+from hlotop.ui.app import HlotopApp
+from hlotop.loading.loader import load
+from hlotop.loading.preview import preview
+from hlotop.ui.screens.main import MainScreen
+from hlotop.ui.widgets.allocation_tree import AllocationTree
+from hlotop.ui.widgets.status_bar import StatusBar
+from hlotop.ui.widgets.timeline import Timeline
 
 from conftest import sample
 from test_app_pilot import pilot_test

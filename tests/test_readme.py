@@ -30,7 +30,7 @@ def test_ci_runs_the_readme_commands_verbatim():
 
 
 def test_readme_lists_every_key_binding():
-    from hlotop.bindings import SCOPES
+    from hlotop.ui.bindings import SCOPES
 
     text = (ROOT / "README.md").read_text()
     for scope in SCOPES:
@@ -43,7 +43,7 @@ def test_the_core_never_imports_textual():
     import subprocess
     import sys
 
-    code = ("import sys, hlotop.loader, hlotop.summary, hlotop.export, hlotop.search; "
+    code = ("import sys, hlotop.loading.loader, hlotop.report.summary, hlotop.report.json_doc, hlotop.analysis.search; "
             "from hlotop import load; load('sample_dumps/seeds/000_aa093b3e4f73e23a.txt'); "
             "print('textual' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)

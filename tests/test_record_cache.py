@@ -1,4 +1,4 @@
-"""What a records pass found, kept for re-opening the unchanged dump (hlotop.record_cache),
+"""What a records pass found, kept for re-opening the unchanged dump (hlotop.loading.record_cache),
 on real damaged dumps and in the browser."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import shutil
 
-from hlotop.app import HlotopApp
-from hlotop.loader import load
-from hlotop.record_cache import (cache_dir, cached_record_diagnostics,
+from hlotop.ui.app import HlotopApp
+from hlotop.loading.loader import load
+from hlotop.loading.record_cache import (cache_dir, cached_record_diagnostics,
                                  store_record_diagnostics)
 
 from conftest import sample
@@ -64,7 +64,7 @@ def test_a_damaged_cache_is_ignored(tmp_path):
 
 @pilot_test
 async def test_reopening_an_unchanged_dump_skips_the_records_pass(tmp_path, monkeypatch):
-    from hlotop.loader import ModuleDump
+    from hlotop.loading.loader import ModuleDump
 
     path, bad_line = _bad_record_dump(tmp_path)
     passes = []

@@ -20,7 +20,7 @@ __all__ = ["LoadError", "load", "__version__"]
 def __getattr__(name: str):
     # Imported on first use, so `hlotop --version` and the grammar modules load fast.
     if name in ("load", "LoadError"):
-        from hlotop import loader
+        from hlotop.loading import loader
 
         return getattr(loader, name)
     raise AttributeError(f"module 'hlotop' has no attribute {name!r}")

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args) -> int:
-    from hlotop.loader import LoadError, load, load_bytes
+    from hlotop.loading.loader import LoadError, load, load_bytes
 
     interactive = not (args.summary or args.json) and sys.stdout.isatty()
     try:
@@ -126,7 +126,7 @@ def _main(args) -> int:
             if args.json:
                 return _write_json(args, load)
             module = load(args.path, lazy=True)  # records are read on demand
-            from hlotop.summary import print_summary
+            from hlotop.report.summary import print_summary
 
             print_summary(module)
             return _strict_status(module, args.strict)
@@ -141,9 +141,9 @@ def _reporting():
     """While a report is made: no cyclic GC (the model lives until the report is out
     and makes no cycles, so the GC would only re-scan it: a full pass over 10^6
     objects right after loading a 100 MB dump took 0.16 s), and a second process may
-    share the work (:mod:`hlotop.forked`: this is the only process of ours and it runs
+    share the work (:mod:`hlotop.report.forked`: this is the only process of ours and it runs
     no threads)."""
-    from hlotop import forked
+    from hlotop.report import forked
 
     was_enabled = gc.isenabled()
     gc.disable()
@@ -158,8 +158,8 @@ def _reporting():
 def _write_json(args, load) -> int:
     """``--json``: records are read once as they are written, the later ones by a second
     process that starts as soon as they are indexed."""
-    from hlotop.export import write_json
-    from hlotop.record_writer import RecordWriter
+    from hlotop.report.json_doc import write_json
+    from hlotop.report.record_writer import RecordWriter
 
     records = RecordWriter()
     try:
@@ -177,7 +177,7 @@ def _strict_status(module, strict: bool) -> int:
 
 
 def _run_browser(path: str, load, load_bytes, strict: bool) -> int:
-    from hlotop.app import HlotopApp
+    from hlotop.ui.app import HlotopApp
 
     if path == "-":
         data = sys.stdin.buffer.read()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from parsy import Parser, alt, regex, seq, string
 
 from hlotop.model import BufferAllocation, HloValue, ValueSlot
-from hlotop.parse.shapes import integer, shape_index
+from hlotop.shapes.grammar import integer, shape_index
 from hlotop.parse.tokens import (
     KNOWN_INDEXES,
     VALUE_REF_RE,

@@ -14,7 +14,7 @@ from functools import lru_cache
 from parsy import ParseError, regex, string
 
 from hlotop.model import InstructionText
-from hlotop.parse.shapes import parse_shape_prefix
+from hlotop.shapes.grammar import parse_shape_prefix
 from hlotop.parse.tokens import LineGrammar
 
 _HEAD = re.compile(r"%?([^\s=]+) = ")

@@ -8,7 +8,7 @@ from operator import attrgetter
 from parsy import regex, seq, string
 
 from hlotop.model import BufferLiveRange, HloLiveRange, PeakEntry, PeakUsage, format_shape_index
-from hlotop.parse.shapes import integer, shape_index
+from hlotop.shapes.grammar import integer, shape_index
 from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, StackTraceSection
 from hlotop.parse.tokens import KNOWN_INDEXES, NAME_RE, LineGrammar, Sink, index_of, name
 

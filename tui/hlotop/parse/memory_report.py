@@ -8,7 +8,7 @@ from parsy import regex, seq, string
 
 from hlotop.model import MemorySpaceReport, MemoryUsageReport, ReportAllocation, ReportRow
 from hlotop.parse.allocations import REPORT_ALLOCATION_LINE
-from hlotop.parse.shapes import integer
+from hlotop.shapes.grammar import integer
 from hlotop.parse.tokens import Sink, human_bytes_token
 from hlotop.units import parse_human_bytes
 

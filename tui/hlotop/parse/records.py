@@ -17,7 +17,7 @@ import re
 from array import array
 from collections.abc import Callable, Iterator
 
-from hlotop import forked
+from hlotop.report import forked
 from hlotop.model import Diagnostic, HloValue, UsedValue
 from hlotop.parse.scan import newline_of
 from hlotop.parse.tokens import NAME_RE, VALUE_REF_RE, Sink, value_from_groups
@@ -71,7 +71,7 @@ class RecordTable:
         self._heads: dict[int, int] | None = None  # made on first need
         self._checkpoints: array | None = None  # line of every _STRIDE-th record, on demand
         self._cache: dict[int, UsedValue | None] = {}
-        # A big section is indexed by a forked child (hlotop.forked) while this process
+        # A big section is indexed by a forked child (hlotop.report.forked) while this process
         # reads the rest of the dump; the index is taken from it on first use.
         self._indexer = forked.start(self._write_index) \
             if self.end - self.begin >= INDEX_IN_CHILD_FROM else None

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from parsy import regex, seq, string
 
 from hlotop.model import SourceFrame, StackFrameTable
-from hlotop.parse.shapes import integer
+from hlotop.shapes.grammar import integer
 from hlotop.parse.tokens import LineGrammar, Sink
 
 TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from parsy import Parser, ParseError, Result, eof, regex, seq, string
 
 from hlotop.model import Diagnostic, HloValue
-from hlotop.parse.shapes import integer, shape_index
+from hlotop.shapes.grammar import integer, shape_index
 
 # NameUniquer names are [A-Za-z0-9_.-]; be tolerant of anything that cannot be a
 # delimiter in the lines that carry names (space, braces, angle brackets, colon, comma).

@@ -9,7 +9,7 @@ import re
 from parsy import regex, seq, string
 
 from hlotop.model import HloPosition, HloUse, UsedValue
-from hlotop.parse.shapes import integer, shape_index
+from hlotop.shapes.grammar import integer, shape_index
 from hlotop.parse.tokens import (
     NAME_RE,
     VALUE_REF_RE,

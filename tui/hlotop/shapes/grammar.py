@@ -1,0 +1,127 @@
+"""Grammar of shapes, layouts and ShapeIndexes (``ShapeUtil::HumanString[WithLayout]``,
+``Layout::Print``, ``ShapeIndex::ToString``; FORMATS.md section 4).
+
+This is the one place where the dump's structure really nests (tuples of tuples,
+``P(<shape>)`` inside a layout), so it is fine-grained parsy. Shapes are kept as text in
+the model and parsed on demand through :func:`parse_shape`, which caches by text:
+a large dump repeats a few hundred distinct shapes many thousands of times.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from parsy import Parser, ParseError, alt, forward_declaration, regex, seq, string
+
+from hlotop.shapes.shape import ArrayShape, BufferShape, Layout, Shape, Tile, TupleShape
+
+integer = regex(r"\d+").map(int).desc("an integer")
+
+shape_index: Parser = (
+    string("{") >> integer.sep_by(string(",")) << string("}")
+).map(tuple).desc("a ShapeIndex like {} or {0,1}")
+
+element_type = regex(r"[a-z][a-z0-9]*").desc("an element type like f32")
+
+_dim = alt(
+    regex(r"<=(\d+)", group=1).map(lambda d: (int(d), True)),
+    string("?").result((0, True)),
+    integer.map(lambda d: (d, False)),
+).desc("a dimension")
+
+_tile_dim = alt(string("*").result(-1), integer)
+_tile = (string("(") >> _tile_dim.sep_by(string(",")) << string(")")).map(
+    lambda ds: Tile(tuple(ds)))
+
+_shape = forward_declaration()
+
+# Layout attributes, in Layout::Print's order. Each yields (key, value).
+_attribute = alt(
+    (string("T") >> _tile.at_least(1)).map(lambda ts: ("T", tuple(ts))),
+    regex(r"S\((\d+)\)", group=1).map(lambda s: ("S", int(s))),
+    regex(r"E\((\d+)\)", group=1).map(lambda e: ("E", int(e))),
+    (string("P(") >> _shape << string(")")).map(lambda s: ("P", "P(…)")),
+    regex(r"SC(\(\d+:[\d,]*\))+").map(lambda t: ("other", t)),
+    regex(r"(D|L|#|\*|M)\([^()]*\)").map(lambda t: ("other", t)),
+).desc("a layout attribute like T(8,128) or S(1)")
+
+
+def _make_layout(minor_to_major, attributes) -> Layout:
+    tiles: tuple = ()
+    memory_space = 0
+    bits = None
+    other: list[str] = []
+    for key, value in attributes or ():
+        if key == "T":
+            tiles = value
+        elif key == "S":
+            memory_space = value
+        elif key == "E":
+            bits = value
+        else:
+            other.append(value)
+    return Layout(tuple(minor_to_major), tiles, memory_space, bits, tuple(other))
+
+
+layout: Parser = seq(
+    string("{") >> integer.sep_by(string(",")),
+    (string(":") >> _attribute.many()).optional(),
+).combine(_make_layout) << string("}").desc("'}' closing the layout")
+
+
+def _make_array(etype, dims, lay) -> ArrayShape:
+    return ArrayShape(etype, tuple(d for d, _ in dims), tuple(dyn for _, dyn in dims), lay)
+
+
+array_shape: Parser = seq(
+    element_type,
+    string("[") >> _dim.sep_by(string(",")) << string("]"),
+    layout.optional(),
+).combine(_make_array)
+
+_tuple_element = regex(r"/\*index=\d+\*/").optional() >> _shape
+tuple_shape: Parser = (
+    string("(") >> _tuple_element.sep_by(string(", ")) << string(")")
+).map(lambda es: TupleShape(tuple(es))).desc("a tuple shape")
+
+buffer_shape: Parser = (string("b(") >> _shape << string(")")).map(BufferShape)
+
+_shape.become(alt(tuple_shape, buffer_shape, array_shape).desc("a shape like f32[8,128]{1,0}"))
+shape: Parser = _shape
+
+_SIMPLE_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([0-9,]*)\](?:\{([0-9,]*)\})?\Z")
+
+
+@lru_cache(maxsize=65536)
+def parse_shape(text: str) -> Shape:
+    """Parse a whole shape, with or without layout: ``"f32[8,128]{1,0:T(8,128)}"`` ->
+    :class:`ArrayShape`; ``"(f32[1], u32[])"`` -> :class:`TupleShape`.
+
+    Raises ``parsy.ParseError`` (with the column) when ``text`` is not a shape.
+    """
+    m = _SIMPLE_ARRAY.match(text)
+    if m:  # the common case, without a parser per character
+        dims = tuple(int(d) for d in m.group(2).split(",")) if m.group(2) else ()
+        lay = None
+        if m.group(3) is not None:
+            m2m = tuple(int(d) for d in m.group(3).split(",")) if m.group(3) else ()
+            lay = Layout(m2m)
+        return ArrayShape(m.group(1), dims, (False,) * len(dims), lay)
+    return shape.parse(text)
+
+
+def parse_shape_prefix(text: str) -> tuple[Shape, str]:
+    """Parse the shape at the start of ``text`` and return it with the rest of the text.
+
+    Used for ``%name = <shape> opcode(...)``. Raises ``parsy.ParseError``.
+    """
+    return shape.parse_partial(text)
+
+
+def try_parse_shape(text: str) -> Shape | None:
+    """:func:`parse_shape`, or None when ``text`` is not a shape."""
+    try:
+        return parse_shape(text)
+    except ParseError:
+        return None

@@ -1,0 +1,413 @@
+"""The hlotop terminal UI: ``HlotopApp(path).run()``.
+
+Opening a dump happens in passes, all off the UI thread:
+
+0. for a big dump, its head (:func:`hlotop.loading.preview.preview`: the allocations printed in
+   its first half megabyte) is shown at once, in a main screen that says the rest is
+   still being read; the whole dump replaces it when pass 1 ends, keeping the pane, the
+   sort order and the selection;
+1. a thread worker loads the dump lazily (``load(path, lazy=True)``: the ``Used
+   values`` records are only indexed) while a loading screen shows the file's name,
+   size and the stage; the main screen takes over as soon as it returns;
+2. once the main screen has been painted, a second thread worker reads every record
+   (``ModuleDump.read_records``), to find the diagnostics they hold; the status bar
+   shows its progress, and the header's diagnostics count is updated when it ends.
+   What it found is kept (:mod:`hlotop.loading.record_cache`): re-opening the unchanged dump
+   takes it from there and skips the pass.
+
+``q`` quits at once in either pass: the first runs in a daemon thread that is left
+behind, the second stops at its next progress report. A file that is not a dump ends
+the app with return code 2 and a one-line message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual import events
+from textual.app import App
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from hlotop.ui.bindings import bindings
+from hlotop.ui.commands import HlotopCommands
+from hlotop.crashlog import write_crash_log
+from hlotop.ui.crash_guard import CrashGuard
+from hlotop.loading.loader import LoadError, ModuleDump, load
+from hlotop.loading.preview import preview
+from hlotop.loading.record_cache import cached_record_diagnostics, store_record_diagnostics
+from hlotop.ui.messages import MainScreenPainted, RecordsProgress, RecordsRead
+from hlotop.safe_text import printable
+from hlotop.ui.screens.help import HelpScreen
+from hlotop.ui.screens.loading import LoadingScreen
+from hlotop.ui.screens.main import MainScreen, PaneIndexes
+from hlotop.units import human_bytes, spaced_bytes
+
+EXIT_LOAD_ERROR = 2
+EXIT_INTERNAL_ERROR = 70  # as the command's own crash exit (cli.main)
+_POLL = 0.05  # seconds between two looks at the load thread
+_PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reported
+_PREVIEW_PAINT_WAIT = 2.0  # seconds the load waits for the preview to be painted
+_INPUT_QUIET = 0.25  # seconds without a key or click before the background pass goes on
+
+
+def _take_turns_parsing_records(dump: ModuleDump, pause: Callable[[], object]) -> None:
+    """Make the worker threads (the background pass, a search) take turns with the UI
+    thread, a record at a time: the UI goes first, and ``pause()`` is called before
+    each record a worker parses (HlotopApp.yield_to_input: it waits while keys come
+    in). The pass reports progress only every 1024 records (~60 ms of holding the
+    interpreter lock), too seldom to step aside for a key by itself.
+
+    The lock is also a workaround, until the core's record table is safe to use from
+    two threads: its cache of parsed records is not (two threads evicting at once
+    raise KeyError, which stopped the background pass within seconds whenever keys
+    were pressed). Call it from the UI thread."""
+    table = dump.used_values
+    record = getattr(table, "record", None)
+    if record is None or getattr(table, "_hlotop_turns", False):
+        return
+    lock = threading.Lock()
+    ui = threading.get_ident()
+    ui_waiting = threading.Event()
+
+    def record_in_turn(*args, **kwargs):
+        if threading.get_ident() == ui:
+            ui_waiting.set()
+            with lock:
+                ui_waiting.clear()
+                return record(*args, **kwargs)
+        pause()
+        while ui_waiting.is_set():  # a plain lock is not fair: let the UI in first
+            time.sleep(0)
+        with lock:
+            return record(*args, **kwargs)
+
+    try:
+        table.record = record_in_turn
+        table._hlotop_turns = True
+    except AttributeError:  # a table without instance attributes: nothing to patch
+        pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """The load failed: the app exits with this message and return code."""
+
+    message: str
+    return_code: int
+
+
+class HlotopApp(CrashGuard, App[None]):
+    """Browse one module's buffer assignment. ``source`` is what the user named (shown
+    by its file name only); ``open_dump`` replaces ``load(source, lazy=True)`` (tests,
+    stdin), and ``open_preview`` replaces ``preview(source)`` (None: no preview; the
+    default when ``open_dump`` is given).
+
+    ``milestones`` holds seconds since the app was made, for benchmarks: ``"preview"``
+    (the head of a big dump was painted), ``"loaded"`` (the lazy load returned),
+    ``"painted"`` (the main screen of the whole dump was painted once) and ``"records"``
+    (the background pass read every record)."""
+
+    CSS_PATH = "hlotop.tcss"
+    TITLE = "hlotop"
+    BINDINGS = bindings("app")
+    # Only hlotop's own commands: Textual's (theme, screenshot to a file, maximize)
+    # would come first in an unstable order and crowd the list at 80x24.
+    COMMANDS = {HlotopCommands}
+
+    def __init__(self, source: str, open_dump: Callable[[], ModuleDump] | None = None,
+                 open_preview: Callable[[], ModuleDump | None] | None = None):
+        super().__init__()
+        self.source = str(source)
+        self.load_stage = ""  # what the load is reading now, e.g. "allocations 45%"
+        self._open_dump = open_dump if open_dump is not None else (
+            lambda: load(self.source, lazy=True, pause=self.yield_to_input,
+                         stage=self._set_load_stage))
+        if open_preview is None and open_dump is None:
+            open_preview = lambda: preview(self.source)  # noqa: E731
+        self._open_preview = open_preview
+        # What the records pass over an unchanged dump found is kept (hlotop.loading.record_cache)
+        # for dumps hlotop opened itself.
+        self._use_cache = open_dump is None
+        self.dump: ModuleDump | None = None
+        self.milestones: dict[str, float] = {}
+        self.records_worker: Worker | None = None
+        self._started = time.perf_counter()
+        self._exiting = threading.Event()
+        self._settled = asyncio.Event()  # see wait_until_loaded
+        self._last_input = 0.0  # perf_counter() of the last key or mouse button
+        self._waited = 0.0  # seconds worker threads spent in yield_to_input
+        self._main: MainScreen | None = None
+        self._preview_painted = threading.Event()
+        self._indexes: PaneIndexes | None = None  # the panes' indexes, made by the load
+
+    @property
+    def module(self) -> ModuleDump | None:
+        """The loaded dump (None until it has loaded); ``hlotop --strict`` reads its
+        diagnostics after the app exits."""
+        return self.dump
+
+    @property
+    def display_name(self) -> str:
+        return printable(Path(self.source).name or self.source)
+
+    @property
+    def exiting(self) -> bool:
+        return self._exiting.is_set()
+
+    def _mark(self, milestone: str) -> None:
+        self.milestones[milestone] = time.perf_counter() - self._started
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown,
+                              events.MouseScrollUp)):
+            self._last_input = time.perf_counter()
+        await super().on_event(event)
+
+    def _set_load_stage(self, text: str) -> None:
+        # From the load thread: one attribute, read by the preview's status bar.
+        self.load_stage = text
+
+    def yield_to_input(self, stop: Callable[[], bool] | None = None) -> float:
+        """For worker threads, between two pieces of work: wait while keys or clicks
+        keep coming. A worker shares the interpreter lock with the UI, which then gets
+        half the CPU, and a key took twice as long. Returns the seconds waited."""
+        started = now = time.perf_counter()
+        if now - self._last_input >= _INPUT_QUIET:
+            return 0.0  # the usual case, a record at a time: keep it cheap
+        while (now - self._last_input < _INPUT_QUIET and not self.exiting
+               and not (stop is not None and stop())):
+            time.sleep(_INPUT_QUIET / 4)
+            now = time.perf_counter()
+        self._waited += now - started
+        return now - started
+
+    def exit(self, *args, **kwargs) -> None:
+        self._exiting.set()  # the workers see it at their next look and stop
+        self._settled.set()
+        super().exit(*args, **kwargs)
+
+    async def wait_until_loaded(self) -> None:
+        """Return once the dump is shown and every record has been read (or the app
+        is exiting): for tests and benchmarks, which want a screen that no longer
+        changes by itself."""
+        await self._settled.wait()
+
+    # -- pass 1: the lazy load --------------------------------------------------------
+    def on_mount(self) -> None:
+        try:
+            size = human_bytes(os.path.getsize(self.source))
+        except OSError:
+            size = None
+        self.push_screen(LoadingScreen(self.display_name, size))
+        self.run_worker(self._load, name="load", group="load", thread=True, exclusive=True)
+
+    def _load(self) -> ModuleDump | _Failed | None:
+        """Runs in a thread worker, which runs the load in a daemon thread and waits
+        for it: on exit the worker returns at once and the daemon thread is left to
+        die with the process (a load cannot be stopped half-way)."""
+        worker = get_current_worker()
+        box: dict[str, object] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            # Full GC passes over a big model being built cost seconds, and would
+            # come back while the main screen is built and used: the collector is off
+            # during the load, and what the load made is frozen (never scanned again).
+            gc.disable()
+            try:
+                self._preview_first()
+                dump = box["dump"] = self._open_dump()
+                box["indexes"] = PaneIndexes.of(dump)  # not in the UI thread
+                gc.freeze()
+            except BaseException as err:  # noqa: BLE001 - reported below, in the UI
+                box["error"] = err
+            finally:
+                gc.enable()
+                done.set()
+
+        threading.Thread(target=run, name="hlotop-load", daemon=True).start()
+        while not done.wait(_POLL):
+            if worker.is_cancelled or self.exiting:
+                return None
+        err = box.get("error")
+        if isinstance(err, LoadError):
+            return _Failed(f"hlotop: error: {err}", EXIT_LOAD_ERROR)
+        if err is not None:  # a bug in hlotop: a log file, one line, never a traceback
+            tb = err.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            where = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}" if tb else ""
+            log = write_crash_log(err, f"loading {self.source!r} in the browser")
+            details = f"; details in {log}" if log else ""
+            return _Failed(f"hlotop: error: {self.source}: internal error while loading: "
+                           f"{type(err).__name__}: {err}{where}{details}",
+                           EXIT_INTERNAL_ERROR)
+        self._indexes = box.get("indexes")
+        return box["dump"]
+
+    def _preview_first(self) -> None:
+        """In the load thread: show the head of a big dump before loading all of it.
+        A preview that fails is skipped; the whole load says what is wrong."""
+        if self._open_preview is None:
+            return
+        try:
+            head = self._open_preview()
+        except Exception:  # noqa: BLE001 - the load that follows reports the problem
+            return
+        if head is None or self.exiting:
+            return
+        try:
+            self.call_from_thread(self._show_preview, head)
+        except Exception:  # noqa: BLE001 - the app is exiting
+            return
+        # The load would take half the CPU from painting the preview: let it finish.
+        self._preview_painted.wait(_PREVIEW_PAINT_WAIT)
+
+    def _show_preview(self, head: ModuleDump) -> None:
+        if self.exiting or not isinstance(self.screen, LoadingScreen):
+            return
+        self._main = MainScreen(head)
+        self.switch_screen(self._main)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # The load's outcome is acted on once its worker has ended, so that an exit it
+        # causes never cancels a worker that is still running.
+        if event.worker.name != "load" or event.state != WorkerState.SUCCESS:
+            return
+        result = event.worker.result
+        if isinstance(result, _Failed):
+            self._fail(result.message, result.return_code)
+        elif result is not None and not self.exiting:
+            self._loaded(result)
+
+    def _fail(self, message: str, return_code: int) -> None:
+        # A Text, not a str: Textual prints a str exit message as markup.
+        self.exit(return_code=return_code, message=Text(printable(message)))
+
+    def _loaded(self, dump: ModuleDump) -> None:
+        self.dump = dump
+        self._mark("loaded")
+        stage = (f"laying out {spaced_bytes(len(dump.allocations))} allocations and "
+                 f"{spaced_bytes(len(dump.analysis.values))} values")
+        if self._main is not None:  # a preview is shown: the whole dump replaces it
+            self._main.show_loading_stage(stage)
+            self.call_after_refresh(self._replace_preview, dump)
+            return
+        if isinstance(self.screen, LoadingScreen):
+            self.screen.set_stage(stage)
+        # Paint that stage before the main screen is built (which holds the UI thread).
+        self.call_after_refresh(self._show, dump)
+
+    def _show(self, dump: ModuleDump) -> None:
+        if self.exiting:
+            return
+        self._main = MainScreen(dump, indexes=self._take_indexes())
+        self.switch_screen(self._main)
+
+    def _take_indexes(self) -> PaneIndexes | None:
+        indexes, self._indexes = self._indexes, None
+        return indexes
+
+    def _replace_preview(self, dump: ModuleDump) -> None:
+        """Swap the whole dump in for its preview, once no dialog is open over it."""
+        if self.exiting or self._main is None:
+            return
+        # After a dialog over it (help, search, ...) is closed, and never before the
+        # preview has been mounted and painted (a screen replaced while it mounts
+        # finds its panes gone).
+        if self.screen is not self._main or not self._preview_painted.is_set():
+            self.set_timer(0.2, lambda: self._replace_preview(dump))
+            return
+        self._main = MainScreen(dump, carry=self._main.carry(), indexes=self._take_indexes())
+        self.switch_screen(self._main)
+
+    # -- pass 2: every record, in the background --------------------------------------
+    def on_main_screen_painted(self, message: MainScreenPainted) -> None:
+        if self._main is not None and self._main.dump.preview is not None:
+            self._mark("preview")
+            self._preview_painted.set()
+            return
+        self._mark("painted")
+        # The panes' own indexes (timeline rows, live index) are built: freeze them too.
+        gc.freeze()
+        dump = self.dump
+        if dump is None or self.exiting:
+            return
+        _take_turns_parsing_records(dump, self.yield_to_input)  # the pass, a search
+        if self._use_cache and not dump.records_read:
+            found = cached_record_diagnostics(dump)  # this unchanged dump, opened before
+            if found is not None:
+                dump.take_record_diagnostics(found)
+        if dump.records_read:
+            self._records_read(True)
+            return
+        self.records_worker = self.run_worker(lambda: self._read_records(dump),
+                                              name="records", group="records",
+                                              thread=True, exclusive=True)
+
+    def _read_records(self, dump: ModuleDump) -> None:
+        """Runs in a thread worker: parse every record, reporting progress as messages.
+        A failure in the pass (a bug) is retried from the start a few times, then
+        reported; the dump stays browsable either way."""
+        worker = get_current_worker()
+        started, waited = time.perf_counter(), self._waited
+
+        def progress(done: int, total: int) -> bool:
+            if worker.is_cancelled or self.exiting:
+                return True  # stop: the app is exiting
+            reading = time.perf_counter() - started - (self._waited - waited)  # not paused
+            if done < total:
+                self.post_message(RecordsProgress(done, total,
+                                                  done / reading if reading > 0.25 else None))
+            return False
+
+        error = None
+        before = len(dump.diagnostics)
+        for _ in range(_PASS_ATTEMPTS):
+            started, waited = time.perf_counter(), self._waited
+            try:
+                dump.read_records(progress)
+            except Exception as err:  # noqa: BLE001 - reported in the UI
+                error = f"{type(err).__name__}: {err}"
+                continue
+            error = None
+            break
+        if dump.records_read and error is None and self._use_cache:
+            store_record_diagnostics(dump, dump.diagnostics[before:])
+        if not (worker.is_cancelled or self.exiting):
+            self.post_message(RecordsRead(dump.records_read, error))
+
+    def on_records_progress(self, message: RecordsProgress) -> None:
+        if self._main is not None:
+            self._main.show_records_progress(message.done, message.total, message.rate)
+
+    def on_records_read(self, message: RecordsRead) -> None:
+        if message.error is not None:
+            self.notify(f"Not every value record could be read ({message.error}), so the "
+                        "diagnostics may be incomplete. Please report it.",
+                        title="hlotop: internal error", severity="error", timeout=15)
+        self._records_read(message.complete)
+
+    def _records_read(self, complete: bool) -> None:
+        if complete:
+            self._mark("records")
+        # What the panes and the pass built since the last freeze: out of every later
+        # GC pass too (measured at 100 MB: the longest full pass 70 -> 41 ms).
+        gc.freeze()
+        if self._main is not None:
+            self._main.records_read()
+        self._settled.set()
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)
+        else:
+            self.push_screen(HelpScreen())

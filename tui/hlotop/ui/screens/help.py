@@ -1,0 +1,53 @@
+"""The help screen: every key binding, generated from :mod:`hlotop.ui.bindings`."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from hlotop.ui.bindings import SCOPES, bindings
+
+
+def help_rows() -> list[tuple[str, str, str, str]]:
+    """(scope title, keys, description, help sentence) for every binding, in order."""
+    return [(scope.title, key.display, key.description, key.help)
+            for scope in SCOPES for key in scope.keys]
+
+
+def help_renderable() -> Group:
+    parts = [Text("hlotop keys", style="bold"),
+             Text("Sizes are in XLA's units (KiB = 1024 bytes). 'logical' bytes ignore "
+                  "tiling padding, as XLA's peak does; 'allocated' bytes include it; "
+                  "'occupied' counts the allocation bytes the live values use, each "
+                  "shared slice once.", style="dim"),
+             Text("The command palette (ctrl+p) offers the main actions by name.",
+                  style="dim")]
+    for scope in SCOPES:
+        table = Table(title=scope.title, title_justify="left", title_style="bold",
+                      show_header=False, box=None, padding=(0, 2, 0, 1), expand=False)
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(no_wrap=True)
+        table.add_column(style="dim")
+        for key in scope.keys:
+            table.add_row(Text(key.display), Text(key.description), Text(key.help))
+        parts += [Text(""), table]
+    return Group(*parts)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Modal list of all keys; Escape, q or ? closes it."""
+
+    BINDINGS = bindings("modal")
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-body", classes="modal-body") as body:
+            body.border_title = "Help · esc closes"
+            yield Static(help_renderable(), id="help-text")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

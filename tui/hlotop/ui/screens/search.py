@@ -1,0 +1,225 @@
+"""Search for a value by name or op_name (case-insensitive substring).
+
+On a small dump the search (:func:`hlotop.analysis.search.find_values`) runs as the query is
+typed. On a big one it runs in a thread worker, because an op_name is only known once
+its value record is parsed (~0.1 ms each, seconds for 100k values): names and ids are
+matched first, then only the values whose raw record text holds the query have their
+op_names read, largest first, in batches; the list fills in as they come, and a new
+query stops the old search.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from functools import partial
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, OptionList
+from textual.widgets.option_list import Option
+from textual.worker import Worker, get_current_worker
+
+from hlotop.analysis.analyze import ValueInfo
+from hlotop.analysis.search import find_values
+from hlotop.ui.bindings import bindings
+from hlotop.model.memory_space import space_style
+from hlotop.safe_text import printable
+from hlotop.units import human_bytes
+from hlotop.ui.widgets.legend import space_label
+
+MAX_RESULTS = 200
+_IN_WORKER_ABOVE = 2000  # values: above, a search may parse too many records to wait for
+_DEBOUNCE_ABOVE = 20000  # values: wait until typing pauses
+_BATCH = 512  # op_names read between two looks at the query and two list updates
+_CHUNK = 1 << 20  # characters of record text lowercased at once
+
+
+def _names_match(info: ValueInfo, q: str) -> bool:
+    """Whether find_values would match ``info`` by its name or id (ranks 0-2), which
+    needs no record."""
+    return q in info.value.label.lower() or str(info.value.id) == q
+
+
+def _text_hits(values: Sequence[ValueInfo], records, q: str, cancelled) -> list[ValueInfo]:
+    """The values whose raw record text holds ``q`` (case-insensitive): those whose
+    op_name may. Without a raw text to scan, every value."""
+    text, starts, ids = (getattr(records, a, None) for a in ("text", "starts", "ids"))
+    if text is None or starts is None or ids is None:
+        return list(values)
+    if isinstance(text, bytes):  # an ASCII dump's records are kept as bytes
+        if not q.isascii():
+            return []  # it cannot be in them, as in the same text decoded
+        q = q.encode("ascii")
+    numbers: set[int] = set()
+    overlap = max(len(q) - 1, 0)
+    for chunk_start in range(0, len(text), _CHUNK):
+        if cancelled():
+            return []
+        chunk = text[chunk_start:chunk_start + _CHUNK + overlap].lower()
+        at = chunk.find(q)
+        while at >= 0:
+            number = bisect_right(starts, chunk_start + at) - 1
+            numbers.add(number)
+            # Skip to the next record: one hit per record is enough.
+            nxt = starts[number + 1] - chunk_start if number + 1 < len(starts) else len(chunk)
+            at = chunk.find(q, max(at + 1, nxt))
+    wanted = {ids[n] for n in numbers if n >= 0}
+    return [v for v in values if v.value.id in wanted]
+
+
+class _Results(OptionList, can_focus=False):
+    """The matches; the input keeps the focus, ↑/↓ move the highlight."""
+
+
+class SearchScreen(ModalScreen["int | None"]):
+    """Dismisses with the chosen value's id, or None."""
+
+    BINDINGS = bindings("search")
+
+    def __init__(self, values: list[ValueInfo], names=None, query: str = ""):
+        super().__init__()
+        self.values = values
+        self.names = names
+        self.query_text = query
+        self.matches: list[ValueInfo] = []
+        self._timer = None
+        self._worker: Worker | None = None
+        self._choose_when_done = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="search-body", classes="modal-body") as body:
+            body.border_title = "Search values · name or op_name · ⏎ select · esc close"
+            yield Input(value=self.query_text, placeholder="/ e.g. fusion.12 or args[0]",
+                        id="search-input", compact=True)
+            yield _Results(id="search-results")
+            yield Label("", id="search-count", markup=False)
+
+    AUTO_FOCUS = "#search-input"
+
+    def on_mount(self) -> None:
+        self._update(self.query_text)
+
+    def on_key(self, event: events.Key) -> None:
+        """Keys typed right after ``/``, before the input has the focus, still count."""
+        field = self.query_one(Input)
+        if not field.has_focus and event.is_printable and event.character:
+            event.stop()
+            field.focus()
+            field.insert_text_at_cursor(event.character)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if len(self.values) < _DEBOUNCE_ABOVE:
+            self._update(event.value)
+            return
+        # A big dump: wait until typing pauses rather than search on every key.
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(0.15, lambda: self._update(event.value))
+
+    def _update(self, query: str) -> None:
+        self._timer = None
+        self.query_text = query
+        if len(self.values) <= _IN_WORKER_ABOVE or not query.strip():
+            if self._worker is not None:
+                self._worker.cancel()
+                self._worker = None
+            self._show(query, find_values(self.values, query), done=True)
+            return
+        self._show(query, [], done=False)
+        self._worker = self.run_worker(partial(self._search, query), name="search",
+                                       group="search", thread=True, exclusive=True)
+
+    def _search(self, query: str) -> None:
+        """Runs in a thread worker: names and ids, then op_names, shown as they come."""
+        worker = get_current_worker()
+        cancelled = lambda: worker.is_cancelled  # noqa: E731
+        q = query.strip().lower()
+        names = [v for v in self.values if _names_match(v, q)]
+        matches = find_values(names, query)  # ranks 0-2, no record read
+        self._post(worker, query, matches, False, "reading op_names")
+        others = [v for v in self.values if not _names_match(v, q)]
+        records = self.values[0].records if self.values else None
+        candidates = _text_hits(others, records, q, cancelled)
+        # find_values orders op_name matches by logical bytes, then id: batches taken
+        # in that order keep it.
+        candidates.sort(key=lambda v: (-v.logical_bytes, v.value.id))
+        pause = getattr(self.app, "yield_to_input", None)
+        for start in range(0, len(candidates), _BATCH):
+            if pause is not None:
+                pause(cancelled)  # keys first (typing a new query cancels this one)
+            if cancelled():
+                return
+            matches = matches + find_values(candidates[start:start + _BATCH], query)
+            done = min(start + _BATCH, len(candidates))
+            self._post(worker, query, matches, done == len(candidates),
+                       f"reading op_names {done}/{len(candidates)}")
+        if not candidates:
+            self._post(worker, query, matches, True)
+
+    def _post(self, worker: Worker, query: str, matches: list[ValueInfo], done: bool,
+              note: str = "") -> None:
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show, query, matches, done, note)
+
+    def _show(self, query: str, matches: list[ValueInfo], done: bool, note: str = "") -> None:
+        if query != self.query_text or not self.is_attached:
+            return  # an older search's result
+        shown = [o.id for o in self.query_one(_Results).options[:MAX_RESULTS]]
+        self.matches = matches
+        results = self.query_one(_Results)
+        if [str(i.value.id) for i in matches[:MAX_RESULTS]] != shown:
+            highlighted = results.highlighted
+            results.clear_options()
+            results.add_options(Option(self._prompt(info), id=str(info.value.id))
+                                for info in matches[:MAX_RESULTS])
+            if matches:
+                results.highlighted = min(highlighted or 0, len(matches[:MAX_RESULTS]) - 1)
+        count = len(matches)
+        more = f" (first {MAX_RESULTS} shown)" if count > MAX_RESULTS else ""
+        searching = "" if done else f" so far · {note or 'searching'} …"
+        self.query_one("#search-count", Label).update(
+            f"{count} match{'es' if count != 1 else ''}{more}{searching}" if query.strip() else
+            "type part of a value name (fusion.12) or of an op_name (args[0])")
+        if done and self._choose_when_done:
+            self.action_choose()
+
+    def _prompt(self, info: ValueInfo) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{info.value.id:>6} ", style="dim")
+        text.append(printable(info.value.label), style=f"bold {space_style(info.color)}")
+        text.append(f"  {human_bytes(info.logical_bytes)}  ")
+        text.append(space_label(info.color, self.names), style=space_style(info.color))
+        op_name = info.op_name
+        if op_name:
+            text.append(f"  {printable(op_name)}", style="dim")
+        return text
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_choose()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(int(event.option.id))
+
+    def action_choose(self) -> None:
+        if self._timer is not None:  # Enter before the pause: search now
+            self._timer.stop()
+            self._update(self.query_one(Input).value)
+        results = self.query_one(_Results)
+        if results.highlighted is not None and self.matches:
+            self.dismiss(int(results.get_option_at_index(results.highlighted).id))
+        elif self._worker is not None and self._worker.is_running:
+            self._choose_when_done = True  # Enter before any match: take the first
+
+    def action_results_down(self) -> None:
+        self.query_one(_Results).action_cursor_down()
+
+    def action_results_up(self) -> None:
+        self.query_one(_Results).action_cursor_up()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,326 @@
+"""The allocation tree: every BufferAllocation (largest first, or by index), each one
+expandable to the values packed into it.
+
+Rows are a flat list of (allocation, value slot or None) rebuilt on expand/collapse;
+only the visible ones are rendered, so 100k allocations open as fast as 10.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from operator import attrgetter
+
+from rich.text import Text
+
+from hlotop.ui.bindings import bindings
+from hlotop.loading.loader import ModuleDump
+from hlotop.model.memory_space import space_names, space_style
+from hlotop.ui.messages import AllocationHighlighted, ValueSelected, announce
+from hlotop.model import BufferAllocation, ValueSlot, format_shape_index
+from hlotop.safe_text import printable
+from hlotop.units import human_bytes
+from hlotop.ui.widgets.legend import space_label
+from hlotop.ui.widgets.row_list import RowList, longest
+
+SIZE_W = 9  # "999.99MiB"
+_index = attrgetter("index")
+_size = attrgetter("size")
+_value_id = attrgetter("value.id")
+_offset = attrgetter("offset")
+_shape = attrgetter("shape")
+_kinds_key = attrgetter("parameter", "parameter_shape_index", "output_shape", "is_constant",
+                        "is_thread_local", "maybe_live_out", "is_preallocated_temp")
+_LABEL_MAX = 40
+
+
+def kinds_text(alloc: BufferAllocation) -> str:
+    """``"parameter 4, maybe-live-out"``: the kinds, with the parameter number."""
+    out = []
+    for kind in alloc.kinds:
+        if kind == "parameter":
+            idx = format_shape_index(alloc.parameter_shape_index)
+            out.append(f"parameter {alloc.parameter}" + (f" {idx}" if idx not in ("", "{}") else ""))
+        else:
+            out.append(kind)
+    return ", ".join(out)
+
+
+def _sorted(allocs, by_size: bool) -> list[BufferAllocation]:
+    out = sorted(allocs, key=_index)
+    if by_size:
+        out.sort(key=_size, reverse=True)  # stable: equal sizes stay by index
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TreeLayout:
+    """The allocation tree's column widths (characters) and its rows by size: one pass
+    over every allocation and value of a dump, which a thread can make ahead of the
+    widget."""
+
+    idx_w: int
+    space_w: int
+    alloc_w: int
+    id_w: int
+    label_w: int
+    off_w: int
+    by_size: list[BufferAllocation]
+
+    @classmethod
+    def of(cls, dump: ModuleDump) -> TreeLayout:
+        """One pass over ``dump``'s allocations and values (100k of them at 100 MB)."""
+        names = space_names(dump.memory_usage_report)
+        allocs = dump.allocations
+        idx_w = len(str(max((a.index for a in allocs), default=0)))
+        space_w = max((len(space_label(c, names)) for c in {a.color for a in allocs}),
+                      default=7)
+        kinds_w: dict[tuple, int] = {}  # what kinds_text depends on -> its length
+        widest = 0
+        for key, a in zip(map(_kinds_key, allocs), allocs):
+            k = kinds_w.get(key)
+            if k is None:
+                k = kinds_w[key] = len(kinds_text(a))
+            n = len(a.values)
+            if k + 12 + len(str(n)) > widest:  # the widest this row can be
+                widest = max(widest, k + (0 if n == 1 else 12 + len(str(n))))
+        alloc_w = 2 + idx_w + 2 + SIZE_W + 2 + space_w + 2 + widest if allocs else 0
+        slots = [s for a in allocs for s in a.values]
+        ids = list(map(_value_id, slots))
+        id_w = max(len(str(max(ids, default=0))), len(str(min(ids, default=0))))
+        label_w = longest((len(s.value.label) for s in slots), _LABEL_MAX, 0) if slots else 4
+        off_w = len(str(max(map(_offset, slots), default=0)))
+        return cls(idx_w, space_w, alloc_w, id_w, label_w, off_w, _sorted(allocs, True))
+
+
+class AllocationTree(RowList):
+    """Allocations with their values. Posts :class:`ValueSelected` when the cursor is on
+    a value (or on an allocation holding exactly one), else :class:`AllocationHighlighted`."""
+
+    BINDINGS = bindings("allocations")
+
+    def __init__(self, dump: ModuleDump, *, id: str | None = "allocations",
+                 layout: TreeLayout | None = None):
+        """``layout``: :meth:`TreeLayout.of` ``dump``, if it was made beforehand (off
+        the UI thread: at 100 MB it takes a fifth of a second)."""
+        super().__init__(id=id, classes="pane")
+        self.dump = dump
+        self.names = space_names(dump.memory_usage_report)
+        self.by_size = True
+        self.expanded: set[int] = set()
+        self._auto: int | None = None  # expanded to show a selection, not by the user
+        self._order: list[BufferAllocation] = []
+        self._rows: list[tuple[BufferAllocation, ValueSlot | None]] = []
+        layout = layout if layout is not None else TreeLayout.of(dump)
+        self._idx_w, self._space_w, self._alloc_w = layout.idx_w, layout.space_w, layout.alloc_w
+        self._id_w, self._label_w, self._off_w = layout.id_w, layout.label_w, layout.off_w
+        # The canvas widens when an allocation whose value rows are wider is expanded.
+        self._fixed_w = 4 + self._id_w + 1 + self._label_w + 3 + self._off_w + 2 + SIZE_W + 2
+        self._values_w: dict[int, int] = {}  # widest value row of an allocation, when asked
+        self._sort(layout.by_size)
+
+    # -- rows ---------------------------------------------------------------------
+    def _sort(self, by_size: list[BufferAllocation] | None = None) -> None:
+        """Order the rows (``by_size``: that order, already sorted)."""
+        if self.by_size and by_size is not None:
+            allocs = by_size
+        else:
+            allocs = _sorted(self.dump.allocations, self.by_size)
+        self._order = allocs
+        self._position = {a.index: i for i, a in enumerate(allocs)}
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        rows: list[tuple[BufferAllocation, ValueSlot | None]] = [
+            (alloc, None) for alloc in self._order]
+        # Then the value rows of the (few) expanded allocations, bottom first.
+        for index in sorted(self.expanded, key=self._position.__getitem__, reverse=True):
+            at = self._position[index]
+            alloc = self._order[at]
+            rows[at + 1:at + 1] = [(alloc, slot) for slot in alloc.values]
+        self._rows = rows
+        self._update_title()
+        self.rows_changed()
+
+    def row_of(self, alloc_index: int) -> int:
+        """Row of allocation ``alloc_index``: its place in the order, plus the value
+        rows of the expanded allocations above it (few, so this is quick)."""
+        pos = self._position[alloc_index]
+        by_index = self.dump.analysis.allocation_of
+        return pos + sum(len(by_index[i].values) for i in self.expanded
+                         if self._position[i] < pos)
+
+    def _set_expanded(self, alloc_index: int, expanded: bool) -> None:
+        """Insert or remove one allocation's value rows (no full rebuild: 100k rows)."""
+        if (alloc_index in self.expanded) == expanded:
+            return
+        alloc = self.dump.analysis.allocation_of[alloc_index]
+        if expanded:
+            row = self.row_of(alloc_index)
+            self.expanded.add(alloc_index)
+            self._rows[row + 1:row + 1] = [(alloc, slot) for slot in alloc.values]
+        else:
+            self.expanded.discard(alloc_index)
+            row = self.row_of(alloc_index)
+            del self._rows[row + 1:row + 1 + len(alloc.values)]
+        if self._auto == alloc_index:
+            self._auto = None
+        self.rows_changed()
+
+    def _update_title(self) -> None:
+        order = "by size" if self.by_size else "by index"
+        first = "first " if self.dump.preview is not None else ""
+        self.border_title = f"1 Allocations ({first}{len(self._order)}, {order})"
+        self.border_subtitle = "s: sort by " + ("index" if self.by_size else "size")
+
+    def row_count(self) -> int:
+        return len(self._rows)
+
+    def content_width(self) -> int:
+        return max([self._alloc_w] + [self._value_rows_w(i) for i in self.expanded])
+
+    def _value_rows_w(self, alloc_index: int) -> int:
+        width = self._values_w.get(alloc_index)
+        if width is None:
+            values = self.dump.analysis.allocation_of[alloc_index].values
+            width = self._values_w[alloc_index] = self._fixed_w + max(
+                map(len, map(_shape, values)), default=0)
+        return width
+
+    def header_lines(self) -> list[Text]:
+        text = Text(no_wrap=True)
+        text.append(f"  {'#':>{self._idx_w}}  {'size':>{SIZE_W}}  {'space':<{self._space_w}}"
+                    f"  kinds")
+        return [text]
+
+    def render_row(self, index: int) -> Text:
+        alloc, slot = self._rows[index]
+        return self._alloc_text(alloc) if slot is None else self._slot_text(slot)
+
+    def _alloc_text(self, alloc: BufferAllocation) -> Text:
+        text = Text(no_wrap=True, end="")
+        if alloc.values:
+            text.append("▾ " if alloc.index in self.expanded else "▸ ", style="dim")
+        else:
+            text.append("  ")
+        text.append(f"{alloc.index:>{self._idx_w}}  ")
+        text.append(f"{human_bytes(alloc.size):>{SIZE_W}}", style="bold")
+        text.append("  ")
+        style = space_style(alloc.color)
+        text.append(f"{space_label(alloc.color, self.names):<{self._space_w}}", style=style)
+        text.append("  " + kinds_text(alloc))
+        n = len(alloc.values)
+        if n != 1:
+            text.append(f"  ({n} values)", style="dim")
+        return text
+
+    def _slot_text(self, slot: ValueSlot) -> Text:
+        text = Text(no_wrap=True, end="")
+        text.append("    ")
+        text.append(f"{slot.value.id:>{self._id_w}} ", style="dim")
+        label = printable(slot.value.label)
+        if len(label) > self._label_w:
+            label = label[: self._label_w - 1] + "…"
+        text.append(f"{label:<{self._label_w}}", style=space_style(self.dump.analysis.by_id[
+            slot.value.id].color) if slot.value.id in self.dump.analysis.by_id else "")
+        text.append(f"  @{slot.offset:<{self._off_w}}", style="dim")
+        text.append(f"  {human_bytes(slot.size):>{SIZE_W}}  ")
+        text.append(printable(slot.shape), style="italic")
+        return text
+
+    # -- selection ----------------------------------------------------------------
+    def cursor_moved(self, index: int) -> None:
+        self._announce(index, open_detail=False)
+
+    def _announce(self, index: int, open_detail: bool) -> None:
+        if not self._rows:
+            return
+        alloc, slot = self._rows[index]
+        if slot is None and len(alloc.values) == 1:
+            slot = alloc.values[0]
+        if slot is not None:
+            announce(self, ValueSelected(slot.value.id, self.id, open_detail))
+        else:
+            announce(self, AllocationHighlighted(alloc.index, self.id, open_detail))
+
+    def current(self) -> tuple[BufferAllocation, ValueSlot | None] | None:
+        return self._rows[self.cursor] if self._rows else None
+
+    def show_value(self, value_id: int) -> bool:
+        """Expand to value ``value_id`` and put the cursor on it (no message).
+        Returns False when no allocation holds it."""
+        info = self.dump.analysis.by_id.get(value_id)
+        if info is None or info.slot is None:
+            self.hide_selection()
+            return False
+        alloc_index = info.slot.allocation
+        if alloc_index not in self.expanded:
+            # Expanded for the selection, not by the user: folded again by the next one.
+            previous = self._auto
+            if previous is not None and previous != alloc_index:
+                self._set_expanded(previous, False)
+            self._set_expanded(alloc_index, True)
+            self._auto = alloc_index
+        self._move_to(alloc_index, value_id)
+        return True
+
+    def show_allocation(self, alloc_index: int) -> None:
+        """Put the cursor on allocation ``alloc_index`` and announce it, as if the user
+        had moved there."""
+        if alloc_index in self._position:
+            self._move_to(alloc_index, None)
+            self._announce(self.cursor, open_detail=False)
+
+    def _move_to(self, alloc_index: int, value_id: int | None) -> None:
+        row = self.row_of(alloc_index)
+        if value_id is not None and alloc_index in self.expanded:
+            values = self.dump.analysis.allocation_of[alloc_index].values
+            row += 1 + next((i for i, s in enumerate(values) if s.value.id == value_id), -1)
+        self.place_cursor(max(0, min(row, len(self._rows) - 1)), center=True)
+
+    def toggle_sort(self) -> None:
+        here = self.current()
+        self.by_size = not self.by_size
+        self._sort()
+        if here is not None:
+            alloc, slot = here
+            self._move_to(alloc.index, slot.value.id if slot else None)
+
+    # -- actions ------------------------------------------------------------------
+    def action_activate(self) -> None:
+        here = self.current()
+        if here is None:
+            return
+        alloc, slot = here
+        if slot is not None:
+            self._announce(self.cursor, open_detail=True)
+        elif alloc.index in self.expanded:
+            self.action_collapse()
+        else:
+            self.action_expand()
+
+    def action_expand(self) -> None:
+        here = self.current()
+        if here is None:
+            return
+        alloc, slot = here
+        if slot is not None or not alloc.values:
+            return
+        if alloc.index in self.expanded:
+            self._auto = None if self._auto == alloc.index else self._auto
+            self.set_cursor(self.cursor + 1, notify=True)
+            return
+        self._set_expanded(alloc.index, True)
+        self._move_to(alloc.index, None)
+
+    def action_collapse(self) -> None:
+        here = self.current()
+        if here is None:
+            return
+        alloc, slot = here
+        if alloc.index not in self.expanded:
+            return
+        self._set_expanded(alloc.index, False)
+        self._move_to(alloc.index, None)
+        if slot is not None:
+            self.cursor_moved(self.cursor)

@@ -1,0 +1,61 @@
+"""The memory-space legend, and how every pane draws a memory space.
+
+A space is drawn the same way everywhere: its colour (:func:`space_style`), its fill
+character in the timeline, and a text label (``S(1) VMEM``) so that it stays readable
+with 16 colours or under ``NO_COLOR``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.text import Text
+from textual.widget import Widget
+
+from hlotop.loading.loader import ModuleDump
+from hlotop.model.memory_space import space_name, space_names, space_style, space_tag
+from hlotop.units import human_bytes
+
+_FILLS = {0: "█", 1: "▓", 2: "▒"}
+
+
+def space_fill(color: int) -> str:
+    """The timeline's bar character for memory space ``color`` (distinct without colour)."""
+    return _FILLS.get(color, "░")
+
+
+def space_label(color: int, names: Mapping[int, str] | None = None) -> str:
+    """``"default"`` for space 0, ``"S(1) VMEM"`` for 1, ``"S(7)"`` for an unnamed 7."""
+    tag = space_tag(color)
+    name = space_name(color, names)
+    return name if not tag or name == tag else f"{tag} {name}"
+
+
+def spaces_in(dump: ModuleDump) -> list[int]:
+    """The memory spaces (colors) the dump uses, ascending."""
+    colors = set(dump.analysis.totals_by_color) | {v.color for v in dump.analysis.values}
+    return sorted(colors) or [0]
+
+
+class Legend(Widget):
+    """One line: each memory space with its fill, colour, label and allocated bytes."""
+
+    DEFAULT_CSS = """
+    Legend { height: 1; }
+    """
+
+    def __init__(self, dump: ModuleDump, *, id: str | None = None):
+        super().__init__(id=id)
+        self.dump = dump
+
+    def render(self) -> Text:
+        names = space_names(self.dump.memory_usage_report)
+        totals = self.dump.analysis.totals_by_color
+        text = Text("spaces ", style="bold", no_wrap=True, overflow="ellipsis")
+        for color in spaces_in(self.dump):
+            text.append(" ")
+            text.append(space_fill(color) * 2, style=space_style(color))
+            text.append(" " + space_label(color, names), style=f"bold {space_style(color)}")
+            if color in totals:
+                text.append(" " + human_bytes(totals[color]))
+        return text

@@ -1,0 +1,55 @@
+"""The pane switcher shown on small terminals, where one pane is visible at a time."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import events
+from textual.widget import Widget
+
+from hlotop.ui.messages import PaneActivated
+
+PANES: tuple[tuple[str, str], ...] = (
+    ("allocations", "Allocations"),
+    ("timeline", "Timeline"),
+    ("live", "Live set"),
+    ("detail", "Detail"),
+)
+
+
+class PaneTabs(Widget):
+    """``[1 Allocations]  2 Timeline  3 Live set  4 Detail``: the active pane bracketed
+    (readable without colour); a click switches pane."""
+
+    DEFAULT_CSS = """
+    PaneTabs { height: 1; }
+    """
+
+    def __init__(self, *, id: str | None = "tabs"):
+        super().__init__(id=id)
+        self.active = PANES[0][0]
+        self._spans: list[tuple[int, int, str]] = []
+
+    def set_active(self, pane: str) -> None:
+        self.active = pane
+        self.refresh()
+
+    def render(self) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        self._spans = []
+        for n, (pane, title) in enumerate(PANES, 1):
+            start = len(text)
+            label = f"{n} {title}"
+            if pane == self.active:
+                text.append(f"[{label}]", style="bold reverse")
+            else:
+                text.append(f" {label} ", style="dim")
+            self._spans.append((start, len(text), pane))
+            text.append(" ")
+        text.append(" tab: next pane", style="dim italic")
+        return text
+
+    def on_click(self, event: events.Click) -> None:
+        at = event.get_content_offset(self)  # event.x counts the padding too
+        for start, end, pane in self._spans if at is not None else ():
+            if start <= at.x < end:
+                self.post_message(PaneActivated(pane))

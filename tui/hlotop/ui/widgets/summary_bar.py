@@ -1,0 +1,84 @@
+"""The header line: module name, total bytes, XLA's peak and the diagnostics count."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widget import Widget
+
+from hlotop.loading.loader import ModuleDump
+from hlotop.safe_text import printable
+from hlotop.units import human_bytes
+
+
+def short_name(name: str, width: int) -> str:
+    """The module name in ``width`` cells: XLA's ``_after_optimizations`` goes first,
+    then the middle of the name."""
+    if len(name) > width and name.endswith("_after_optimizations"):
+        name = name[: -len("_after_optimizations")]
+    return middle_ellipsis(name, width)
+
+
+def middle_ellipsis(text: str, width: int) -> str:
+    """``module_0001.jit_…_optimizations``: long names keep both ends."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+class SummaryBar(Widget):
+    """One line, with no clock and no absolute path (screens stay reproducible).
+    The figures always show; the module name gives way on narrow terminals."""
+
+    DEFAULT_CSS = """
+    SummaryBar { height: 1; }
+    """
+
+    def __init__(self, dump: ModuleDump, *, id: str | None = "summary"):
+        super().__init__(id=id)
+        self.dump = dump
+
+    def figures(self) -> Text:
+        d, a = self.dump, self.dump.analysis
+        text = Text(no_wrap=True, end="")
+        total = d.total_bytes_used
+        if total is None:
+            total = sum(x.size for x in d.allocations)
+        if d.preview is not None:  # only the head of a big dump is read so far
+            text.append(f" │ first {len(d.allocations)} allocations", style="bold")
+            if self.size.width >= 110:
+                text.append(f" ({human_bytes(total)})")
+        else:
+            text.append(" │ total ")
+            text.append(human_bytes(total), style="bold")
+            if self.size.width >= 110:
+                text.append(f" in {len(d.allocations)} allocations")
+        if a.peak_step is not None:
+            text.append(" │ peak ")
+            text.append(human_bytes(a.peak_bytes), style="bold")
+            text.append(f"{' logical' if self.size.width >= 100 else ''} at step {a.peak_step}")
+        else:
+            text.append(" │ peak not read yet" if d.preview else " │ no live ranges",
+                        style="dim")
+        n = len(d.diagnostics)
+        errors = sum(1 for x in d.diagnostics if x.severity == "error")
+        text.append(" │ ")
+        text.append(f"{n} diagnostic{'s' if n != 1 else ''}"
+                    + (f", {errors} error{'s' if errors != 1 else ''}" if errors else ""),
+                    style="bold yellow" if n else "dim")
+        if n:
+            text.append(" (d)", style="dim")
+        return text
+
+    def render(self) -> Text:
+        figures = self.figures()
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        badge = self.size.width >= 100
+        if badge:
+            text.append(" hlotop ", style="bold reverse")
+        room = max(8, self.size.width - (9 if badge else 1) - figures.cell_len)
+        text.append(" " + short_name(printable(self.dump.name), room), style="bold")
+        text.append_text(figures)
+        return text

@@ -1,0 +1,470 @@
+"""The live-range timeline: x is the schedule step, one row per value with a live range
+(a bar from its start to its end step, drawn in its memory space's colour and fill),
+the live-bytes curve along the top with XLA's peak step marked, and a step cursor.
+
+A Line API ``ScrollView``: the header lines and the label column stay put while the bars
+scroll; only visible rows are rendered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from hlotop.analysis.analyze import ValueInfo
+from hlotop.ui.bindings import bindings
+from hlotop.loading.loader import ModuleDump
+from hlotop.model.memory_space import space_style
+from hlotop.ui.messages import StepChanged, ValueSelected, announce
+from hlotop.safe_text import printable
+from hlotop.units import human_bytes
+from hlotop.ui.widgets.legend import space_fill
+from hlotop.ui.widgets.row_list import longest, text_strip
+from hlotop.ui.widgets.steps import StepIndex, no_live_ranges, step_summary
+
+_EIGHTHS = " ▁▂▃▄▅▆▇█"
+_NAME_MAX = 32  # the label column is never wider
+SIZE_W = 9
+# Zoom levels as (steps per column, columns per step), most zoomed-out first.
+ZOOMS: tuple[tuple[int, int], ...] = tuple((1 << k, 1) for k in range(16, 0, -1)) + tuple(
+    (1, c) for c in (1, 2, 3, 4, 6, 8))
+_NICE = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000,
+         50000, 100000, 200000, 500000)
+
+
+@dataclass(frozen=True, slots=True)
+class _Geometry:
+    curve_h: int
+    header_h: int
+    name_w: int
+    label_w: int
+    bar_w: int
+    level: int  # index into ZOOMS
+    sps: int  # steps per column
+    cps: int  # columns per step
+    n_cols: int
+
+
+class Timeline(ScrollView, can_focus=True):
+    """Bars of live ranges, rows ordered by start step then value id."""
+
+    BINDINGS = bindings("timeline")
+    COMPONENT_CLASSES = {
+        "timeline--cursor-column",
+        "timeline--selected",
+        "timeline--curve",
+        "timeline--peak",
+        "timeline--dim",
+    }
+    DEFAULT_CSS = """
+    Timeline > .timeline--cursor-column { background: $block-cursor-background 35%; }
+    Timeline > .timeline--selected { background: $block-cursor-blurred-background; text-style: bold; }
+    Timeline > .timeline--curve { color: $text-muted; }
+    Timeline > .timeline--peak { color: $error; text-style: bold; }
+    Timeline > .timeline--dim { color: $text-muted; }
+    """
+
+    def __init__(self, dump: ModuleDump, steps: StepIndex | None = None, *,
+                 id: str | None = "timeline"):
+        super().__init__(id=id, classes="pane")
+        self.dump = dump
+        a = dump.analysis
+        steps = steps if steps is not None else StepIndex(a.values, a.max_time)
+        self.rows: list[ValueInfo] = steps.rows
+        self.row_of = steps.row_of
+        self.max_time = a.max_time
+        self.counts = steps.counts if a.live_bytes else []
+        self.step = a.peak_step or 0
+        self.row = 0
+        self.row_selected = True  # False: the selection has no row here
+        self.zoom_level: int | None = None  # None: fit to the width
+        self._col_max: list[int] = []
+        self._layout_key: tuple | None = None
+        self._geo_key: tuple | None = None
+        self._geo = _Geometry(1, 4, 6, 20, 1, len(ZOOMS) - 1, 1, 1, 1)
+        self._top = max(a.live_bytes, default=0) or 1
+        # The curve's highest step; XLA's peak step (◆) can differ: its sweep counts
+        # the values that end at a step as live at the next one.
+        self._top_step = a.live_bytes.index(self._top) if self._top in a.live_bytes else 0
+        ids = self.row_of.keys()
+        self._id_w = max(len(str(min(ids, default=0))), len(str(max(ids, default=0))))
+        self._name_max = longest((len(v.value.label) for v in self.rows), _NAME_MAX, 4)
+        self.border_title = f"2 Timeline ({len(self.rows)} live ranges)"
+        self._update_subtitle()
+
+    # -- geometry -------------------------------------------------------------------
+    # Computed once per size and zoom (``self.size`` is too slow to ask per cell).
+    def _update_geometry(self) -> _Geometry:
+        width, height = self.size
+        key = (width, height, self.zoom_level)
+        if self._geo_key == key:
+            return self._geo
+        curve_h = 1 if height < 14 else 2 if height < 30 else 3
+        name_w = max(6, min(self._name_max, max(14, min(_NAME_MAX, width // 4))))
+        label_w = 1 + self._id_w + 1 + name_w + 1 + SIZE_W + 1
+        bar_w = max(1, width - label_w)
+        steps = self.max_time + 1
+        level = self.zoom_level
+        if level is None:
+            level = 0
+            for i, (sps, cps) in enumerate(ZOOMS):
+                if -(-steps * cps // sps) <= bar_w:
+                    level = i
+        sps, cps = ZOOMS[level]
+        self._geo = _Geometry(curve_h, curve_h + 3, name_w, label_w, bar_w, level, sps, cps,
+                              -(-steps * cps // sps))
+        self._geo_key = key
+        return self._geo
+
+    @property
+    def curve_height(self) -> int:
+        return self._geo.curve_h
+
+    @property
+    def header_height(self) -> int:
+        return self._geo.header_h  # status, curve, axis, markers
+
+    @property
+    def name_w(self) -> int:
+        return self._geo.name_w
+
+    @property
+    def label_w(self) -> int:
+        return self._geo.label_w
+
+    @property
+    def bar_w(self) -> int:
+        return self._geo.bar_w
+
+    @property
+    def zoom(self) -> tuple[int, int]:
+        return self._geo.sps, self._geo.cps
+
+    def _effective_level(self) -> int:
+        return self._update_geometry().level
+
+    @property
+    def n_cols(self) -> int:
+        return self._geo.n_cols
+
+    def col_of(self, step: int) -> tuple[int, int]:
+        """First and last column of ``step``."""
+        g = self._geo
+        return (step * g.cps) // g.sps, ((step + 1) * g.cps - 1) // g.sps
+
+    def step_of(self, col: int) -> int:
+        g = self._geo
+        return min(self.max_time, (col * g.sps) // g.cps)
+
+    def _relayout(self) -> None:
+        self._update_geometry()
+        self._compute_columns()
+        self.virtual_size = Size(self.label_w + self.n_cols, self.header_height + len(self.rows))
+        self._update_subtitle()
+        self.refresh()
+
+    def _compute_columns(self) -> None:
+        sps, cps = self.zoom
+        curve = self.dump.analysis.live_bytes
+        # Zoomed out, a column holds several steps: it shows their maximum.
+        self._col_max = [max(curve[c * sps:(c + 1) * sps], default=0)
+                         for c in range(self.n_cols)] if sps > 1 else []
+        self._layout_key = (sps, cps, self.n_cols)
+
+    def _update_subtitle(self) -> None:
+        if not self.dump.analysis.live_bytes:
+            self.border_subtitle = ""
+            return
+        sps, cps = ZOOMS[self.zoom_level] if self.zoom_level is not None else (0, 0)
+        zoom = "fit" if self.zoom_level is None else (
+            f"{cps} col/step" if sps == 1 else f"{sps} steps/col")
+        self.border_subtitle = f"zoom {zoom} · +/- zoom · ←→ step · p peak"
+
+    # Focus changes how the selected row is drawn: repainted with the whole pane when
+    # its :focus border is restyled (see RowList).
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._relayout()
+        self._keep_visible()
+
+    # -- state changes ------------------------------------------------------------
+    def set_step(self, step: int, *, notify: bool = True) -> None:
+        if not self.counts:
+            return
+        self.step = max(0, min(step, self.max_time))
+        self._keep_visible()
+        self.refresh()
+        if notify:
+            announce(self, StepChanged(self.step))
+
+    def set_row(self, row: int, *, notify: bool = True) -> None:
+        if not self.rows:
+            return
+        self._select_row(max(0, min(row, len(self.rows) - 1)))
+        if notify:
+            announce(self, ValueSelected(self.rows[self.row].value.id, self.id))
+
+    def show_value(self, value_id: int | None) -> bool:
+        """Highlight the row of ``value_id`` and scroll to it (no message); None: no
+        row is the selection."""
+        self._update_geometry()
+        row = self.row_of.get(value_id)
+        if row is None:  # no live range (thread-local): no row to highlight
+            if self.row_selected:
+                self.row_selected = False
+                self._refresh_row(self.row)
+            return False
+        self._select_row(row, center=True)
+        return True
+
+    def _select_row(self, row: int, *, center: bool = False) -> None:
+        """Make ``row`` the selected one and scroll it (and, when centring, its bar)
+        into view; only the two rows that change are repainted, unless it scrolls."""
+        old, selected = self.row, self.row_selected
+        self.row = row
+        self.row_selected = True
+        offset = self.scroll_offset
+        self._keep_visible(center_row=center)
+        if center:
+            info = self.rows[row]
+            first, _ = self.col_of(info.live.start)
+            _, last = self.col_of(info.live.end)
+            sx = self.scroll_offset.x
+            if self.size.width and (last < sx or first >= sx + self.bar_w):
+                self.scroll_to(x=max(0, first - 2), animate=False)
+        if self.scroll_offset != offset:
+            return  # scrolled: every line is repainted anyway
+        if old != row or not selected:
+            self._refresh_row(old)
+            self._refresh_row(row)
+
+    def _refresh_row(self, row: int) -> None:
+        y = self.header_height + row - self.scroll_offset.y
+        if self.header_height <= y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
+
+    def set_zoom(self, level: int | None) -> None:
+        self.zoom_level = None if level is None else max(0, min(level, len(ZOOMS) - 1))
+        self._relayout()
+        self._keep_visible(center_col=True)
+
+    def _keep_visible(self, center_row: bool = False, center_col: bool = False) -> None:
+        height = self.size.height
+        if height == 0:
+            return
+        self._update_geometry()
+        visible = max(1, height - self.header_height)
+        top = self.scroll_offset.y
+        if center_row and not top <= self.row < top + visible:
+            self.scroll_to(y=max(0, self.row - visible // 2), animate=False)
+        elif self.row < top:
+            self.scroll_to(y=self.row, animate=False)
+        elif self.row >= top + visible:
+            self.scroll_to(y=self.row - visible + 1, animate=False)
+        first, last = self.col_of(self.step)
+        sx = self.scroll_offset.x
+        if center_col and not sx <= first < sx + self.bar_w:
+            self.scroll_to(x=max(0, first - self.bar_w // 2), animate=False)
+        elif first < sx:
+            self.scroll_to(x=first, animate=False)
+        elif last >= sx + self.bar_w:
+            self.scroll_to(x=last - self.bar_w + 1, animate=False)
+
+    # -- actions --------------------------------------------------------------------
+    def action_step(self, delta: int) -> None:
+        self.set_step(self.step + delta)
+
+    def action_step_page(self, direction: int) -> None:
+        self._update_geometry()
+        sps, cps = self.zoom
+        self.set_step(self.step + direction * max(1, self.bar_w * sps // cps - 1))
+
+    def action_first_step(self) -> None:
+        self.set_step(0)
+
+    def action_last_step(self) -> None:
+        self.set_step(self.max_time)
+
+    def action_row(self, delta: int) -> None:
+        self.set_row(self.row + delta)
+
+    def action_row_page(self, direction: int) -> None:
+        self._update_geometry()
+        self.set_row(self.row + direction * max(1, self.size.height - self.header_height))
+
+    def action_zoom(self, delta: int) -> None:
+        self.set_zoom(self._effective_level() + delta)
+
+    def action_zoom_fit(self) -> None:
+        self.set_zoom(None)
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on the bars moves the step cursor there; on a row, selects it."""
+        at = event.get_content_offset(self)  # event.x/y count the border too
+        if at is None:
+            return
+        self._update_geometry()
+        if at.x >= self.label_w and self.counts:
+            self.set_step(self.step_of(self.scroll_offset.x + at.x - self.label_w))
+        row = self.scroll_offset.y + at.y - self.header_height
+        if at.y >= self.header_height and 0 <= row < len(self.rows):
+            self.set_row(row)
+
+    # -- rendering ------------------------------------------------------------------
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(name)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.rich_style
+        if not self.counts:
+            if y == 0:
+                note = no_live_ranges(self.dump)
+                if self.dump.preview is None:
+                    note += " (no HloLiveRange section)"
+                return self._strip(Text(note, style="dim"), base, width)
+            return Strip.blank(width, base)
+        self._update_geometry()
+        if self._layout_key != (*self.zoom, self.n_cols):
+            self._compute_columns()
+        h = self.curve_height
+        if y == 0:
+            return self._strip(step_summary(self.dump, self.step, self.counts), base, width)
+        if y <= h:
+            return self._curve_line(y - 1, h, base, width)
+        if y == h + 1:
+            return self._axis_line(base, width)
+        if y == h + 2:
+            return self._marker_line(base, width)
+        row = self.scroll_offset.y + y - self.header_height
+        if row >= len(self.rows):
+            return Strip.blank(width, base)
+        return self._value_line(row, base, width)
+
+    def _strip(self, text: Text, style: Style, width: int) -> Strip:
+        line = Text(style=style, no_wrap=True, end="")
+        line.append_text(text)
+        return text_strip(self.app.console, line).crop_extend(0, width, style)
+
+    def _visible_cols(self) -> range:
+        """The columns on screen, including blank ones past the last step."""
+        sx = self.scroll_offset.x
+        return range(sx, sx + self.bar_w)
+
+    def _label(self, text: str, style: str | Style = "") -> Text:
+        return Text(f"{text:>{self.label_w - 1}} "[: self.label_w], style=style, no_wrap=True,
+                    end="")
+
+    def _bars(self, text: Text, cols: range, cell) -> None:
+        """Append one cell per visible column: ``cell(col) -> (char, style)``; the step
+        cursor's columns get the cursor background."""
+        c0, c1 = self.col_of(self.step)
+        # Only the background: a bar keeps its memory space's colour under the cursor.
+        cursor = Style(bgcolor=self._style("timeline--cursor-column").bgcolor)
+        # Runs of cells in one style are appended at once (a row is mostly three runs).
+        run: list[str] = []
+        run_style = None
+        for col in cols:
+            char, style = cell(col)
+            if c0 <= col <= c1:
+                style = (style if isinstance(style, Style) else Style.parse(style or "none")) + cursor
+            if style != run_style:
+                if run:
+                    text.append("".join(run), style=run_style)
+                run, run_style = [], style
+            run.append(char)
+        if run:
+            text.append("".join(run), style=run_style)
+
+    def _col_value(self, col: int) -> int:
+        sps, cps = self.zoom
+        if col >= self.n_cols:
+            return 0
+        if sps > 1:
+            return self._col_max[col]
+        return self.dump.analysis.live_bytes[min(col // cps, self.max_time)]
+
+    def _curve_line(self, index: int, height: int, base: Style, width: int) -> Strip:
+        top = self._top
+        peak_cols = self.col_of(self.dump.analysis.peak_step or 0)
+        level_below = (height - 1 - index) * 8
+        curve, peak = self._style("timeline--curve"), self._style("timeline--peak")
+        if index == 0:
+            text = self._label(f"max {human_bytes(top)} @{self._top_step}",
+                               self._style("timeline--dim"))
+        elif index == height - 1:
+            text = self._label("live bytes", self._style("timeline--dim"))
+        else:
+            text = self._label("")
+
+        def cell(col: int):
+            value = self._col_value(col)
+            eighths = round(value * height * 8 / top)
+            if value and eighths == 0:
+                eighths = 1
+            n = max(0, min(8, eighths - level_below))
+            return _EIGHTHS[n], peak if peak_cols[0] <= col <= peak_cols[1] else curve
+
+        self._bars(text, self._visible_cols(), cell)
+        return self._strip(text, base, width)
+
+    def _axis_line(self, base: Style, width: int) -> Strip:
+        text = self._label("step", self._style("timeline--dim"))
+        sps, cps = self.zoom
+        label_w = len(str(self.max_time)) + 1
+        every = next((n for n in _NICE if n * cps / sps >= label_w + 1), _NICE[-1])
+        cols = self._visible_cols()
+        cells: dict[int, str] = {}
+        first_step = (self.step_of(cols.start) // every) * every if cols else 0
+        for step in range(first_step, self.max_time + 1, every):
+            first, _ = self.col_of(step)
+            if first >= cols.stop:
+                break
+            for i, ch in enumerate(str(step)):
+                cells[first + i] = ch
+        dim = self._style("timeline--dim")
+        self._bars(text, cols, lambda col: (cells.get(col, " "), dim))
+        return self._strip(text, base, width)
+
+    def _marker_line(self, base: Style, width: int) -> Strip:
+        text = self._label(f"▼ step {self.step}", "bold")
+        peak_step = self.dump.analysis.peak_step
+        p0, p1 = self.col_of(peak_step) if peak_step is not None else (-1, -1)
+        c0, _ = self.col_of(self.step)
+        peak = self._style("timeline--peak")
+
+        def cell(col: int):
+            if col == c0:
+                return "▼", Style(bold=True)
+            if col == p0:
+                return "◆", peak
+            return " ", ""
+
+        self._bars(text, self._visible_cols(), cell)
+        return self._strip(text, base, width)
+
+    def _value_line(self, row: int, base: Style, width: int) -> Strip:
+        info = self.rows[row]
+        selected = row == self.row and (self.row_selected or self.has_focus)
+        style = base + self._style("timeline--selected") if selected else base
+        space = space_style(info.color)
+        name = printable(info.value.label)
+        if len(name) > self.name_w:
+            name = name[: self.name_w - 1] + "…"
+        text = Text(no_wrap=True, end="")
+        text.append(("▶" if self.has_focus else "›") if selected else " ")
+        text.append(f"{info.value.id:>{self._id_w}} ", style="dim")
+        text.append(f"{name:<{self.name_w}} ", style=space)
+        text.append(f"{human_bytes(info.logical_bytes):>{SIZE_W}} ")
+        start, _ = self.col_of(info.live.start)
+        _, end = self.col_of(min(info.live.end, self.max_time))
+        fill = space_fill(info.color)
+        self._bars(text, self._visible_cols(),
+                   lambda col: (fill, space) if start <= col <= end else (" ", ""))
+        return self._strip(text, style, width)

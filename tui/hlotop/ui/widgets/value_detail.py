@@ -1,0 +1,336 @@
+"""The detail card of the selected value (or of a highlighted allocation).
+
+Every piece of dump text goes in as ``rich.text.Text``, never as markup: op_names hold
+``[`` (``args[0]``, ``conv_general_dilated[window_strides=(1,) ...]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from hlotop.analysis.analyze import ValueInfo
+from hlotop.ui.bindings import bindings
+from hlotop.loading.loader import ModuleDump
+from hlotop.model.memory_space import space_names, space_style
+from hlotop.model import BufferAllocation
+from hlotop.shapes.grammar import try_parse_shape
+from hlotop.safe_text import printable
+from hlotop.shapes.shape import ArrayShape, BufferShape
+from hlotop.units import human_bytes
+from hlotop.ui.widgets.allocation_tree import kinds_text
+from hlotop.ui.widgets.legend import space_label
+from hlotop.ui.widgets.row_list import set_virtual_size
+from hlotop.ui.widgets.steps import instruction_at
+
+_MAX_LISTED = 200  # lines of a list (uses, positions, stack)
+_MAX_VALUES = 24  # values listed in an allocation's card (each a line or two to render;
+# at 50, a big allocation's card took 20 ms a key to draw)
+_NEWLINE = Segment.line()
+
+
+def exact(n: int) -> Text:
+    """``14680064 bytes (14.00MiB)``."""
+    text = Text(f"{n} bytes")
+    if n >= 1024:
+        text.append(f" ({human_bytes(n)})", style="bold")
+    return text
+
+
+def split_shape(shape_text: str | None) -> tuple[str, str, str]:
+    """(shape without layout, layout, tiling) of an array shape; a tuple stays whole."""
+    if not shape_text:
+        return "?", "", ""
+    shape = try_parse_shape(shape_text)
+    if isinstance(shape, BufferShape):
+        shape = shape.inner
+    if isinstance(shape, ArrayShape):
+        layout = shape.layout
+        return (str(replace(shape, layout=None)), str(layout) if layout else "",
+                layout.tiling if layout else "")
+    return shape_text, "", ""
+
+
+class _Grid:
+    """Two columns, dim labels and folded values: what ``Table.grid(padding=(0, 1))``
+    draws, at a fraction of the cost (a Rich table measures every cell before drawing
+    it; a card of 200 values took tens of ms)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Text, Text]] = []
+
+    def add_row(self, label: str | Text, value: Text) -> None:
+        self.rows.append((Text(label) if isinstance(label, str) else label, value))
+
+    def __rich_console__(self, console, options):
+        if not self.rows:
+            return
+        label_w = max(label.cell_len for label, _ in self.rows)
+        # As a table does: the value column is as wide as its longest line, at most
+        # what is left; every cell is padded to its column's width in its own style.
+        value_w = min(max(1, options.max_width - label_w - 1),
+                      max(cell_len(line) for _, value in self.rows
+                          for line in value.plain.split("\n")))
+        blank = Text(" " * (label_w + 1), style="dim")
+        for label, value in self.rows:
+            head = label.copy()
+            head.pad_right(label_w + 1 - head.cell_len)
+            head.stylize("dim")
+            for i, line in enumerate(_wrapped(console, value, value_w)):
+                line.pad_right(value_w - line.cell_len)
+                row = Text(no_wrap=True, end="")
+                row.append_text(head if i == 0 else blank)
+                row.append_text(line)
+                # Segments, not the Text: a Text yielded would be wrapped once more.
+                yield from row.render(console)
+                yield _NEWLINE
+
+
+def _wrapped(console, value: Text, width: int) -> list[Text]:
+    """``value.wrap(console, width, overflow="fold")``, with Rich's wrapping only for
+    the lines that need it (a list of 100 uses is mostly short lines)."""
+    if "\n" not in value.plain:
+        if value.cell_len <= width:
+            return [value.copy()]
+        return list(value.wrap(console, width, overflow="fold"))
+    out: list[Text] = []
+    for line in value.split("\n", allow_blank=True):
+        if line.cell_len <= width:
+            out.append(line)
+        else:
+            out.extend(line.wrap(console, width, overflow="fold"))
+    return out
+
+
+def _grid() -> _Grid:
+    return _Grid()
+
+
+def _lines(items) -> Text:
+    """One line per item (dump text made printable), the first :data:`_MAX_LISTED`
+    of them, or a dim "(none)"."""
+    items = list(items)
+    if not items:
+        return Text("(none)", style="dim")
+    text = Text("\n".join(printable(str(i)) for i in items[:_MAX_LISTED]))
+    if len(items) > _MAX_LISTED:
+        text.append(f"\n… {len(items) - _MAX_LISTED} more", style="dim")
+    return text
+
+
+class ValueDetail(ScrollView, can_focus=True):
+    """A scrollable card: :meth:`show_value` or :meth:`show_allocation`.
+
+    A Line API widget: a card is rendered to lines once (when it is chosen, or when the
+    pane is next shown if it is hidden), and a new card changes no layout. A ``Static``
+    in a scrolling container would have the whole screen laid out again, and the card
+    rendered twice, on every cursor move in another pane."""
+
+    BINDINGS = bindings("detail")
+
+    def __init__(self, dump: ModuleDump, *, id: str | None = "detail"):
+        super().__init__(id=id, classes="pane")
+        self.dump = dump
+        self.names = space_names(dump.memory_usage_report)
+        self.value_id: int | None = None
+        self.allocation: int | None = None
+        self.border_title = "4 Detail"
+        self._card: RenderableType = Text("Select a value in any pane.", style="dim")
+        self._card_key: tuple | None = None  # ("value", id) or ("allocation", index)
+        self._make_card: Callable[[], RenderableType] | None = None  # when not yet made
+        # Cards drawn, by (card key, width, style): the cursor going back and forth
+        # over the same rows draws each card once.
+        self._drawn: LRUCache[tuple, list[Strip]] = LRUCache(8)
+        self._lines: list[Strip] | None = None  # the card rendered; None: not yet
+        self._lines_width = 0
+
+    def show_value(self, value_id: int) -> None:
+        info = self.dump.analysis.by_id.get(value_id)
+        if info is None:
+            return
+        self.value_id, self.allocation = value_id, None
+        self.border_title = f"4 Value {info.value.id}"
+        self._set_card(("value", value_id), lambda: self.value_card(info))
+
+    def show_allocation(self, index: int) -> None:
+        alloc = self.dump.analysis.allocation_of.get(index)
+        if alloc is None:
+            return
+        self.value_id, self.allocation = None, index
+        self.border_title = f"4 Allocation {index}"
+        self._set_card(("allocation", index), lambda: self.allocation_card(alloc))
+
+    # -- lines ------------------------------------------------------------------------
+    def _set_card(self, key: tuple, make: Callable[[], RenderableType]) -> None:
+        """Show the card ``make()`` builds (``key`` names it), drawn now if shown."""
+        self._card_key, self._make_card = key, make
+        self._lines = None
+        self.scroll_to(0, 0, animate=False)
+        if self.display and self.size.width:
+            self._render_card()
+        self.refresh()
+
+    def _render_card(self) -> None:
+        """Render the card at the width there is (after a scrollbar, if one shows)."""
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            return
+        # As Textual renders a Static: the widget's style under every segment, lines
+        # padded with its background only.
+        style = self.rich_style
+        drawn = self._drawn.get((self._card_key, width, style))
+        if drawn is not None:
+            self._lines, self._lines_width = drawn, width
+            set_virtual_size(self, Size(width, len(drawn)))
+            return
+        if self._make_card is not None:
+            self._card, self._make_card = self._make_card(), None
+        console = self.app.console
+        segments = console.render(self._card, self.app.console_options.update(
+            highlight=False, width=width))
+        segments = (Segment(text, style + seg_style, None)
+                    for text, seg_style, _ in segments)
+        pad = Style(bgcolor=style.bgcolor)
+        self._lines = [Strip(line or [Segment("", style)]).extend_cell_length(width, pad)
+                       for line in Segment.split_and_crop_lines(
+                           segments, width, include_new_lines=False, pad=False)]
+        self._lines_width = width
+        if self._card_key is not None:
+            self._drawn[(self._card_key, width, style)] = self._lines
+        set_virtual_size(self, Size(width, len(self._lines)))
+
+    def _rerender(self) -> None:
+        if self.size.width and (self._lines is None
+                                or self._lines_width != self.scrollable_content_region.width):
+            self._render_card()
+            self.refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._rerender()
+
+    def on_show(self, event: events.Show) -> None:
+        self._rerender()
+
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        self.call_after_refresh(self._rerender)  # narrower or wider: wrap again
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        blank = Style(bgcolor=self.rich_style.bgcolor)
+        scroll_x, scroll_y = self.scroll_offset
+        y += scroll_y
+        if self._lines is None or y >= len(self._lines):
+            return Strip.blank(width, blank)
+        return self._lines[y].crop_extend(scroll_x, scroll_x + width, blank)
+
+    # -- cards ------------------------------------------------------------------------
+    def value_card(self, info: ValueInfo) -> Group:
+        v = info.value
+        style = space_style(info.color)
+        title = Text(printable(str(v)), style=f"bold {style}")
+        t = _grid()
+        instr = info.used.instruction if info.used else None
+        shape, layout, tiling = (printable(x) for x in split_shape(info.shape))
+        t.add_row("shape", Text(shape, style="bold"))
+        t.add_row("layout", Text(layout or "(none printed)"))
+        t.add_row("tiling", Text(tiling or "none"))
+        t.add_row("memory space", Text(f"{space_label(info.color, self.names)} (color "
+                                       f"{info.color})", style=style))
+        slot = info.slot
+        if slot is not None:
+            alloc = self.dump.analysis.allocation_of.get(slot.allocation)
+            where = Text(f"{slot.allocation}")
+            if alloc is not None:
+                where.append(f" · {kinds_text(alloc)} · {human_bytes(alloc.size)}")
+            t.add_row("allocation", where)
+            t.add_row("offset", exact(slot.offset))
+        else:
+            t.add_row("allocation", Text("none (no allocation line names this value)",
+                                         style="dim"))
+        t.add_row("allocated", exact(info.allocated_bytes))
+        t.add_row("logical (peak)", exact(info.logical_bytes))  # XLA's peak measure
+        if info.padding_bytes:
+            pad = exact(info.padding_bytes)
+            if info.logical_bytes:
+                pad.append(f"  ×{info.allocated_bytes / info.logical_bytes:.2f} expansion",
+                           style="yellow")
+            t.add_row("padding", pad)
+        else:
+            t.add_row("padding", Text("none"))
+        if info.live is not None:
+            start, end = info.live.start, info.live.end
+            t.add_row("live range", Text(printable(
+                f"steps {start}-{end}: {instruction_at(self.dump, start)} → "
+                f"{instruction_at(self.dump, end)}")))
+        elif self.dump.preview is not None:
+            t.add_row("live range", Text("not read yet", style="dim"))
+        else:
+            t.add_row("live range", Text("none (not in the HloLiveRange section, e.g. "
+                                         "thread-local)", style="dim"))
+        if instr is not None:
+            t.add_row("defined by", Text(printable(f"{instr.name or v.name} "
+                                                   f"({instr.opcode or '?'})")))
+        if info.used is not None:
+            t.add_row("positions", _lines(info.used.positions))  # printable in _lines
+            uses = info.used.uses
+            t.add_row("uses", _lines(uses) if uses is not None
+                      else Text("not initialized", style="dim"))
+        if instr is not None:
+            if instr.op_type:
+                t.add_row("op_type", Text(printable(instr.op_type)))
+            t.add_row("op_name", Text(printable(instr.op_name)) if instr.op_name
+                      else Text("(no metadata)", style="dim"))
+        t.add_row("source", Text(printable(info.source)) if info.source
+                  else Text("(none)", style="dim"))
+        stack = info.stack
+        if stack:
+            t.add_row("python stack", _lines(stack))
+        lines = [str(x.line) for x in (slot, info.used, info.live) if x is not None and x.line]
+        if lines:
+            t.add_row("dump lines", Text(", ".join(lines)))
+        parts = [title, t]
+        if instr is not None:
+            parts += [Text(""), Text("from instruction:", style="dim"),
+                      Text(printable(instr.text), style="italic", overflow="fold")]
+        return Group(*parts)
+
+    def allocation_card(self, alloc: BufferAllocation) -> Group:
+        style = space_style(alloc.color)
+        title = Text(f"allocation {alloc.index}", style=f"bold {style}")
+        t = _grid()
+        t.add_row("size", exact(alloc.size))
+        t.add_row("memory space", Text(f"{space_label(alloc.color, self.names)} (color "
+                                       f"{alloc.color})", style=style))
+        t.add_row("kinds", Text(kinds_text(alloc)))
+        if alloc.parameter is not None:
+            t.add_row("parameter shape", Text(printable(alloc.parameter_shape or "?")))
+        if alloc.output_shape is not None:
+            t.add_row("output shape", Text(printable(alloc.output_shape)))
+        t.add_row("values", Text(f"{len(alloc.values)}"))
+        if alloc.line:
+            t.add_row("dump line", Text(str(alloc.line)))
+        values = _grid()
+        for slot in alloc.values[:_MAX_VALUES]:
+            values.add_row(Text(f"@{slot.offset}"),
+                           Text(printable(f"{human_bytes(slot.size):>9}  {slot.value}  "
+                                          f"{slot.shape}")))
+        parts = [title, t, Text(""), Text("values (offset, size, value, shape):", style="dim"),
+                 values]
+        if len(alloc.values) > _MAX_VALUES:
+            parts.append(Text(f"… {len(alloc.values) - _MAX_VALUES} more (the allocation "
+                              "tree lists them all: → expands it)", style="dim"))
+        if alloc.reused_by:
+            parts.append(Text("reused by buffers of a different color:", style="dim"))
+            parts.append(_lines(f"{v} (color={c})" for v, c in alloc.reused_by))
+        return Group(*parts)
