@@ -66,8 +66,13 @@ class _Frames:
 def _settled(app) -> bool:
     """No message waiting anywhere on the screen and no repaint pending."""
     screen = app.screen
-    if not app._message_queue.empty() or screen._dirty_widgets or screen._layout_required \
-            or screen._repaint_required or screen._scroll_required:
+    if (
+        not app._message_queue.empty()
+        or screen._dirty_widgets
+        or screen._layout_required
+        or screen._repaint_required
+        or screen._scroll_required
+    ):
         return False
     return all(node._message_queue.empty() for node in screen.walk_children(with_self=True))
 
@@ -120,8 +125,12 @@ async def probe(path: str, moves: int) -> dict:
         await pilot.press("2", "home")
         idle += await _presses(app, frames, ["right"] * moves)
         await pilot.press("q")
-    return {"first_screen_s": first, "loaded_s": loaded, "keys_loading_ms": during,
-            "keys_idle_ms": idle}
+    return {
+        "first_screen_s": first,
+        "loaded_s": loaded,
+        "keys_loading_ms": during,
+        "keys_idle_ms": idle,
+    }
 
 
 def main() -> int:

@@ -32,8 +32,12 @@ from hlotop.analysis.analyze import xla_peak_step  # noqa: E402
 from hlotop.loading.loader import split_module_prefix  # noqa: E402
 from hlotop.parse.dump import split_lines  # noqa: E402
 
-DEFAULT_SOURCE = next((ROOT / "sample_dumps" / "jax" / "jax-0.10.2" / "transformer_big").glob(
-    "*-buffer-assignment.txt"), None)
+DEFAULT_SOURCE = next(
+    (ROOT / "sample_dumps" / "jax" / "jax-0.10.2" / "transformer_big").glob(
+        "*-buffer-assignment.txt"
+    ),
+    None,
+)
 
 _REF = re.compile(r"<(\d+) ([^\s{}<>:,]+)")
 _PERCENT_NAME = re.compile(r"%([A-Za-z_][\w.\-]*)")
@@ -78,12 +82,14 @@ class Source:
         self.max_time = module.live_range.max_time
         self.n_allocations = len(module.allocations)
         self.id_span = max(i.value.id for i in module.analysis.values) + 1
-        self.n_params = 1 + max((a.parameter for a in module.allocations
-                                 if a.parameter is not None), default=-1)
+        self.n_params = 1 + max(
+            (a.parameter for a in module.allocations if a.parameter is not None), default=-1
+        )
         self.total = sum(a.size for a in module.allocations)
         self.infos = [i for i in module.analysis.values if i.live is not None]
-        self.bytes_per_block = sum(len(x) + 1 for x in
-                                   self.allocations + self.records + self.sequence + self.buffers)
+        self.bytes_per_block = sum(
+            len(x) + 1 for x in self.allocations + self.records + self.sequence + self.buffers
+        )
 
 
 def _renamer(k: int):
@@ -118,10 +124,13 @@ def block(src: Source, k: int) -> tuple[list[str], list[str], list[str], list[st
             m = _ENTRY.match(line)
             line = f"  {rename(m.group(1))}{m.group(2)}"
         records.append(line)
-    sequence = [f"    {int(m.group(1)) + dt}:{rename(m.group(2))}"
-                for m in map(_SEQ.match, src.sequence)]
-    buffers = [f"    {rename(m.group(1))}{m.group(2)}:{int(m.group(3)) + dt}-{int(m.group(4)) + dt}"
-               for m in map(_BUF.match, src.buffers)]
+    sequence = [
+        f"    {int(m.group(1)) + dt}:{rename(m.group(2))}" for m in map(_SEQ.match, src.sequence)
+    ]
+    buffers = [
+        f"    {rename(m.group(1))}{m.group(2)}:{int(m.group(3)) + dt}-{int(m.group(4)) + dt}"
+        for m in map(_BUF.match, src.buffers)
+    ]
     return allocs, records, sequence, buffers
 
 
@@ -142,7 +151,9 @@ def peak_lines(src: Source, k_blocks: int) -> list[str]:
     out, total = [f"  Live ranges at {step} (peak):"], 0
     for size, name, index in live:
         total += size
-        out.append(f"    {name}{{{','.join(map(str, index))}}}: {size} bytes (cumulative: {total} bytes)")
+        out.append(
+            f"    {name}{{{','.join(map(str, index))}}}: {size} bytes (cumulative: {total} bytes)"
+        )
     return out
 
 
@@ -150,12 +161,17 @@ def write_scaled(src: Source, k_blocks: int, out_dir: Path, tag: str) -> list[Pa
     """Write the combined file and the split module for ``k_blocks`` blocks."""
     combined = out_dir / f"combined-{tag}-buffer-assignment.txt"
     prefix = out_dir / f"module_9{tag}.scaled.cpu_after_optimizations"
-    split = {s: Path(f"{prefix}{s}") for s in (
-        "-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt")}
+    split = {
+        s: Path(f"{prefix}{s}")
+        for s in ("-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt")
+    }
     total = src.total * k_blocks
-    with open(combined, "w") as comb, open(split["-buffer-assignment.txt"], "w") as ba, \
-            open(split["-buffer-assignment-values.txt"], "w") as vals, \
-            open(split["-live-range.txt"], "w") as live:
+    with (
+        open(combined, "w") as comb,
+        open(split["-buffer-assignment.txt"], "w") as ba,
+        open(split["-buffer-assignment-values.txt"], "w") as vals,
+        open(split["-live-range.txt"], "w") as live,
+    ):
         for f in (comb, ba):
             f.write("BufferAssignment:\n")
         for k in range(k_blocks):
@@ -184,8 +200,12 @@ def write_scaled(src: Source, k_blocks: int, out_dir: Path, tag: str) -> list[Pa
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE,
-                        help="a real module to scale (default: the 0.10.2 transformer_big)")
+    parser.add_argument(
+        "--source",
+        type=Path,
+        default=DEFAULT_SOURCE,
+        help="a real module to scale (default: the 0.10.2 transformer_big)",
+    )
     parser.add_argument("--size-mb", type=int, nargs="+", default=[10, 100, 500])
     parser.add_argument("--out", type=Path, default=Path("/tmp/hlotop-bench"))
     args = parser.parse_args(argv)

@@ -20,17 +20,29 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tui")]
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from fuzzing import (CORPUS, apply, check_any_mutation, check_garbage,  # noqa: E402
-                     garbage_insertions, mutations, original)
+from fuzzing import (  # noqa: E402
+    CORPUS,
+    apply,
+    check_any_mutation,
+    check_garbage,
+    garbage_insertions,
+    mutations,
+    original,
+)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--examples", type=int, default=2000,
-                        help="examples per property and sample dump")
+    parser.add_argument(
+        "--examples", type=int, default=2000, help="examples per property and sample dump"
+    )
     args = parser.parse_args()
-    config = settings(max_examples=args.examples, deadline=None, database=None,
-                      suppress_health_check=list(HealthCheck))
+    config = settings(
+        max_examples=args.examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     failures, runs, start = 0, 0, time.perf_counter()
     for path in CORPUS:
         raw, _ = original(path)
@@ -55,8 +67,10 @@ def main() -> int:
             except Exception as err:  # report and go on with the other properties
                 failures += 1
                 print(f"FAIL  {path.relative_to(ROOT)}: {name}: {err}")
-    print(f"{runs - failures} passed, {failures} failed "
-          f"({args.examples} examples each, {time.perf_counter() - start:.0f} s)")
+    print(
+        f"{runs - failures} passed, {failures} failed "
+        f"({args.examples} examples each, {time.perf_counter() - start:.0f} s)"
+    )
     return 1 if failures else 0
 
 

@@ -108,7 +108,7 @@ NOTES = (
     "jax-0.7.2/mlp_train report is from an earlier run of the same program than its "
     "buffer-assignment file (tests/test_memory_report.py asserts that run's order).",
     "From jax 0.9.0 (0.8.x not sampled) the instruction metadata in ` from instruction:` "
-    "lines is `metadata={op_name=\"...\" stack_frame_id=N}`: no `source_file`, "
+    'lines is `metadata={op_name="..." stack_frame_id=N}`: no `source_file`, '
     "`source_line` or `source_end_line`/`source_column` any more (0.7.2 has all of them).",
     "Stack-trace tree labels: `params['w']` (scan_layers) is split into `params` / `w`, but "
     "`params['layers'][0]['attn']['bqkv']` (transformer_big) stays ONE label: a label with "
@@ -170,7 +170,7 @@ def run_mlp_train(args):
 
     rng = _rng()
     sizes = [64, 256, 256, 128, 10]
-    params = [_dense(rng, a, b) for a, b in zip(sizes[:-1], sizes[1:])]
+    params = [_dense(rng, a, b) for a, b in zip(sizes[:-1], sizes[1:], strict=False)]
     x = rng.standard_normal((32, sizes[0])).astype(np.float32)
     labels = np.arange(32, dtype=np.int32) % sizes[-1]
 
@@ -451,31 +451,39 @@ def check_file(path):
     else:
         ok = False
     if not ok:
-        raise SystemExit("unexpected content in %s: %r" % (path, head))
+        raise SystemExit(f"unexpected content in {path}: {head!r}")
 
 
 def run_program(program, out_root, args):
     fn = FUNCTION_NAMES[program]
     with tempfile.TemporaryDirectory(prefix="hlotop-dump-") as dump_dir:
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", program,
-               "--dump-dir", dump_dir, "--big-layers", str(args.big_layers)]
+        cmd = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--child",
+            program,
+            "--dump-dir",
+            dump_dir,
+            "--big-layers",
+            str(args.big_layers),
+        ]
         env = dict(os.environ)
         env.pop("XLA_FLAGS", None)
-        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if proc.returncode != 0:
             sys.stderr.write(proc.stderr[-4000:])
             raise SystemExit("%s failed (exit %d)" % (program, proc.returncode))
         info = None
         for line in proc.stdout.splitlines():
             if line.startswith("GENERATE_DUMPS_INFO "):
-                info = json.loads(line[len("GENERATE_DUMPS_INFO "):])
+                info = json.loads(line[len("GENERATE_DUMPS_INFO ") :])
         if info is None:
-            raise SystemExit("%s: no info line from child" % program)
+            raise SystemExit(f"{program}: no info line from child")
         files = pick_main_module(dump_dir, fn)
         if not files:
-            raise SystemExit("%s: no buffer-assignment files for jit_%s in %s: %s"
-                             % (program, fn, dump_dir, sorted(os.listdir(dump_dir))))
+            raise SystemExit(
+                f"{program}: no buffer-assignment files for jit_{fn} in {dump_dir}: {sorted(os.listdir(dump_dir))}"
+            )
         dest = os.path.join(out_root, "jax-" + info["jax"], program)
         if os.path.isdir(dest):
             shutil.rmtree(dest)
@@ -483,18 +491,33 @@ def run_program(program, out_root, args):
         if args.with_module_text:
             # The module's own HLO text: since jax 0.9 its header holds the stack-frame
             # tables that the metadata's stack_frame_id refers to.
-            prefixes = {f.split("-buffer-assignment")[0] for f in files
-                        if "-buffer-assignment" in f}
-            files = sorted(set(files) | {p + ".txt" for p in prefixes
-                                         if os.path.exists(os.path.join(dump_dir, p + ".txt"))})
+            prefixes = {
+                f.split("-buffer-assignment")[0] for f in files if "-buffer-assignment" in f
+            }
+            files = sorted(
+                set(files)
+                | {
+                    p + ".txt"
+                    for p in prefixes
+                    if os.path.exists(os.path.join(dump_dir, p + ".txt"))
+                }
+            )
         for name in files:
             shutil.copyfile(os.path.join(dump_dir, name), os.path.join(dest, name))
             check_file(os.path.join(dest, name))
         info["files"] = files
         info["dumped_modules"] = sorted(
-            {m.group("name") or "?" for m in map(FILE_RE.match, os.listdir(dump_dir)) if m})
-        print("%s jax %s: %s" % (program, info["jax"], ", ".join(
-            "%s (%d bytes)" % (f, os.path.getsize(os.path.join(dest, f))) for f in files)))
+            {m.group("name") or "?" for m in map(FILE_RE.match, os.listdir(dump_dir)) if m}
+        )
+        print(
+            "{} jax {}: {}".format(
+                program,
+                info["jax"],
+                ", ".join(
+                    "%s (%d bytes)" % (f, os.path.getsize(os.path.join(dest, f))) for f in files
+                ),
+            )
+        )
         return info
 
 
@@ -516,7 +539,9 @@ def save_manifest(out_root, manifest):
 # Classification of a kept dump (see FORMATS.md) and MANIFEST.md rendering.
 # --------------------------------------------------------------------------------------
 
-GLUED_RE = re.compile(r" from instruction: .*<\d+ [A-Za-z0-9_.\-]+(\{[\d,]*\})?( \(phi\))?( @\d+)?>$")
+GLUED_RE = re.compile(
+    r" from instruction: .*<\d+ [A-Za-z0-9_.\-]+(\{[\d,]*\})?( \(phi\))?( @\d+)?>$"
+)
 
 
 def classify(dir_path, files):
@@ -525,13 +550,15 @@ def classify(dir_path, files):
         with open(os.path.join(dir_path, name), encoding="utf-8") as f:
             texts[name] = f.read()
     ba = next(t for n, t in texts.items() if n.endswith("-buffer-assignment.txt"))
-    values = next((t for n, t in texts.items() if n.endswith("-buffer-assignment-values.txt")), None)
+    values = next(
+        (t for n, t in texts.items() if n.endswith("-buffer-assignment-values.txt")), None
+    )
     live = next((t for n, t in texts.items() if n.endswith("-live-range.txt")), None)
     report = next((t for n, t in texts.items() if n.endswith("-memory-usage-report.txt")), None)
     split = values is not None or live is not None or "\nUsed values:\n" not in ba
     if not split:
         values = ba
-        live = ba[ba.index("\nHloLiveRange"):] if "\nHloLiveRange" in ba else ""
+        live = ba[ba.index("\nHloLiveRange") :] if "\nHloLiveRange" in ba else ""
     values = values or ""
     live = live or ""
 
@@ -552,12 +579,16 @@ def classify(dir_path, files):
             break
 
     vlines = values.split("\n")
-    glued = sum(1 for i, line in enumerate(vlines[:-1])
-                if vlines[i + 1] == " positions:" and GLUED_RE.search(line))
+    glued = sum(
+        1
+        for i, line in enumerate(vlines[:-1])
+        if vlines[i + 1] == " positions:" and GLUED_RE.search(line)
+    )
     records = sum(1 for line in vlines if line == " positions:")
     from_lines = [line for line in vlines if line.startswith(" from instruction:")]
-    operand_shapes = any(re.search(r"\((?:[a-z0-9]+\[[^\]]*\](?:\{[^}]*\})? %)", line)
-                         for line in from_lines)
+    operand_shapes = any(
+        re.search(r"\((?:[a-z0-9]+\[[^\]]*\](?:\{[^}]*\})? %)", line) for line in from_lines
+    )
     none_uses = "\n  (none)\n" in values
     if report is None:
         era = "none"
@@ -600,35 +631,55 @@ def render_manifest(out_root, manifest):
 
     out = []
     out.append("# Real XLA buffer-assignment dumps generated with JAX on the CPU\n")
-    out.append("Generated by `scripts/generate_dumps.py` (dev-only; not a runtime dependency of "
-               "hlotop). Each directory `jax-<version>/<program>/` holds only the "
-               "buffer-assignment-related text files of the program's main module, with XLA's "
-               "own file names. Machine: x86-64 Linux CPU, 2 cores, Python %s. "
-               "Machine-readable details (versions, file lists, classification) are in "
-               "`manifest.json`. Section numbers refer to shared `FORMATS.md`.\n"
-               % sorted({i["python"] for _, i, _ in rows} or {"?"})[0])
-    out.append("Columns: *layout* combined (one `-buffer-assignment.txt` with values and live "
-               "range) or split (jax >= 0.10: `-buffer-assignment.txt`, "
-               "`-buffer-assignment-values.txt`, `-live-range.txt`); *peak* live-range peak "
-               "variant V1..V4 (§5); *glued* number of value records whose "
-               "` from instruction:` line lacks its newline, so the next record's "
-               "`<id name @c>` is glued onto it (2024 era, §3.6) / number of records; "
-               "*from* how a record's instruction line starts (` from instruction:%` with no "
-               "space before jax 0.4.24, ` from instruction: %` after); "
-               "*opnd shapes* whether operand shapes are printed inside from-instruction "
-               "text (before jax 0.5.3); *(none)* whether empty uses print `  (none)`; "
-               "*report* memory-usage-report era (§7: A = sorted allocations, "
-               "B = per memory space, none = no report file); *size* total bytes of the "
-               "kept files.\n")
-    out.append("| path | jax / jaxlib | program | layout | peak | glued | from | opnd shapes "
-               "| (none) | report | size |")
+    out.append(
+        "Generated by `scripts/generate_dumps.py` (dev-only; not a runtime dependency of "
+        "hlotop). Each directory `jax-<version>/<program>/` holds only the "
+        "buffer-assignment-related text files of the program's main module, with XLA's "
+        "own file names. Machine: x86-64 Linux CPU, 2 cores, Python {}. "
+        "Machine-readable details (versions, file lists, classification) are in "
+        "`manifest.json`. Section numbers refer to shared `FORMATS.md`.\n".format(
+            sorted({i["python"] for _, i, _ in rows} or {"?"})[0]
+        )
+    )
+    out.append(
+        "Columns: *layout* combined (one `-buffer-assignment.txt` with values and live "
+        "range) or split (jax >= 0.10: `-buffer-assignment.txt`, "
+        "`-buffer-assignment-values.txt`, `-live-range.txt`); *peak* live-range peak "
+        "variant V1..V4 (§5); *glued* number of value records whose "
+        "` from instruction:` line lacks its newline, so the next record's "
+        "`<id name @c>` is glued onto it (2024 era, §3.6) / number of records; "
+        "*from* how a record's instruction line starts (` from instruction:%` with no "
+        "space before jax 0.4.24, ` from instruction: %` after); "
+        "*opnd shapes* whether operand shapes are printed inside from-instruction "
+        "text (before jax 0.5.3); *(none)* whether empty uses print `  (none)`; "
+        "*report* memory-usage-report era (§7: A = sorted allocations, "
+        "B = per memory space, none = no report file); *size* total bytes of the "
+        "kept files.\n"
+    )
+    out.append(
+        "| path | jax / jaxlib | program | layout | peak | glued | from | opnd shapes "
+        "| (none) | report | size |"
+    )
     out.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for key, info, c in rows:
-        out.append("| `%s/` | %s / %s | %s | %s | %s | %d/%d | %s | %s | %s | %s | %s |" % (
-            key, info["jax"], info["jaxlib"], info["program"], c["layout"], c["peak_variant"],
-            c["glued_records"], c["records"], c["from_instruction_style"], "yes" if c["operand_shapes_in_from_instruction"]
-            else "no", "yes" if c["none_uses"] else "no", c["report_era"],
-            _human(c["bytes"])))
+        out.append(
+            "| `%s/` | %s / %s | %s | %s | %s | %d/%d | %s | %s | %s | %s | %s |"
+            % (
+                key,
+                info["jax"],
+                info["jaxlib"],
+                info["program"],
+                c["layout"],
+                c["peak_variant"],
+                c["glued_records"],
+                c["records"],
+                c["from_instruction_style"],
+                "yes" if c["operand_shapes_in_from_instruction"] else "no",
+                "yes" if c["none_uses"] else "no",
+                c["report_era"],
+                _human(c["bytes"]),
+            )
+        )
     out.append("")
     out.append("Files per dump:\n")
     for key, info, c in rows:
@@ -637,32 +688,50 @@ def render_manifest(out_root, manifest):
             extra = "; %d empty line(s) before `HloLiveRange`" % c["blank_lines_before_live_range"]
         if info.get("big_layers"):
             extra += "; %d unrolled layers" % info["big_layers"]
-        out.append("* `%s/`: numpy %s%s; %s" % (key, info["numpy"], extra, ", ".join(
-            "`%s` (%d B)" % (f, os.path.getsize(os.path.join(out_root, key, f)))
-            for f in info["files"])))
+        out.append(
+            "* `{}/`: numpy {}{}; {}".format(
+                key,
+                info["numpy"],
+                extra,
+                ", ".join(
+                    "`%s` (%d B)" % (f, os.path.getsize(os.path.join(out_root, key, f)))
+                    for f in info["files"]
+                ),
+            )
+        )
     out.append("")
     out.append("## Regenerating\n")
-    out.append("The exact commands used, run from the repository root (never create the "
-               "virtualenvs inside the repository). Extra pins: %s\n" % PIN_NOTE)
+    out.append(
+        "The exact commands used, run from the repository root (never create the "
+        f"virtualenvs inside the repository). Extra pins: {PIN_NOTE}\n"
+    )
     out.append("```sh")
     for ver, pins, progs in RECIPES:
         env = "/tmp/jaxenv-" + ver
-        out.append("python3 -m venv %s" % env)
-        out.append("%s/bin/pip install jax==%s jaxlib==%s%s" % (
-            env, ver, ver, "".join(" '%s'" % p for p in pins)))
-        out.append("%s/bin/python scripts/generate_dumps.py --out sample_dumps/jax%s" % (
-            env, "" if tuple(progs) == PROGRAMS else " --programs " + " ".join(progs)))
+        out.append(f"python3 -m venv {env}")
+        out.append(
+            "{}/bin/pip install jax=={} jaxlib=={}{}".format(
+                env, ver, ver, "".join(f" '{p}'" for p in pins)
+            )
+        )
+        out.append(
+            "{}/bin/python scripts/generate_dumps.py --out sample_dumps/jax{}".format(
+                env, "" if tuple(progs) == PROGRAMS else " --programs " + " ".join(progs)
+            )
+        )
     out.append("# re-render this file only:")
     out.append("python3 scripts/generate_dumps.py --out sample_dumps/jax --manifest-only")
     out.append("```")
     out.append("")
-    out.append("Rerunning a version rewrites its directories. The buffer-assignment, values "
-               "and live-range files come out the same, except that up to jax 0.7.2 the "
-               "`source_file=`/`source_line=` metadata holds the absolute path of this script "
-               "on the machine that ran it and line numbers in it (so editing the programs' "
-               "code shifts them); jax 0.9.0+ prints `stack_frame_id=N` instead. The era-A "
-               "memory-usage reports of jax 0.4.35 .. 0.7.2 are NOT reproducible byte for "
-               "byte: see the first observation below.")
+    out.append(
+        "Rerunning a version rewrites its directories. The buffer-assignment, values "
+        "and live-range files come out the same, except that up to jax 0.7.2 the "
+        "`source_file=`/`source_line=` metadata holds the absolute path of this script "
+        "on the machine that ran it and line numbers in it (so editing the programs' "
+        "code shifts them); jax 0.9.0+ prints `stack_frame_id=N` instead. The era-A "
+        "memory-usage reports of jax 0.4.35 .. 0.7.2 are NOT reproducible byte for "
+        "byte: see the first observation below."
+    )
     out.append("")
     out.append("## Observations (checked against FORMATS.md)\n")
     for note in NOTES:
@@ -674,7 +743,7 @@ def render_manifest(out_root, manifest):
 
 def _version_sort_key(key):
     ver, _, prog = key.partition("/")
-    nums = tuple(int(x) if x.isdigit() else 0 for x in ver[len("jax-"):].split("."))
+    nums = tuple(int(x) if x.isdigit() else 0 for x in ver[len("jax-") :].split("."))
     return (nums, PROGRAMS.index(prog) if prog in PROGRAMS else 99)
 
 
@@ -688,13 +757,23 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="sample_dumps/jax", help="output root (default: %(default)s)")
     p.add_argument("--programs", nargs="+", choices=PROGRAMS, default=list(PROGRAMS))
-    p.add_argument("--big-layers", type=int, default=16,
-                   help="unrolled layers in transformer_big (default: %(default)s)")
-    p.add_argument("--with-module-text", action="store_true",
-                   help="also keep the main module's <name>_after_optimizations.txt (its "
-                        "stack-frame tables resolve stack_frame_id, jax >= 0.9)")
-    p.add_argument("--manifest-only", action="store_true",
-                   help="only re-render MANIFEST.md from manifest.json and the files on disk")
+    p.add_argument(
+        "--big-layers",
+        type=int,
+        default=16,
+        help="unrolled layers in transformer_big (default: %(default)s)",
+    )
+    p.add_argument(
+        "--with-module-text",
+        action="store_true",
+        help="also keep the main module's <name>_after_optimizations.txt (its "
+        "stack-frame tables resolve stack_frame_id, jax >= 0.9)",
+    )
+    p.add_argument(
+        "--manifest-only",
+        action="store_true",
+        help="only re-render MANIFEST.md from manifest.json and the files on disk",
+    )
     p.add_argument("--child", choices=PROGRAMS, help=argparse.SUPPRESS)
     p.add_argument("--dump-dir", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -710,7 +789,7 @@ def main(argv=None):
             info = run_program(program, out_root, args)
             if program == "transformer_big":
                 info["big_layers"] = args.big_layers
-            manifest["dumps"]["jax-%s/%s" % (info["jax"], program)] = info
+            manifest["dumps"]["jax-{}/{}".format(info["jax"], program)] = info
             save_manifest(out_root, manifest)
     render_manifest(out_root, manifest)
 

@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_dumps"
 # Small, combined dumps of several eras: the seeds and a few real JAX dumps.
 CORPUS = sorted((SAMPLES / "seeds").glob("*.txt")) + sorted(
-    p for p in (SAMPLES / "jax").glob("jax-0.[4569]*/tuple_outputs/*-buffer-assignment.txt"))
+    p for p in (SAMPLES / "jax").glob("jax-0.[4569]*/tuple_outputs/*-buffer-assignment.txt")
+)
 GARBAGE_MARK = "%%garbage%%"
 
 _CACHE: dict[Path, tuple[bytes, object]] = {}
@@ -35,8 +36,16 @@ def original(path: Path):
 def figures(module) -> tuple:
     """What must not change when only garbage lines are added."""
     return (
-        [(a.index, a.size, a.color, a.kinds,
-          [(s.value.id, s.offset, s.size, s.shape) for s in a.values]) for a in module.allocations],
+        [
+            (
+                a.index,
+                a.size,
+                a.color,
+                a.kinds,
+                [(s.value.id, s.offset, s.size, s.shape) for s in a.values],
+            )
+            for a in module.allocations
+        ],
         module.total_bytes_used,
         [(b.key, b.start, b.end) for b in module.live_range.buffers] if module.live_range else None,
         module.analysis.peak_step,
@@ -51,16 +60,19 @@ class Mutation:
     text: str = ""
 
 
-garbage_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"),
-                       max_size=40)
+garbage_text = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=40
+)
 
 
 @st.composite
 def garbage_insertions(draw, n_lines: int):
     """1-3 lines of garbage at random places (line indexes into the original)."""
     count = draw(st.integers(1, 3))
-    return [Mutation("insert", draw(st.integers(0, n_lines)), text=GARBAGE_MARK + draw(garbage_text))
-            for _ in range(count)]
+    return [
+        Mutation("insert", draw(st.integers(0, n_lines)), text=GARBAGE_MARK + draw(garbage_text))
+        for _ in range(count)
+    ]
 
 
 @st.composite
@@ -69,8 +81,7 @@ def mutations(draw, n_lines: int, n_bytes: int):
     if kind == "truncate":
         return Mutation(kind, draw(st.integers(0, n_bytes)))
     if kind == "flip":
-        return Mutation(kind, draw(st.integers(0, max(0, n_bytes - 1))),
-                        draw(st.integers(1, 255)))
+        return Mutation(kind, draw(st.integers(0, max(0, n_bytes - 1))), draw(st.integers(1, 255)))
     if kind == "insert":
         return Mutation(kind, draw(st.integers(0, n_lines)), text=draw(garbage_text))
     at = draw(st.integers(0, max(0, n_lines - 1)))
@@ -81,7 +92,7 @@ def apply(data: bytes, muts: list[Mutation]) -> tuple[bytes, list[int]]:
     """The mutated bytes, and the 1-based line numbers of inserted garbage lines."""
     for m in muts:
         if m.kind == "truncate":
-            data = data[:m.at]
+            data = data[: m.at]
         elif m.kind == "flip":
             if data:
                 b = bytearray(data)
@@ -128,7 +139,7 @@ def check_any_mutation(data: bytes) -> None:
     for d in result.diagnostics:
         assert 0 <= d.line <= n_lines + 1, d
         assert "\n" not in d.message
-    result.analysis.live_bytes  # analysis is complete
+    assert result.analysis.live_bytes is not None  # analysis is complete
 
 
 def check_garbage(path: Path, muts: list[Mutation]) -> None:

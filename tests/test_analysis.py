@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import SEEDS, sample
 from hlotop import load
 from hlotop.analysis.analyze import live_set, xla_peak_step
-
-from conftest import SEEDS, sample
 
 
 def test_peak_sweep_counts_starts_before_ends_at_the_same_step():
     # Seed 002's shape: three 4608-byte converts end at step 6, concatenate (13824) is
     # live 6-7 and convert.3 (6912) starts at 7. At step 7 XLA adds convert.3 before
     # freeing the converts, so 7 beats 6 although fewer bytes are live at 7.
-    ranges = [(0, 8, 2304)] * 3 + [(3, 6, 4608), (4, 6, 4608), (5, 6, 4608),
-                                    (6, 7, 13824), (7, 8, 6912)]
+    ranges = [(0, 8, 2304)] * 3 + [
+        (3, 6, 4608),
+        (4, 6, 4608),
+        (5, 6, 4608),
+        (6, 7, 13824),
+        (7, 8, 6912),
+    ]
     assert xla_peak_step(ranges) == (7, 41472)
 
 
@@ -35,15 +39,19 @@ def test_printed_peak_entries_match_the_value_sizes(path):
     for e in peak.entries:
         if peak.variant == "V1":
             # V1 prints ByteSizeOf of the defining instruction; the name may repeat.
-            sizes = {i.sweep_bytes for k, i in by_key.items()
-                     if k[0] == e.name and i.is_live_at(peak.time)}
+            sizes = {
+                i.sweep_bytes
+                for k, i in by_key.items()
+                if k[0] == e.name and i.is_live_at(peak.time)
+            }
             assert e.bytes in sizes
         else:
             assert by_key[(e.name, e.shape_index)].logical_bytes == e.bytes
     if peak.variant != "V1":
         assert m.analysis.peak_bytes == sum(e.bytes for e in peak.entries)
         assert [(i.value.name, i.value.shape_index or ()) for i in m.analysis.peak_values] == [
-            (e.name, e.shape_index) for e in peak.entries]
+            (e.name, e.shape_index) for e in peak.entries
+        ]
 
 
 def test_live_bytes_per_step_and_live_set():
@@ -54,7 +62,12 @@ def test_live_bytes_per_step_and_live_set():
     assert a.live_bytes[7] == 27648
     assert a.live_bytes[a.peak_step] == a.peak_bytes
     assert [i.value.name for i in live_set(a.values, 4)] == [
-        "convert", "convert.1", "args_0_.1", "args_1_.1", "args_2_.1"]
+        "convert",
+        "convert.1",
+        "args_0_.1",
+        "args_1_.1",
+        "args_2_.1",
+    ]
 
 
 def test_totals_by_kind_and_memory_space_tpu():
@@ -81,6 +94,7 @@ def test_occupied_bytes_count_shared_slices_once():
     # live values, 1 032 880 bytes as its stack-trace header prints) exceeds the bytes
     # allocated; the slices those values occupy do not.
     from conftest import SAMPLES
+
     entry = next((SAMPLES / "jax" / "jax-0.10.2" / "mlp_train").glob("*-buffer-assignment.txt"))
     m = load(entry)
     a = m.analysis

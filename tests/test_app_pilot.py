@@ -15,26 +15,25 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from conftest import ROOT, SEEDS, sample
 from hlotop.analysis.analyze import live_set
+from hlotop.analysis.search import find_values
+from hlotop.loading.loader import LoadError, load
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.bindings import SCOPES
-from hlotop.loading.loader import LoadError, load
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.screens.search import SearchScreen
-from hlotop.analysis.search import find_values
-from hlotop.units import human_bytes
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.live_set import LiveSet
-from hlotop.ui.widgets.steps import LiveIndex
 from hlotop.ui.widgets.status_bar import StatusBar
+from hlotop.ui.widgets.steps import LiveIndex
 from hlotop.ui.widgets.summary_bar import SummaryBar
 from hlotop.ui.widgets.timeline import Timeline
 from hlotop.ui.widgets.value_detail import ValueDetail
-
-from conftest import ROOT, SEEDS, sample
+from hlotop.units import human_bytes
 
 TPU = "seeds/003_a3085531593bac68.txt"  # TPU, V1 live ranges, VMEM/SMEM, peak at step 11
 CPU_TRACE = "seeds/000_aa093b3e4f73e23a.txt"  # CPU, stack-trace breakdown, op_name args[0]
@@ -83,8 +82,9 @@ def widget_lines(widget) -> list[str]:
 
 
 def screen_text(app) -> str:
-    return "\n".join("".join(seg.text for seg in strip)
-                     for strip in app.screen._compositor.render_strips())
+    return "\n".join(
+        "".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()
+    )
 
 
 @pilot_test
@@ -318,8 +318,9 @@ async def test_help_lists_every_binding():
         assert set(sections) == titles
         for scope in SCOPES:
             for key in scope.keys:
-                line = next((ln for ln in sections[scope.title]
-                             if ln.startswith(key.display + " ")), None)
+                line = next(
+                    (ln for ln in sections[scope.title] if ln.startswith(key.display + " ")), None
+                )
                 assert line is not None, key
                 assert key.description in line and key.help.split()[0] in line
         await pilot.press("escape")
@@ -403,8 +404,9 @@ async def test_stack_trace_tree_collapses_and_op_names_are_not_markup():
         await pilot.pause()
         assert live.row_count() == rows
         # The leaf args[0] stands for value 10 (op_name "args[0]"): selecting it selects 10.
-        leaf = next(i for i, r in enumerate(live._rows)
-                    if r.kind == "node" and r.node.label == "args[0]")
+        leaf = next(
+            i for i, r in enumerate(live._rows) if r.kind == "node" and r.node.label == "args[0]"
+        )
         await pilot.press(*["down"] * (leaf - root))
         await pilot.pause()
         assert screen.selected_value == 10
@@ -446,9 +448,10 @@ async def test_missing_file_and_load_error_exit_with_code_2(tmp_path):
         raise LoadError("some/dump.txt", "the file is empty")
 
     missing = tmp_path / "missing.txt"
-    for app, expected in ((HlotopApp(str(missing)), f"hlotop: error: {missing}: no such file"),
-                          (HlotopApp("x", open_dump=refuse),
-                           "hlotop: error: some/dump.txt: the file is empty")):
+    for app, expected in (
+        (HlotopApp(str(missing)), f"hlotop: error: {missing}: no such file"),
+        (HlotopApp("x", open_dump=refuse), "hlotop: error: some/dump.txt: the file is empty"),
+    ):
         calls = exits(app)
         async with app.run_test(size=(80, 24)) as pilot:
             await app.workers.wait_for_complete()
@@ -458,8 +461,7 @@ async def test_missing_file_and_load_error_exit_with_code_2(tmp_path):
 
 
 @pilot_test
-async def test_a_bug_while_loading_exits_with_code_70_a_log_and_no_traceback(
-        tmp_path, monkeypatch):
+async def test_a_bug_while_loading_exits_with_code_70_a_log_and_no_traceback(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
 
     def broken():
@@ -486,12 +488,15 @@ async def test_open_dump_is_used_instead_of_load():
         assert screen.dump is dump
 
 
-JAX_BIG = ("jax/jax-0.10.2/transformer_big/module_0016.jit_transformer_train_step."
-           "cpu_after_optimizations-buffer-assignment.txt")
+JAX_BIG = (
+    "jax/jax-0.10.2/transformer_big/module_0016.jit_transformer_train_step."
+    "cpu_after_optimizations-buffer-assignment.txt"
+)
 
 
-@pytest.mark.parametrize("relative", [f"seeds/{p.name}" for p in SEEDS] + [JAX_BIG],
-                         ids=lambda r: r.split("/")[1][:12])
+@pytest.mark.parametrize(
+    "relative", [f"seeds/{p.name}" for p in SEEDS] + [JAX_BIG], ids=lambda r: r.split("/")[1][:12]
+)
 def test_live_index_matches_live_set_at_every_step_either_way(relative):
     """The live set pane's incremental index agrees with analysis.live_set, walking
     forwards, backwards and jumping."""
@@ -528,8 +533,9 @@ async def test_a_selection_folds_the_allocation_it_unfolded_but_not_the_users():
             at = tree.row_of(alloc.index)
             assert tree._rows[at] == (alloc, None)
             if alloc.index in tree.expanded:
-                assert [s for _, s in tree._rows[at + 1:at + 1 + len(alloc.values)]] == list(
-                    alloc.values)
+                assert [s for _, s in tree._rows[at + 1 : at + 1 + len(alloc.values)]] == list(
+                    alloc.values
+                )
 
 
 @pilot_test
@@ -572,8 +578,11 @@ async def test_a_value_without_live_range_is_not_shown_as_selected_where_it_is_a
 async def test_control_characters_in_dump_text_never_reach_the_terminal(tmp_path):
     """An op_name is CEscaped in the dump and unescaped by the parser: an ESC sequence
     (here an OSC title change) must show as visible \\x1b text, not act."""
-    text = open(sample(CPU_TRACE)).read().replace(
-        'op_name="args[0]"', 'op_name="args[0]\\033]0;pwned\\007"')
+    text = (
+        open(sample(CPU_TRACE))
+        .read()
+        .replace('op_name="args[0]"', 'op_name="args[0]\\033]0;pwned\\007"')
+    )
     path = tmp_path / "evil.txt"
     path.write_text(text)
     dump = load(str(path))
@@ -617,13 +626,24 @@ async def test_mouse_clicks_select_rows_steps_and_tabs():
 
 # -- opening big dumps: a lazy load, then every record read in the background -----------
 
+
 @pytest.fixture(scope="module")
 def ten_mb_dump(tmp_path_factory) -> str:
     """A ~12 MB combined dump (14 470 values) made by the benchmark suite's generator:
     big enough that the background pass takes a second or more."""
     out = tmp_path_factory.mktemp("bench")
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_dumps.py"),
-                    "--size-mb", "10", "--out", str(out)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "make_dumps.py"),
+            "--size-mb",
+            "10",
+            "--out",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return str(out / "combined-10mb-buffer-assignment.txt")
 
 
@@ -633,7 +653,8 @@ def summary_text(app) -> str:
 
 @pilot_test
 async def test_a_big_dump_opens_lazily_and_its_records_are_read_in_the_background(
-        ten_mb_dump, monkeypatch):
+    ten_mb_dump, monkeypatch
+):
     import hlotop.ui.app as app_module
 
     calls = []
@@ -649,8 +670,7 @@ async def test_a_big_dump_opens_lazily_and_its_records_are_read_in_the_backgroun
         while "painted" not in app.milestones:
             await asyncio.sleep(0.01)
         # The load gives way to keys and says what it reads; its head was shown first.
-        assert calls == [{"lazy": True, "pause": app.yield_to_input,
-                          "stage": app._set_load_stage}]
+        assert calls == [{"lazy": True, "pause": app.yield_to_input, "stage": app._set_load_stage}]
         assert app.load_stage == "analysing"  # the last stage of the load
         assert app.milestones["preview"] < app.milestones["painted"]
         assert isinstance(app.screen, MainScreen) and not app.dump.records_read
@@ -757,13 +777,15 @@ async def test_search_on_a_big_dump_runs_in_a_worker_and_agrees_with_find_values
             await pilot.press("slash", *query)
             screen = app.screen
             assert isinstance(screen, SearchScreen)
-            while screen._timer is not None or (screen._worker is not None
-                                                and not screen._worker.is_finished):
+            while screen._timer is not None or (
+                screen._worker is not None and not screen._worker.is_finished
+            ):
                 await asyncio.sleep(0.02)
             await pilot.pause()
             expected = find_values(values, query)
             assert expected and [i.value.id for i in screen.matches] == [
-                i.value.id for i in expected]
+                i.value.id for i in expected
+            ]
             label = str(screen.query_one("#search-count").render())
             assert label.startswith(f"{len(expected)} match") and "so far" not in label
             await pilot.press("escape")
@@ -792,6 +814,6 @@ def test_the_pass_and_the_panes_take_turns_reading_records(ten_mb_dump):
     step = 0
     while worker.is_alive():
         step = (step + 7919) % len(values)
-        values[step].op_name  # the panes' way in: a record parsed on the UI thread
+        _ = values[step].op_name  # the panes' way in: a record parsed on the UI thread
     worker.join()
     assert not failed and dump.records_read

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from hlotop.ui.app import HlotopApp
-
 from conftest import ROOT, sample
+from hlotop.ui.app import HlotopApp
 
 TPU = "seeds/003_a3085531593bac68.txt"  # VMEM S(1) and SMEM S(2), peak at step 11
 TPU_OLD = "seeds/004_e0d5fae9bf2de249.txt"  # tiling padding, 1.26GiB
@@ -51,8 +50,9 @@ def test_small_terminal_allocation_tree(snap_compare):
 def test_small_terminal_timeline(snap_compare):
     """80x24 timeline: live-bytes curve, peak at step 11, cursor moved to step 8, the
     row of copy-start.1{0} (VMEM, ▓) selected."""
-    assert snap_compare(app(TPU), terminal_size=(80, 24),
-                        run_before=then("2", "left", "left", "left", *["j"] * 9))
+    assert snap_compare(
+        app(TPU), terminal_size=(80, 24), run_before=then("2", "left", "left", "left", *["j"] * 9)
+    )
 
 
 def test_small_terminal_peak_breakdown_with_stack_trace(snap_compare):
@@ -63,8 +63,7 @@ def test_small_terminal_peak_breakdown_with_stack_trace(snap_compare):
 def test_value_detail_with_padding(snap_compare):
     """Detail of copy.3 (seed 004): allocated 325.00MiB vs logical 320.62MiB, its
     tiling, live range and the conv op_name with [ ] brackets shown literally."""
-    assert snap_compare(app(TPU_OLD), terminal_size=(100, 30),
-                        run_before=then("3", "enter"))
+    assert snap_compare(app(TPU_OLD), terminal_size=(100, 30), run_before=then("3", "enter"))
 
 
 def test_help_screen(snap_compare):
@@ -92,8 +91,7 @@ def test_large_terminal_tpu_colours(snap_compare):
 
 def test_very_large_terminal(snap_compare):
     """200x60 on seed 004, with the timeline zoomed in one level."""
-    assert snap_compare(app(TPU_OLD), terminal_size=(200, 60),
-                        run_before=then("2", "plus", "1"))
+    assert snap_compare(app(TPU_OLD), terminal_size=(200, 60), run_before=then("2", "plus", "1"))
 
 
 def test_search_result_selected_everywhere(snap_compare):
@@ -118,8 +116,10 @@ def _damaged_copy(tmp_path, monkeypatch, seed: str, name: str, edit) -> HlotopAp
 
 def _insert_garbage(text: str) -> str:
     lines = text.split("\n")
-    lines.insert(lines.index("allocation 10: size 49184, preallocated-temp:") + 1,
-                 "garbage under allocation 10")
+    lines.insert(
+        lines.index("allocation 10: size 49184, preallocated-temp:") + 1,
+        "garbage under allocation 10",
+    )
     at = lines.index("<29 p3.6 @0>") + 2
     lines.insert(at, "garbage [bold red]markup[/] \x1b]0;title\x07")
     lines.insert(0, "# a line nobody expected")
@@ -141,11 +141,10 @@ def test_markup_bearing_op_name_shown_literally(snap_compare, tmp_path, monkeypa
     """Seed 002 with the op_name args[2] made Rich markup and a pytree label, in its
     value's metadata and in XLA's stack-trace breakdown: the value's detail and the
     peak breakdown show the brackets as they are, nothing in bold red."""
+
     def edit(text: str) -> str:
         assert text.count("args[2]") == 2
         return text.replace("args[2]", MARKUP_OP_NAME)
 
-    app = _damaged_copy(tmp_path, monkeypatch, "seeds/002_c2e226da3172e77e.txt",
-                        "markup.txt", edit)
-    assert snap_compare(app, terminal_size=(120, 40),
-                        run_before=then("slash", *"args_2_", "enter"))
+    app = _damaged_copy(tmp_path, monkeypatch, "seeds/002_c2e226da3172e77e.txt", "markup.txt", edit)
+    assert snap_compare(app, terminal_size=(120, 40), run_before=then("slash", *"args_2_", "enter"))

@@ -10,16 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from hlotop.cli import main
-
 from conftest import ROOT, sample
+from hlotop.cli import main
 
 SEED3 = sample("seeds/003_a3085531593bac68.txt")
 
 
 def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hlotop", *args], input=stdin,
-                          capture_output=True, cwd=ROOT, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "hlotop", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+    )
 
 
 def test_version_and_help():
@@ -53,10 +57,17 @@ def test_json_schema_and_figures(capsys):
     assert sum(a["size"] for a in doc["allocations"]) == doc["total_bytes_used"]
     a12 = doc["allocations"][12]
     assert (a12["index"], a12["color"], a12["memory_space"], a12["kinds"]) == (
-        12, 1, "VMEM", ["preallocated-temp"])
+        12,
+        1,
+        "VMEM",
+        ["preallocated-temp"],
+    )
     assert {v["id"] for v in a12["values"]} == {31, 36, 39, 41}
-    assert doc["allocations"][1]["parameter"] == {"number": 4, "shape": "f32[3584,4096]",
-                                                  "shape_index": []}
+    assert doc["allocations"][1]["parameter"] == {
+        "number": 4,
+        "shape": "f32[3584,4096]",
+        "shape_index": [],
+    }
     uv = next(u for u in doc["used_values"] if u["id"] == 29)
     assert uv["positions"] == ["p3.6", "copy-start.1 {1}"]
     assert uv["uses"][-1] == "copy-done.1, operand 0 {1}"
@@ -75,16 +86,23 @@ def test_json_stack_trace_tree(capsys):
     tree = json.loads(capsys.readouterr().out)["stack_trace"]
     assert tree["total"] == 41943040
     assert [c["label"] for c in tree["tree"][0]["children"]][:2] == [
-        "concatenate_convert_fusion", "args[0]"]
+        "concatenate_convert_fusion",
+        "args[0]",
+    ]
 
 
-@pytest.mark.parametrize("content,reason", [
-    (b"", "the file is empty"),
-    (b"\x7fELF\x02\x01\x01\x00\x00\x00", "a binary file"),
-    (b'{"a": 1}\n', "not an XLA buffer-assignment dump"),
-    (b"HloModule jit_f, entry_computation_layout={()->f32[]}\n\nENTRY %main {\n}\n",
-     "not an XLA buffer-assignment dump"),
-])
+@pytest.mark.parametrize(
+    "content,reason",
+    [
+        (b"", "the file is empty"),
+        (b"\x7fELF\x02\x01\x01\x00\x00\x00", "a binary file"),
+        (b'{"a": 1}\n', "not an XLA buffer-assignment dump"),
+        (
+            b"HloModule jit_f, entry_computation_layout={()->f32[]}\n\nENTRY %main {\n}\n",
+            "not an XLA buffer-assignment dump",
+        ),
+    ],
+)
 def test_refusals_are_one_line_with_status_2(tmp_path, content, reason):
     path = tmp_path / "input.txt"
     path.write_bytes(content)
@@ -101,7 +119,10 @@ def test_missing_path_and_empty_directory(tmp_path):
     assert out.returncode == 2 and "no such file" in out.stderr.decode()
     out = run("--summary", str(tmp_path))
     assert out.returncode == 2
-    assert out.stderr.decode() == f"hlotop: error: {tmp_path}: no *-buffer-assignment.txt dump in this directory\n"
+    assert (
+        out.stderr.decode()
+        == f"hlotop: error: {tmp_path}: no *-buffer-assignment.txt dump in this directory\n"
+    )
 
 
 def test_stdin_dash():
@@ -139,21 +160,28 @@ def test_an_internal_error_is_one_line_and_a_log_file(tmp_path, monkeypatch, cap
     assert main(["--summary", SEED3]) == 70
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith("hlotop: error: internal error (RuntimeError: simulated bug); details in ")
+    assert err.startswith(
+        "hlotop: error: internal error (RuntimeError: simulated bug); details in "
+    )
     log = Path(err.strip().rsplit(" ", 1)[1])
     assert log.parent == tmp_path / "hlotop"
     assert "simulated bug" in log.read_text() and "Traceback" in log.read_text()
 
 
-@pytest.mark.parametrize("relative", ["seeds/003_a3085531593bac68.txt",
-                                      "seeds/000_aa093b3e4f73e23a.txt",
-                                      "jax/jax-0.4.31/scan_layers/module_0001.jit_scan_train_"
-                                      "step.cpu_after_optimizations-buffer-assignment.txt",
-                                      # stack frames from the module text beside it
-                                      "jax/jax-0.9.2/mlp_train/module_0001.jit_train_step."
-                                      "cpu_after_optimizations-buffer-assignment.txt",
-                                      "jax/jax-0.9.2/tuple_outputs/module_0001.jit_tuple_update."
-                                      "cpu_after_optimizations-buffer-assignment.txt"])
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "seeds/003_a3085531593bac68.txt",
+        "seeds/000_aa093b3e4f73e23a.txt",
+        "jax/jax-0.4.31/scan_layers/module_0001.jit_scan_train_"
+        "step.cpu_after_optimizations-buffer-assignment.txt",
+        # stack frames from the module text beside it
+        "jax/jax-0.9.2/mlp_train/module_0001.jit_train_step."
+        "cpu_after_optimizations-buffer-assignment.txt",
+        "jax/jax-0.9.2/tuple_outputs/module_0001.jit_tuple_update."
+        "cpu_after_optimizations-buffer-assignment.txt",
+    ],
+)
 @pytest.mark.parametrize("batch", [1, 7, 1024])
 def test_json_is_streamed_as_the_same_document(relative, batch, monkeypatch):
     """--json writes the records a batch at a time: the same document, key for key and
@@ -174,22 +202,32 @@ def test_json_is_streamed_as_the_same_document(relative, batch, monkeypatch):
 
 @pytest.mark.parametrize("child_fails", ["never", "at once", "midway"])
 def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
-        child_fails, monkeypatch, tmp_path):
+    child_fails, monkeypatch, tmp_path
+):
     """From PARALLEL_RECORDS records on, a forked child writes chunks of records from
     the back while hlotop writes them from the front; the document (with the
     diagnostics of both) is the one a single process writes, and if the child fails,
     hlotop writes what the child did not hand over itself."""
+    import hlotop.report.forked as forked
     import hlotop.report.json_doc as export
     import hlotop.report.record_writer as record_writer
-    import hlotop.report.forked as forked
     from hlotop.loading.loader import load
 
-    text = Path(sample("jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_"
-                       "step.cpu_after_optimizations-buffer-assignment.txt")).read_text()
+    text = Path(
+        sample(
+            "jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_"
+            "step.cpu_after_optimizations-buffer-assignment.txt"
+        )
+    ).read_text()
     first, last = text.index("\n uses:\n"), text.rindex("\n uses:\n")
     cut = len("\n uses:\n")
-    damaged = (text[:first] + "\n uses:\n  ?bad\n" + text[first + cut:last]
-               + "\n uses:\n  ?worse\n" + text[last + cut:])  # a record at each end
+    damaged = (
+        text[:first]
+        + "\n uses:\n  ?bad\n"
+        + text[first + cut : last]
+        + "\n uses:\n  ?worse\n"
+        + text[last + cut :]
+    )  # a record at each end
     path = tmp_path / "damaged-buffer-assignment.txt"
     path.write_text(damaged)
     monkeypatch.setattr(record_writer, "PARALLEL_RECORDS", 10**9)
@@ -233,18 +271,21 @@ def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
     assert double.getvalue() == single.getvalue()
     lines = [d["line"] for d in json.loads(double.getvalue())["diagnostics"]]
     for bad in ("  ?bad", "  ?worse"):
-        assert lines.count(damaged[:damaged.index(bad)].count("\n") + 1) == 1, bad
+        assert lines.count(damaged[: damaged.index(bad)].count("\n") + 1) == 1, bad
 
 
 def test_json_writes_any_text_of_a_record_as_the_encoder_would(tmp_path):
     """Records are written as JSON text directly; quotes, backslashes, control codes and
     non-ASCII in names and op_names come out as json.dumps writes them."""
     import hlotop.report.json_doc as export
-    import hlotop.report.record_writer as record_writer
     from hlotop.loading.loader import load
 
-    text = Path(sample("jax/jax-0.9.2/tuple_outputs/module_0001.jit_tuple_update."
-                       "cpu_after_optimizations-buffer-assignment.txt")).read_text()
+    text = Path(
+        sample(
+            "jax/jax-0.9.2/tuple_outputs/module_0001.jit_tuple_update."
+            "cpu_after_optimizations-buffer-assignment.txt"
+        )
+    ).read_text()
     hostile = 'q\\"uo\\\\te é \\x1b]0;t\\x07 \\t'  # CEscaped in the dump
     assert 'op_name="' in text
     text = text.replace('op_name="', 'op_name="' + hostile, 3)
@@ -261,10 +302,16 @@ def test_json_writes_any_text_of_a_record_as_the_encoder_would(tmp_path):
 
 def test_a_reader_that_stops_early_ends_hlotop_quietly():
     """``hlotop --json DUMP | head``: exit status 141 (as SIGPIPE), nothing on stderr."""
-    big = sample("jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_step"
-                 ".cpu_after_optimizations-buffer-assignment.txt")
-    proc = subprocess.Popen([sys.executable, "-m", "hlotop", "--json", big], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    big = sample(
+        "jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_step"
+        ".cpu_after_optimizations-buffer-assignment.txt"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hlotop", "--json", big],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout.read(100).startswith(b'{"hlotop_version":')
     proc.stdout.close()
     err = proc.stderr.read()
@@ -273,7 +320,8 @@ def test_a_reader_that_stops_early_ends_hlotop_quietly():
 
 
 def test_json_of_a_damaged_split_module_is_the_whole_document_in_file_order(
-        tmp_path, monkeypatch, capsys):
+    tmp_path, monkeypatch, capsys
+):
     """``hlotop --json`` reads a split module's values file first and hands its records
     to a second process while it reads the rest; the document, diagnostics included and
     in the same order, is the one built whole from the same files."""
@@ -281,12 +329,17 @@ def test_json_of_a_damaged_split_module_is_the_whole_document_in_file_order(
     import hlotop.report.record_writer as record_writer
     from hlotop.loading.loader import load
 
-    folder = Path(sample("jax/jax-0.10.2/scan_layers/module_0004.jit_scan_train_step."
-                         "cpu_after_optimizations-buffer-assignment.txt")).parent
+    folder = Path(
+        sample(
+            "jax/jax-0.10.2/scan_layers/module_0004.jit_scan_train_step."
+            "cpu_after_optimizations-buffer-assignment.txt"
+        )
+    ).parent
     for f in folder.iterdir():
         text = f.read_text()
-        if f.name.endswith(("-buffer-assignment.txt", "-buffer-assignment-values.txt",
-                            "-live-range.txt")):
+        if f.name.endswith(
+            ("-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt")
+        ):
             lines = text.splitlines(keepends=True)
             lines.insert(len(lines) // 2, "garbage in " + f.name + "\n")
             text = "".join(lines)
@@ -311,8 +364,9 @@ def test_only_the_hlotop_command_forks(monkeypatch):
     assert forked.start(lambda out: 0) is None
     seen = []
     real_start = forked.start
-    monkeypatch.setattr(forked, "start", lambda work: seen.append(forked._allowed) or
-                        real_start(work))
+    monkeypatch.setattr(
+        forked, "start", lambda work: seen.append(forked._allowed) or real_start(work)
+    )
     monkeypatch.setattr("hlotop.report.record_writer.PARALLEL_RECORDS", 10)
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)

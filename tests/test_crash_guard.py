@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT, sample
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.crash_guard import EXIT_CRASH, crash_message
 from hlotop.ui.screens.main import MainScreen
-
-from conftest import ROOT, sample
 
 TPU = "seeds/003_a3085531593bac68.txt"
 
@@ -32,7 +31,8 @@ def state_home(tmp_path, monkeypatch) -> Path:
 
 
 def test_a_key_handler_that_raises_ends_the_app_with_a_log_and_one_line(
-        state_home, monkeypatch, capsys):
+    state_home, monkeypatch, capsys
+):
     def broken(self):
         raise RuntimeError("simulated bug in a key handler")
 
@@ -58,8 +58,10 @@ def test_a_key_handler_that_raises_ends_the_app_with_a_log_and_one_line(
     assert "Traceback" in text and "in broken" in text
     assert f"dump: {sample(TPU)}" in text and "screen: MainScreen" in text
     err = capsys.readouterr().err
-    assert err == ("hlotop: error: internal error (RuntimeError: simulated bug in a key "
-                   f"handler); details in {log}\n")
+    assert err == (
+        "hlotop: error: internal error (RuntimeError: simulated bug in a key "
+        f"handler); details in {log}\n"
+    )
     assert "Traceback" not in err
 
 
@@ -93,9 +95,15 @@ def test_on_a_real_terminal_the_screen_is_restored_and_one_line_is_left(state_ho
     env = dict(os.environ, TERM="xterm-256color", COLUMNS="100", LINES="30")
     env.pop("NO_COLOR", None)
     controller, terminal = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-c", _CRASHING_RUN, sample(TPU)], cwd=ROOT,
-                            stdin=terminal, stdout=terminal, stderr=terminal, env=env,
-                            close_fds=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CRASHING_RUN, sample(TPU)],
+        cwd=ROOT,
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env=env,
+        close_fds=True,
+    )
     os.close(terminal)
     out = bytearray()
 

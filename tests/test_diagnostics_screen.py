@@ -10,21 +10,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import sample
+from fuzzing import apply, mutations
 from hlotop import load
+from hlotop.analysis.nearest import ALLOCATION, VALUE, Place, Places
 from hlotop.loading.loader import LoadError
 from hlotop.ui.app import HlotopApp
-from hlotop.analysis.nearest import ALLOCATION, VALUE, Place, Places
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
-
-from conftest import sample
-from fuzzing import apply, mutations
 from test_app_pilot import pilot_test, screen_text, started
 from test_truncated import LINES, SEED3
 
-SPLIT = ("jax/jax-0.10.2/tuple_outputs/module_0006.jit_tuple_update.cpu_after_optimizations"
-         "-{}.txt")
+SPLIT = "jax/jax-0.10.2/tuple_outputs/module_0006.jit_tuple_update.cpu_after_optimizations-{}.txt"
 # jax 0.9.2: a combined dump and an era B memory-usage report (tables name no allocation).
 BIG = Path(sample("jax/jax-0.9.2/transformer_big"))
 # jax 0.7.2: a combined dump and an era A report (a list of allocations, then each table).
@@ -48,6 +46,7 @@ def line_of(prefix: str) -> int:
 
 
 # -- the pure mapping: (path, line) -> allocation or value --------------------------------
+
 
 def test_each_line_of_a_combined_dump_leads_to_what_is_printed_at_or_above_it():
     path = str(SEED3)
@@ -82,10 +81,12 @@ def test_a_split_module_maps_each_file_to_its_own_section():
     by_kind = {f.kind: f.path for f in dump.files}
     first = dump.allocations[0]
     assert places.nearest(by_kind["buffer-assignment"], first.line) == Place(
-        ALLOCATION, first.index, by_kind["buffer-assignment"], first.line)
+        ALLOCATION, first.index, by_kind["buffer-assignment"], first.line
+    )
     record = dump.used_values[3]
     assert places.nearest(by_kind["values"], record.line + 1) == Place(
-        VALUE, record.value.id, by_kind["values"], record.line)
+        VALUE, record.value.id, by_kind["values"], record.line
+    )
     live = dump.live_range.buffers[2]
     found = places.nearest(by_kind["live-range"], live.line)
     assert found.kind == VALUE and dump.analysis.by_id[found.id].value.key == live.key
@@ -164,8 +165,14 @@ def test_era_a_report_lines_lead_to_the_allocation_they_name():
     places = Places(dump)
     report = str(next(ERA_A.glob("*-memory-usage-report.txt")))
     lines = Path(report).read_text().splitlines()
-    listed = next(i for i, ln in enumerate(lines, 1) if ln.endswith("allocation 0: size 256.0KiB, "
-                  "parameter 2, shape |f32[256,256]| at ShapeIndex {}, maybe-live-out:"))
+    listed = next(
+        i
+        for i, ln in enumerate(lines, 1)
+        if ln.endswith(
+            "allocation 0: size 256.0KiB, "
+            "parameter 2, shape |f32[256,256]| at ShapeIndex {}, maybe-live-out:"
+        )
+    )
     assert places.nearest(report, listed) == Place(ALLOCATION, 0, report, listed)
     header = lines.index("allocation 37: size 432.0KiB, preallocated-temp:") + 1
     assert places.nearest(report, header) == Place(ALLOCATION, 37, report, header)
@@ -190,8 +197,11 @@ def test_the_peak_list_and_the_stack_tree_lead_to_the_values_xla_listed():
     assert places.nearest(path, len(lines)) == Place(VALUE, 87, path, last)
 
 
-REPORT_MODULES = [ERA_A, BIG.parent / "tuple_outputs",
-                  Path(sample(SPLIT.format("buffer-assignment"))).parent]
+REPORT_MODULES = [
+    ERA_A,
+    BIG.parent / "tuple_outputs",
+    Path(sample(SPLIT.format("buffer-assignment"))).parent,
+]
 
 
 @pytest.mark.parametrize("module", REPORT_MODULES, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -203,8 +213,7 @@ def test_any_damage_to_a_report_or_peak_list_leads_somewhere_or_nowhere(module, 
     in its own file, at or above its line, or below it only when nothing is above it
     (the file's first place), or to none; building the places never raises."""
     files = sorted(module.iterdir())
-    victims = [f for f in files if f.name.endswith(("-memory-usage-report.txt",
-                                                    "-live-range.txt"))]
+    victims = [f for f in files if f.name.endswith(("-memory-usage-report.txt", "-live-range.txt"))]
     if not any(f.name.endswith("-live-range.txt") for f in files):
         victims += [f for f in files if f.name.endswith("-buffer-assignment.txt")]
     victim = data.draw(st.sampled_from(victims))
@@ -226,6 +235,7 @@ def test_any_damage_to_a_report_or_peak_list_leads_somewhere_or_nowhere(module, 
 
 
 # -- the screen ---------------------------------------------------------------------------
+
 
 async def open_diagnostics(app: HlotopApp, pilot) -> tuple[MainScreen, DiagnosticsScreen]:
     main = await started(app, pilot)
@@ -276,8 +286,10 @@ async def test_keys_move_between_diagnostics_and_each_leads_to_its_own_place(tmp
     live ranges): down/end/home/pgdn move the cursor, Enter goes to each one's place."""
     live = line_of("    fusion.10{}:9-11")
     slot = line_of(" value: <36 fusion.12 @1>")
-    path = damaged(tmp_path, {1: "garbage above everything", slot + 1: "garbage slot",
-                              live + 1: "garbage live range"})
+    path = damaged(
+        tmp_path,
+        {1: "garbage above everything", slot + 1: "garbage slot", live + 1: "garbage live range"},
+    )
     expected = [
         ("value", 6),  # first below: allocation 0, which holds only add.27
         ("value", 36),  # the value line above it
@@ -313,7 +325,7 @@ async def test_a_whole_file_diagnostic_has_nowhere_to_go(tmp_path):
     line 0 (the whole file). Enter says so and the list stays open; esc closes it."""
     at = line_of("allocation 6:")
     path = tmp_path / "module_0001.f.cpu_after_optimizations-buffer-assignment.txt"
-    path.write_text("".join(LINES[:at - 1]))
+    path.write_text("".join(LINES[: at - 1]))
     app = HlotopApp(str(path))
     async with app.run_test(size=(120, 40)) as pilot:
         main, screen = await open_diagnostics(app, pilot)
@@ -347,14 +359,21 @@ async def test_enter_on_report_diagnostics_selects_their_allocation_or_value(tmp
     """transformer_big (jax 0.9.2) with three garbage lines in its era B report: under
     the first table's row of one value (copy.653, in allocation 1859), under a row of 3
     values of allocation 1859, and under allocation 0's only row (14 values)."""
-    path = copy_damaged(BIG, tmp_path, "-memory-usage-report.txt",
-                        {6: "garbage row", 61: "garbage row", 236: "garbage row"})
+    path = copy_damaged(
+        BIG,
+        tmp_path,
+        "-memory-usage-report.txt",
+        {6: "garbage row", 61: "garbage row", 236: "garbage row"},
+    )
     dump_path = next(tmp_path.glob("*-buffer-assignment.txt"))
     app = HlotopApp(str(dump_path))
     async with app.run_test(size=(120, 40)) as pilot:
         main, screen = await open_diagnostics(app, pilot)
         assert [(d.path, d.line) for d in screen.diagnostics] == [
-            (str(path), 6), (str(path), 62), (str(path), 238)]
+            (str(path), 6),
+            (str(path), 62),
+            (str(path), 238),
+        ]
         assert "⏎ goes to value 59477 copy.653, printed at line 5" in screen_text(app)
         await pilot.press("enter")
         await pilot.pause()
@@ -383,8 +402,9 @@ async def test_enter_on_an_era_a_report_diagnostic_selects_the_value_at_that_row
     """mlp_train (jax 0.7.2): a garbage line under the era A report's row at offset
     262144 of allocation 37, where value 192 dot_general.11 is alone."""
     report = next(ERA_A.glob("*-memory-usage-report.txt"))
-    row = next(i for i, ln in enumerate(report.read_text().splitlines(), 1)
-               if "       262144;" in ln)
+    row = next(
+        i for i, ln in enumerate(report.read_text().splitlines(), 1) if "       262144;" in ln
+    )
     path = copy_damaged(ERA_A, tmp_path, "-memory-usage-report.txt", {row + 1: "\tgarbage"})
     app = HlotopApp(str(next(tmp_path.glob("*-buffer-assignment.txt"))))
     async with app.run_test(size=(80, 24)) as pilot:

@@ -8,15 +8,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzing import CORPUS, apply, check_any_mutation, check_garbage, garbage_insertions, \
-    mutations, original
+from fuzzing import (
+    CORPUS,
+    apply,
+    check_any_mutation,
+    check_garbage,
+    garbage_insertions,
+    mutations,
+    original,
+)
 
-FAST = settings(max_examples=25, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FAST = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
-over_corpus = pytest.mark.parametrize("path", CORPUS,
-                                      ids=lambda p: p.parent.name + "/" + p.name[:12])
+over_corpus = pytest.mark.parametrize(
+    "path", CORPUS, ids=lambda p: p.parent.name + "/" + p.name[:12]
+)
 
 
 @over_corpus

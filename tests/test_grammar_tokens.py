@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 from parsy import ParseError, eof
 
+from conftest import SAMPLES
 from hlotop.parse import allocations, live_range, values
 from hlotop.parse.dump import split_lines
-
-from conftest import SAMPLES
 
 GRAMMARS = {
     "allocation": allocations.ALLOCATION_LINE,
@@ -41,7 +40,9 @@ def test_fast_token_agrees_with_the_grammar(kind):
             try:
                 fine = whole.parse(line)
             except ParseError as err:  # pragma: no cover - the assertion reports it
-                pytest.fail(f"{path.name}: fast token accepted what the grammar rejects: {line!r} ({err})")
+                pytest.fail(
+                    f"{path.name}: fast token accepted what the grammar rejects: {line!r} ({err})"
+                )
             assert fast.value == fine, line
     assert matched > 0
 
@@ -66,8 +67,10 @@ def test_metadata_fast_token_agrees_with_the_grammar():
 def test_metadata_unescapes_c_escapes():
     from hlotop.parse.instruction import parse_instruction_text
 
-    text = (r'%p = f32[] parameter(0), metadata={op_name="state[\'count\'] \"q\" \x1b]0;t\x07" '
-            r'source_file="/a b.py" source_line=7 stack_frame_id=3}')
+    text = (
+        r'%p = f32[] parameter(0), metadata={op_name="state[\'count\'] \"q\" \x1b]0;t\x07" '
+        r'source_file="/a b.py" source_line=7 stack_frame_id=3}'
+    )
     info = parse_instruction_text(text)
     assert info.op_name == "state['count'] \"q\" \x1b]0;t\x07"
     assert (info.source_file, info.source_line, info.stack_frame_id) == ("/a b.py", 7, 3)
@@ -82,14 +85,17 @@ def test_allocation_head_from_the_pattern_agrees_with_the_grammar():
             if m is None:
                 continue
             matched += 1
-            assert allocations._head_from_groups(*m.groups()) == \
-                allocations._head_of(*whole.parse(line)), line
+            assert allocations._head_from_groups(*m.groups()) == allocations._head_of(
+                *whole.parse(line)
+            ), line
     assert matched > 100
 
 
-BUFFER_ASSIGNMENTS = [p for p in DUMPS
-                      if p.name.endswith(("-buffer-assignment.txt", "-live-range.txt"))
-                      or p.parent.name == "seeds"]
+BUFFER_ASSIGNMENTS = [
+    p
+    for p in DUMPS
+    if p.name.endswith(("-buffer-assignment.txt", "-live-range.txt")) or p.parent.name == "seeds"
+]
 
 
 @pytest.mark.parametrize("path", BUFFER_ASSIGNMENTS, ids=lambda p: p.name)
@@ -133,8 +139,9 @@ def test_whole_record_token_reads_like_the_line_grammar(monkeypatch):
             assert fast == expected, (path.name, n)
             if fast is not None:
                 assert fast.position_texts() == [str(p) for p in expected.positions]
-                assert fast.use_texts() == (None if expected.uses is None
-                                            else [str(u) for u in expected.uses])
+                assert fast.use_texts() == (
+                    None if expected.uses is None else [str(u) for u in expected.uses]
+                )
     assert fast_taken > 1000
 
 
@@ -151,18 +158,21 @@ def test_instruction_shape_tokens_agree_with_the_shape_grammar():
             head = instruction._HEAD.match(line, at + 18) if at >= 0 else None
             if head is None:
                 continue
-            rest = line[head.end():]
+            rest = line[head.end() :]
             m = instruction._ARRAY_SHAPE.match(rest) or instruction._FLAT_TUPLE_SHAPE.match(rest)
             if m is None:
                 continue
             tuples += m.group(0).startswith("(")
             _, remainder = parse_shape_prefix(rest)
-            assert m.group(0) == rest[:len(rest) - len(remainder)], line
+            assert m.group(0) == rest[: len(rest) - len(remainder)], line
     assert tuples > 10
 
 
-ASCII_DUMPS = [p for p in BUFFER_ASSIGNMENTS + [p for p in DUMPS if p.name.endswith(
-    "-values.txt")] if p.read_bytes().isascii()]
+ASCII_DUMPS = [
+    p
+    for p in BUFFER_ASSIGNMENTS + [p for p in DUMPS if p.name.endswith("-values.txt")]
+    if p.read_bytes().isascii()
+]
 
 
 @pytest.mark.parametrize("path", ASCII_DUMPS, ids=lambda p: p.name)
@@ -175,7 +185,7 @@ def test_an_ascii_dump_read_as_bytes_reads_like_its_text(path):
     data = Path(path).read_bytes()
     first = data.find(b"\n positions:\n")
     if first >= 0:  # damage a record: its diagnostics come from the line grammar
-        data = data[:first] + b"\n positions:\n  bad{x\n" + data[first + 13:]
+        data = data[:first] + b"\n positions:\n  bad{x\n" + data[first + 13 :]
     as_text: list = []
     as_bytes: list = []
     text = parse_text(str(path), data.decode(), as_text)
@@ -185,11 +195,13 @@ def test_an_ascii_dump_read_as_bytes_reads_like_its_text(path):
     records_text: list = []
     records_bytes: list = []
     if not isinstance(raw.used_values, tuple):
-        assert list(raw.used_values.checked(records_bytes)) == \
-            list(text.used_values.checked(records_text))
+        assert list(raw.used_values.checked(records_bytes)) == list(
+            text.used_values.checked(records_text)
+        )
         assert records_bytes == records_text and (first < 0 or records_bytes)
-        assert raw.used_values.line_of(len(raw.used_values) - 1) == \
-            text.used_values.line_of(len(text.used_values) - 1)
+        assert raw.used_values.line_of(len(raw.used_values) - 1) == text.used_values.line_of(
+            len(text.used_values) - 1
+        )
     assert as_bytes == as_text
 
 
@@ -200,8 +212,11 @@ def test_long_scans_in_pieces_find_what_one_scan_finds(monkeypatch):
     from hlotop.loading import loader
     from hlotop.parse import dump, scan
 
-    path = next(p for p in BUFFER_ASSIGNMENTS if p.name.endswith("-buffer-assignment.txt")
-                and "0.4.31" in str(p))
+    path = next(
+        p
+        for p in BUFFER_ASSIGNMENTS
+        if p.name.endswith("-buffer-assignment.txt") and "0.4.31" in str(p)
+    )
     data = Path(path).read_bytes()
     text = data.decode()
     whole = dump._cut_records(str(path), text)
@@ -209,12 +224,17 @@ def test_long_scans_in_pieces_find_what_one_scan_finds(monkeypatch):
     for piece in (3, 7, 64):
         monkeypatch.setattr(scan, "SCAN", piece)
         pieces = dump._cut_records(str(path), text)
-        assert (pieces[0].begin, pieces[0].end, pieces[0].first_line, pieces[0].end_line) == \
-            (whole[0].begin, whole[0].end, whole[0].first_line, whole[0].end_line)
+        assert (pieces[0].begin, pieces[0].end, pieces[0].first_line, pieces[0].end_line) == (
+            whole[0].begin,
+            whole[0].end,
+            whole[0].first_line,
+            whole[0].end_line,
+        )
         assert pieces[1] == whole[1]
         for source in (text, data, text + "no line end", text + "\r\n\n"):
             assert dump._lines(source) == dump.split_lines(
-                source.decode() if isinstance(source, bytes) else source)
+                source.decode() if isinstance(source, bytes) else source
+            )
         assert scan.count_lines(text, 5, len(text) - 5) == text.count("\n", 5, len(text) - 5)
         assert scan.contains(data, b"\n positions:\n") and not scan.contains(data, b"\r\n")
         assert scan.contains(data.replace(b"\n", b"\r\n"), b"\r\n")

@@ -8,10 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import ROOT, sample
 from hlotop import load
 from hlotop.cli import main
-
-from conftest import ROOT, sample
 
 SEED3 = Path(sample("seeds/003_a3085531593bac68.txt"))  # HloLiveRange (max 15), peak at 11
 
@@ -70,8 +69,12 @@ def test_a_refusal_naming_a_hostile_file_name_has_no_control_codes(tmp_path):
     folder.mkdir()
     (folder / "m\x1b]0;pwned\x07-buffer-assignment.txt").write_text(SEED3.read_text())
     (folder / "small-buffer-assignment.txt").write_text(SEED3.read_text())
-    out = subprocess.run([sys.executable, "-m", "hlotop", "--summary", str(folder)],
-                         capture_output=True, cwd=ROOT, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "hlotop", "--summary", str(folder)],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert out.returncode == 2
     assert b"\x1b" not in out.stderr and b"\x07" not in out.stderr
     assert out.stderr.count(b"\n") == 1 and b"2 modules here" in out.stderr

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import sample
 from hlotop import load
 from hlotop.cli import main
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
-
-from conftest import sample
 
 SEED2 = Path(sample("seeds/002_c2e226da3172e77e.txt"))
 
@@ -20,9 +19,10 @@ def test_invalid_utf8_is_replaced_and_reported_at_its_line(tmp_path):
     path = tmp_path / "x.txt"
     path.write_bytes(data)
     m = load(path)
-    line = data[:data.index(b"\xff")].count(b"\n") + 1
+    line = data[: data.index(b"\xff")].count(b"\n") + 1
     assert [(d.line, d.severity, "UTF-8" in d.message) for d in m.diagnostics] == [
-        (line, "warning", True)]
+        (line, "warning", True)
+    ]
     rec = next(r for r in m.used_values if r.value.name == "args_1_.1")
     assert rec.instruction.op_name == "args\ufffd\ufffd[1]"
     assert m.total_bytes_used == 36864
@@ -51,15 +51,16 @@ def _seed3_with(tmp_path, old: str, new: str):
     assert text.count(old) == 1
     path = tmp_path / "x.txt"
     path.write_text(text.replace(old, new))
-    line = text[:text.index(old)].count("\n") + 1
+    line = text[: text.index(old)].count("\n") + 1
     return main(["--json", str(path)]), load(path), line
 
 
 def test_a_huge_live_range_end_is_reported_and_skipped(tmp_path, capsys):
     """One damaged number must not size the timeline (it made hlotop run out of
     memory building a live-bytes curve of 10**15 steps: exit 70)."""
-    status, m, line = _seed3_with(tmp_path, "    fusion.10{}:9-11\n",
-                                  f"    fusion.10{{}}:9-{10**15}\n")
+    status, m, line = _seed3_with(
+        tmp_path, "    fusion.10{}:9-11\n", f"    fusion.10{{}}:9-{10**15}\n"
+    )
     assert status == 0
     assert [(d.line, d.severity) for d in m.diagnostics] == [(line, "error")]
     assert "ends after the schedule's last step, 15" in m.diagnostics[0].message
@@ -69,12 +70,12 @@ def test_a_huge_live_range_end_is_reported_and_skipped(tmp_path, capsys):
 
 
 def test_a_huge_schedule_end_is_reported_and_the_listed_steps_used(tmp_path, capsys):
-    status, m, line = _seed3_with(tmp_path, "HloLiveRange (max 15):",
-                                  f"HloLiveRange (max {10**14}):")
+    status, m, line = _seed3_with(
+        tmp_path, "HloLiveRange (max 15):", f"HloLiveRange (max {10**14}):"
+    )
     assert status == 0
     assert [(d.line, d.severity) for d in m.diagnostics] == [(line, "warning")]
-    assert "does not fit its instruction sequence of 15 steps: using 15" in \
-        m.diagnostics[0].message
+    assert "does not fit its instruction sequence of 15 steps: using 15" in m.diagnostics[0].message
     assert m.live_range.max_time == m.analysis.max_time == 15
     assert m.analysis.peak_step == 11 and len(m.live_range.buffers) == 18
 
@@ -97,7 +98,7 @@ def test_a_lost_schedule_line_is_not_taken_for_a_damaged_schedule_end(tmp_path, 
 
 
 def test_control_characters_never_reach_the_terminal(tmp_path, capsys):
-    hostile = r'\x1b]0;owned\x07\x1b[31m\tred'  # CEscaped as XLA prints op_names
+    hostile = r"\x1b]0;owned\x07\x1b[31m\tred"  # CEscaped as XLA prints op_names
     text = SEED2.read_text().replace('op_name="args[2]"', f'op_name="{hostile}"')
     path = tmp_path / "x.txt"
     path.write_text(text)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import SAMPLES
 from hlotop import load
 
-from conftest import SAMPLES
-
 ERA_A = next((SAMPLES / "jax" / "jax-0.7.2" / "mlp_train").glob("*-buffer-assignment.txt"))
-ERA_B_REPORT = next((SAMPLES / "jax" / "jax-0.10.2" / "tuple_outputs").glob(
-    "*-memory-usage-report.txt"))
+ERA_B_REPORT = next(
+    (SAMPLES / "jax" / "jax-0.10.2" / "tuple_outputs").glob("*-memory-usage-report.txt")
+)
 
 
 def test_era_a_lists_allocations_with_their_tables():
@@ -30,7 +30,8 @@ def test_era_a_lists_allocations_with_their_tables():
     assert sorted(counted.shapes) == [(1, "f32[32,128]"), (2, "f32[32,256]")]
     assert len(first.rows) == 13
     assert {0, 262144, 294912, 327680, 360448, 393216, 409600, 425984} <= {
-        r.offset for r in first.rows}
+        r.offset for r in first.rows
+    }
     # Sorted by size descending, as XLA lists them.
     sizes = [a.size for a in report.allocations]
     assert sizes == sorted(sizes, reverse=True)
@@ -38,8 +39,13 @@ def test_era_a_lists_allocations_with_their_tables():
 
 def test_era_b_groups_tables_by_memory_space_and_opens_the_module():
     m = load(ERA_B_REPORT)  # naming the report opens the whole split module
-    assert {f.kind for f in m.files} == {"buffer-assignment", "values", "live-range",
-                                         "memory-usage-report", "module-text"}
+    assert {f.kind for f in m.files} == {
+        "buffer-assignment",
+        "values",
+        "live-range",
+        "memory-usage-report",
+        "module-text",
+    }
     report = m.memory_usage_report
     assert report.era == "B"
     (space,) = report.memory_spaces
@@ -47,5 +53,7 @@ def test_era_b_groups_tables_by_memory_space_and_opens_the_module():
     assert len(space.allocations) == 26
     third = space.allocations[2]
     assert [(r.offset, r.used_by_n_values, r.shapes) for r in third.rows] == [
-        (0, 2, ((2, "f32[16,256]"),)), (16384, 1, ((1, "f32[]"),))]
+        (0, 2, ((2, "f32[16,256]"),)),
+        (16384, 1, ((1, "f32[]"),)),
+    ]
     assert Path(ERA_B_REPORT).read_text().count("Memory Space:") == 1

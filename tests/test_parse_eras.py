@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import sample
 from hlotop import load
 from hlotop.loading.loader import load_bytes
 from hlotop.model import HloUse
-
-from conftest import sample
 
 SEED0 = sample("seeds/000_aa093b3e4f73e23a.txt")
 SEED3 = sample("seeds/003_a3085531593bac68.txt")
@@ -25,8 +24,10 @@ def _text(path: str) -> str:
 
 def _figures(m):
     return (
-        [(a.index, a.size, a.color, a.kinds, [(s.value.id, s.offset, s.size) for s in a.values])
-         for a in m.allocations],
+        [
+            (a.index, a.size, a.color, a.kinds, [(s.value.id, s.offset, s.size) for s in a.values])
+            for a in m.allocations
+        ],
         m.total_bytes_used,
         [(r.value.id, r.positions, r.uses) for r in m.used_values],
         m.analysis.peak_step,
@@ -61,7 +62,9 @@ def test_pre_2019_12_parameter_without_shape_and_no_output_shape(tmp_path):
 
 
 def test_pre_2021_08_total_without_human_size(tmp_path):
-    text = _text(SEED0).replace("Total bytes used: 41943040 (40.00MiB)", "Total bytes used: 41943040")
+    text = _text(SEED0).replace(
+        "Total bytes used: 41943040 (40.00MiB)", "Total bytes used: 41943040"
+    )
     m = _load_text(tmp_path, text)
     assert m.diagnostics == [] and m.total_bytes_used == 41943040
 
@@ -75,8 +78,10 @@ def test_2021_to_2024_from_instruction_without_space(tmp_path):
 
 
 def test_pre_2021_09_no_from_instruction_lines(tmp_path):
-    text = "\n".join(ln for ln in _text(SEED3).splitlines()
-                     if not ln.startswith(" from instruction:")) + "\n"
+    text = (
+        "\n".join(ln for ln in _text(SEED3).splitlines() if not ln.startswith(" from instruction:"))
+        + "\n"
+    )
     m = _load_text(tmp_path, text)
     assert m.diagnostics == []
     assert all(r.instruction is None for r in m.used_values)
@@ -104,23 +109,26 @@ def test_v2_peak_lines(tmp_path):
 
 
 def test_2026_none_uses_and_cross_color_reuse(tmp_path):
-    text = _text(SEED0).replace(" uses:\n from instruction: %concat",
-                                " uses:\n  (none)\n from instruction: %concat")
+    text = _text(SEED0).replace(
+        " uses:\n from instruction: %concat", " uses:\n  (none)\n from instruction: %concat"
+    )
     text = text.replace(
         " value: <11 concatenate_convert_fusion @0> (size=20971520,offset=0): bf16[4,1280,2048]{2,1,0}\n",
         " value: <11 concatenate_convert_fusion @0> (size=20971520,offset=0): bf16[4,1280,2048]{2,1,0}\n"
-        " reused by buffers of a different color:\n  value: <12 copy.7 @1> (color=1)\n")
+        " reused by buffers of a different color:\n  value: <12 copy.7 @1> (color=1)\n",
+    )
     m = _load_text(tmp_path, text)
     assert m.diagnostics == []
     assert m.used_values[-1].uses == ()
-    (value, color), = m.allocations[0].reused_by
+    ((value, color),) = m.allocations[0].reused_by
     assert (value.id, value.name, color) == (12, "copy.7", 1)
 
 
 def test_uses_not_initialized_and_phi(tmp_path):
     text = _text(SEED0).replace(
         "<8 args_2_.1 @0>\n positions:\n  args_2_.1\n uses:\n  concatenate_convert_fusion, operand 0\n",
-        "<8 args_2_.1 (phi) @0>\n positions:\n  args_2_.1\n uses are not initialized yet.\n")
+        "<8 args_2_.1 (phi) @0>\n positions:\n  args_2_.1\n uses are not initialized yet.\n",
+    )
     m = _load_text(tmp_path, text)
     assert m.diagnostics == []
     rec = m.used_values[0]
@@ -128,8 +136,12 @@ def test_uses_not_initialized_and_phi(tmp_path):
 
 
 def test_peak_lines_removed_still_gives_xla_step(tmp_path):
-    for seed, step in ((SEED0, 3), (SEED3, 11), (sample("seeds/002_c2e226da3172e77e.txt"), 7),
-                       (sample("seeds/004_e0d5fae9bf2de249.txt"), 14)):
+    for seed, step in (
+        (SEED0, 3),
+        (SEED3, 11),
+        (sample("seeds/002_c2e226da3172e77e.txt"), 7),
+        (sample("seeds/004_e0d5fae9bf2de249.txt"), 14),
+    ):
         text = _text(seed).split("  Live ranges at")[0]
         m = _load_text(tmp_path, text)
         assert m.live_range.peak is None
@@ -147,8 +159,9 @@ def _split(text: str) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("opened", ["-buffer-assignment.txt", "-buffer-assignment-values.txt",
-                                    "-live-range.txt"])
+@pytest.mark.parametrize(
+    "opened", ["-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt"]
+)
 def test_split_module_opens_whole_from_any_file(tmp_path, opened):
     prefix = "module_0001.jit_f.cpu_after_optimizations"
     for suffix, body in _split(_text(SEED0)).items():
@@ -159,7 +172,8 @@ def test_split_module_opens_whole_from_any_file(tmp_path, opened):
     assert _figures(m) == _figures(load(SEED0))
     # The memory-usage report is the only missing sibling: one warning, no error.
     assert [(d.severity, "memory-usage-report" in d.message) for d in m.diagnostics] == [
-        ("warning", True)]
+        ("warning", True)
+    ]
 
 
 def test_split_module_missing_values_is_a_warning(tmp_path):
@@ -187,8 +201,11 @@ def test_live_range_not_available(tmp_path):
 
 def test_stdin_and_dump_to_stdout_markers():
     data = Path(SEED3).read_bytes()
-    wrapped = (b"*** Begin module_0001.x-buffer-assignment.txt ***\n" + data
-               + b"\n*** End module_0001.x-buffer-assignment.txt ***\n")
+    wrapped = (
+        b"*** Begin module_0001.x-buffer-assignment.txt ***\n"
+        + data
+        + b"\n*** End module_0001.x-buffer-assignment.txt ***\n"
+    )
     for blob in (data, wrapped):
         m = load("-", stdin=io.TextIOWrapper(io.BytesIO(blob)))
         assert m.diagnostics == []
@@ -197,12 +214,16 @@ def test_stdin_and_dump_to_stdout_markers():
 
 def test_dump_to_stdout_keeps_only_buffer_assignment_files():
     """--xla_dump_to=- writes the HLO text too; only our files' blocks are read."""
-    hlo = (b"*** Begin module_0001.jit_f.cpu_after_optimizations.txt ***\n"
-           b"HloModule jit_f\n\nENTRY %main.1 {\n  ROOT %p = f32[] parameter(0)\n}\n"
-           b"*** End module_0001.jit_f.cpu_after_optimizations.txt ***\n")
-    ba = (b"*** Begin module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt ***\n"
-          + Path(SEED3).read_bytes()
-          + b"*** End module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt ***\n")
+    hlo = (
+        b"*** Begin module_0001.jit_f.cpu_after_optimizations.txt ***\n"
+        b"HloModule jit_f\n\nENTRY %main.1 {\n  ROOT %p = f32[] parameter(0)\n}\n"
+        b"*** End module_0001.jit_f.cpu_after_optimizations.txt ***\n"
+    )
+    ba = (
+        b"*** Begin module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt ***\n"
+        + Path(SEED3).read_bytes()
+        + b"*** End module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt ***\n"
+    )
     m = load_bytes(hlo + ba + hlo)
     assert m.diagnostics == []
     assert _figures(m) == _figures(load(SEED3))
@@ -240,4 +261,5 @@ def test_lazy_records_defer_their_diagnostics(tmp_path):
     assert progress[-1] == (21, 21)
     full = load(path)
     assert [(d.line, d.message) for d in full.diagnostics] == [
-        (d.line, d.message) for d in lazy.diagnostics]
+        (d.line, d.message) for d in lazy.diagnostics
+    ]

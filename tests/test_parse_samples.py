@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SAMPLES
 from hlotop import load
 from hlotop.loading.loader import split_module_prefix
-
-from conftest import SAMPLES
 
 
 def _modules() -> list[Path]:
@@ -41,8 +40,10 @@ def _oracle(entry: Path) -> dict:
                 text += "\n" + sibling.read_text()
     lines = text.splitlines()
     total = re.search(r"^Total bytes used: (\d+)", text, re.M)
-    sizes = [int(m.group(1)) for m in re.finditer(r"^allocation \d+: (?:0x[0-9a-f]+, )?size (\d+)",
-                                                  text, re.M)]
+    sizes = [
+        int(m.group(1))
+        for m in re.finditer(r"^allocation \d+: (?:0x[0-9a-f]+, )?size (\d+)", text, re.M)
+    ]
     peak = re.search(r"^  Live ranges at (\d+) \(peak\):$", text, re.M)
     entries = 0
     if peak:
@@ -96,8 +97,7 @@ def test_sample_peak_is_found_without_its_peak_lines(entry, tmp_path):
     if split is None:
         files = {entry.name: entry.read_text()}
     else:
-        files = {f.with_name(f.name).name: f.read_text()
-                 for f in entry.parent.glob(split[0] + "*")}
+        files = {f.with_name(f.name).name: f.read_text() for f in entry.parent.glob(split[0] + "*")}
     for name, text in files.items():
         if "  Live ranges at " in text:
             text = text.split("  Live ranges at ")[0]
@@ -163,13 +163,12 @@ def test_allocations_values_records_and_live_ranges_keep_their_line(entry):
 
 
 @pytest.mark.parametrize("child_fails", [False, True])
-def test_records_indexed_by_a_child_process_are_the_records_indexed_here(child_fails,
-                                                                          monkeypatch):
+def test_records_indexed_by_a_child_process_are_the_records_indexed_here(child_fails, monkeypatch):
     """A big Used values section is indexed by a forked child while the rest of the
     dump is read; its index is the one this process makes, and if the child fails,
     this process makes it."""
-    from hlotop.report import forked
     from hlotop.parse import records
+    from hlotop.report import forked
 
     entry = next(p for p in MODULES if "transformer_big" in str(p) and "0.9.2" in str(p))
     here = load(entry, lazy=True).used_values
@@ -188,8 +187,9 @@ def test_records_indexed_by_a_child_process_are_the_records_indexed_here(child_f
     there = load(entry, lazy=True)
     assert children and children[0] is not None, "no child was forked"
     assert there.used_values.starts == here.starts and there.used_values.ids == here.ids
-    assert [v.value.id for v in there.analysis.values] == \
-        [v.value.id for v in load(entry, lazy=True).analysis.values]
+    assert [v.value.id for v in there.analysis.values] == [
+        v.value.id for v in load(entry, lazy=True).analysis.values
+    ]
 
 
 def test_loading_says_what_it_reads():
@@ -198,7 +198,7 @@ def test_loading_says_what_it_reads():
     entry = next(p for p in MODULES if "transformer_big" in str(p) and "0.10.2" in str(p))
     stages: list[str] = []
     load(entry, lazy=True, stage=stages.append)
-    read = [s[len("reading "):] for s in stages if s.startswith("reading ")]
+    read = [s[len("reading ") :] for s in stages if s.startswith("reading ")]
     assert read[0].endswith("-buffer-assignment-values.txt")  # its records go first
     siblings = entry.parent.glob(entry.name.split("-buffer-assignment")[0] + "-*.txt")
     assert sorted(read) == sorted(p.name for p in siblings)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import sample
 from hlotop import load
 from hlotop.model import HloPosition, HloUse
-
-from conftest import sample
 
 # (file, allocations, total bytes, peak step, peak variant, peak entries, used values,
 #  schedule max, live ranges)
@@ -45,17 +44,28 @@ def test_seed000_allocation_attributes_and_stack_tree():
     assert out.output_shape == "bf16[4,1280,2048]"
     param = m.allocations[1]
     assert (param.parameter, param.parameter_shape, param.parameter_shape_index) == (
-        0, "bf16[4,1024,2048]", ())
+        0,
+        "bf16[4,1024,2048]",
+        (),
+    )
     slot = param.values[0]
     assert (slot.value.id, slot.value.name, slot.value.shape_index, slot.value.color) == (
-        10, "args_0_.1", None, 0)
+        10,
+        "args_0_.1",
+        None,
+        0,
+    )
     assert (slot.size, slot.offset, slot.shape) == (16777216, 0, "bf16[4,1024,2048]{2,1,0}")
     stack = m.live_range.stack_trace
     assert stack.total == 41943040
     (root,) = stack.roots
     assert (root.label, root.total, root.current, root.depth) == ("main.1", 41943040, 0, 0)
     assert [c.label for c in root.children] == [
-        "concatenate_convert_fusion", "args[0]", "args[1]", "args[2]"]
+        "concatenate_convert_fusion",
+        "args[0]",
+        "args[1]",
+        "args[2]",
+    ]
     assert [c.remaining for c in root.children] == [20971520, 4194304, 2097152, 0]
     assert root.children[1].percent == 40.0
     record = m.used_values[2]
@@ -68,7 +78,9 @@ def test_seed000_allocation_attributes_and_stack_tree():
 def test_seed001_tuple_values_positions_and_output():
     m = load(sample("seeds/001_79ae6c566c7e6550.txt"))
     tup = m.allocations[5]
-    assert tup.output_shape == "(bf16[1280,2048], bf16[1280,2048], bf16[1280,2048], bf16[1280,2048])"
+    assert (
+        tup.output_shape == "(bf16[1280,2048], bf16[1280,2048], bf16[1280,2048], bf16[1280,2048])"
+    )
     assert tup.values[0].value.shape_index == ()
     assert str(tup.values[0].value) == "<21 tuple.1{} @0>"
     assert m.allocations[1].kinds == ("maybe-live-out",)  # element of the output tuple
@@ -86,7 +98,9 @@ def test_seed002_reuse_and_source_metadata():
     m = load(sample("seeds/002_c2e226da3172e77e.txt"))
     alloc0 = m.allocations[0]
     assert [(s.value.name, s.offset, s.size) for s in alloc0.values] == [
-        ("convert", 0, 4608), ("convert.3", 0, 6912)]
+        ("convert", 0, 4608),
+        ("convert.3", 0, 6912),
+    ]
     rec = next(r for r in m.used_values if r.value.name == "concatenate.1")
     instr = rec.instruction
     assert instr.op_name == "jit(concatenate)/concatenate"
@@ -105,7 +119,9 @@ def test_seed003_tpu_memory_spaces_tiles_and_thread_local():
     assert by_index[12].kinds == ("preallocated-temp",)
     smem = by_index[11].values
     assert [(s.value.label, s.value.color, s.shape) for s in smem] == [
-        ("copy-start.1{2}", 2, "u32[]{:S(2)}"), ("copy-start{2}", 2, "u32[]{:S(2)}")]
+        ("copy-start.1{2}", 2, "u32[]{:S(2)}"),
+        ("copy-start{2}", 2, "u32[]{:S(2)}"),
+    ]
     info = m.analysis.by_id[42]  # p0.1: a 4-byte scalar in a 512-byte tiled slot
     assert (info.logical_bytes, info.allocated_bytes, info.padding_bytes) == (4, 512, 508)
     assert m.analysis.by_id[39].color == 1
@@ -117,7 +133,8 @@ def test_seed003_tpu_memory_spaces_tiles_and_thread_local():
     assert rec.uses[-1] == HloUse("copy-done.1", 0, (1,))
     # Operand shapes are printed in this era; the instruction shape still parses.
     assert next(r for r in m.used_values if r.value.id == 30).instruction.shape.startswith(
-        "(f32[8,128,4096]{2,1,0:T(8,128)S(1)}")
+        "(f32[8,128,4096]{2,1,0:T(8,128)S(1)}"
+    )
 
 
 def test_seed004_glued_records_are_split():

@@ -8,31 +8,40 @@ import threading
 
 import pytest
 
-from hlotop.ui.app import HlotopApp
+from conftest import sample
 from hlotop.loading.loader import load
 from hlotop.loading.preview import preview
+from hlotop.ui.app import HlotopApp
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.status_bar import StatusBar
 from hlotop.ui.widgets.timeline import Timeline
-
-from conftest import sample
 from test_app_pilot import pilot_test
 
-BIG = "jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_step" \
-      ".cpu_after_optimizations-buffer-assignment.txt"  # 2.4 MB, split layout (+ report)
-COMBINED = "jax/jax-0.4.31/scan_layers/module_0001.jit_scan_train_step" \
-           ".cpu_after_optimizations-buffer-assignment.txt"  # 59 kB, combined layout
+BIG = (
+    "jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_step"
+    ".cpu_after_optimizations-buffer-assignment.txt"
+)  # 2.4 MB, split layout (+ report)
+COMBINED = (
+    "jax/jax-0.4.31/scan_layers/module_0001.jit_scan_train_step"
+    ".cpu_after_optimizations-buffer-assignment.txt"
+)  # 59 kB, combined layout
 SMALL = "seeds/000_aa093b3e4f73e23a.txt"
 
 
 def _figures(alloc):
-    return (alloc.index, alloc.size, alloc.color, alloc.kinds,
-            tuple((s.value.id, s.offset, s.size, s.shape) for s in alloc.values))
+    return (
+        alloc.index,
+        alloc.size,
+        alloc.color,
+        alloc.kinds,
+        tuple((s.value.id, s.offset, s.size, s.shape) for s in alloc.values),
+    )
 
 
-@pytest.mark.parametrize("relative, max_bytes", [(BIG, 64 * 1024), (BIG, 300 * 1024),
-                                                 (COMBINED, 8192)])
+@pytest.mark.parametrize(
+    "relative, max_bytes", [(BIG, 64 * 1024), (BIG, 300 * 1024), (COMBINED, 8192)]
+)
 def test_the_preview_is_the_first_allocations_whole(relative, max_bytes):
     path = sample(relative)
     whole = load(path, lazy=True)
@@ -41,12 +50,10 @@ def test_the_preview_is_the_first_allocations_whole(relative, max_bytes):
     n = len(head.allocations)
     assert 0 < n < len(whole.allocations)
     # The same allocations as the whole load, in the same order, none cut short.
-    assert [_figures(a) for a in head.allocations] == \
-        [_figures(a) for a in whole.allocations[:n]]
+    assert [_figures(a) for a in head.allocations] == [_figures(a) for a in whole.allocations[:n]]
     read, total = head.preview
     assert read == max_bytes
-    assert total == sum(os.path.getsize(f.path) for f in whole.files
-                        if f.kind != "module-text")
+    assert total == sum(os.path.getsize(f.path) for f in whole.files if f.kind != "module-text")
     assert head.live_range is None and not head.diagnostics
     assert whole.preview is None
 
@@ -78,8 +85,9 @@ async def test_the_browser_shows_the_preview_then_swaps_in_the_whole_dump():
         assert go.wait(30)
         return load(path, lazy=True)
 
-    app = HlotopApp(path, open_dump=slow_load,
-                    open_preview=lambda: preview(path, max_bytes=64 * 1024))
+    app = HlotopApp(
+        path, open_dump=slow_load, open_preview=lambda: preview(path, max_bytes=64 * 1024)
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         while "preview" not in app.milestones:
             await pilot.pause(0.01)

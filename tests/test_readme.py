@@ -43,8 +43,10 @@ def test_the_core_never_imports_textual():
     import subprocess
     import sys
 
-    code = ("import sys, hlotop.loading.loader, hlotop.report.summary, hlotop.report.json_doc, hlotop.analysis.search; "
-            "from hlotop import load; load('sample_dumps/seeds/000_aa093b3e4f73e23a.txt'); "
-            "print('textual' in sys.modules)")
+    code = (
+        "import sys, hlotop.loading.loader, hlotop.report.summary, hlotop.report.json_doc, hlotop.analysis.search; "
+        "from hlotop import load; load('sample_dumps/seeds/000_aa093b3e4f73e23a.txt'); "
+        "print('textual' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr

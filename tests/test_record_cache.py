@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import shutil
 
-from hlotop.ui.app import HlotopApp
-from hlotop.loading.loader import load
-from hlotop.loading.record_cache import (cache_dir, cached_record_diagnostics,
-                                 store_record_diagnostics)
-
 from conftest import sample
+from hlotop.loading.loader import load
+from hlotop.loading.record_cache import (
+    cache_dir,
+    cached_record_diagnostics,
+    store_record_diagnostics,
+)
+from hlotop.ui.app import HlotopApp
 from test_app_pilot import pilot_test
 
 TPU = "seeds/003_a3085531593bac68.txt"

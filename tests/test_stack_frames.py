@@ -3,9 +3,8 @@ resolves it to a Python stack."""
 
 from __future__ import annotations
 
-from hlotop import load
-
 from conftest import SAMPLES
+from hlotop import load
 
 MLP = SAMPLES / "jax" / "jax-0.10.2" / "mlp_train"
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hlotop import load
-
 from conftest import sample
+from hlotop import load
 
 SEED3 = Path(sample("seeds/003_a3085531593bac68.txt"))
 LINES = SEED3.read_text().splitlines(keepends=True)
@@ -30,16 +29,20 @@ def test_cut_inside_the_allocations(tmp_path):
     m = _cut(tmp_path, "allocation 6:")
     assert [a.index for a in m.allocations] == [0, 1, 2, 3, 4, 5]
     assert m.allocations[4].values[1].value.name == "all-reduce.28"
-    assert _truncated(m) == ["truncated: the file ends before 'Total bytes used': only the "
-                             "allocations were read"]
+    assert _truncated(m) == [
+        "truncated: the file ends before 'Total bytes used': only the allocations were read"
+    ]
     assert [d for d in m.diagnostics if d.severity == "error"] == []
 
 
 def test_cut_after_the_allocations_of_a_split_name(tmp_path):
     """Named like a split module's first file, with no siblings: each missing part is
     reported as truncated."""
-    m = _cut(tmp_path, "allocation 6:", name="module_0001.f.cpu_after_optimizations"
-                                              "-buffer-assignment.txt")
+    m = _cut(
+        tmp_path,
+        "allocation 6:",
+        name="module_0001.f.cpu_after_optimizations-buffer-assignment.txt",
+    )
     assert len(m.allocations) == 6
     assert len(_truncated(m)) == 3
     assert all("missing sibling" in t for t in _truncated(m))
@@ -58,8 +61,9 @@ def test_cut_inside_the_schedule(tmp_path):
     m = _cut(tmp_path, "    9:fusion.10")
     assert len(m.used_values) == 21
     assert m.live_range.instruction_sequence[-1] == "copy-done.1"
-    assert _truncated(m) == ["truncated: the schedule lists 9 of the 15 steps of "
-                             "'HloLiveRange (max 15)'"]
+    assert _truncated(m) == [
+        "truncated: the schedule lists 9 of the 15 steps of 'HloLiveRange (max 15)'"
+    ]
 
 
 def test_cut_mid_line_without_final_newline(tmp_path):

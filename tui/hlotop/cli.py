@@ -33,23 +33,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hlotop",
         description="Browse the memory of a compiled XLA program: allocations, the values "
-                    "packed into them, live ranges over the schedule and the peak, from an "
-                    "XLA buffer-assignment dump (--xla_dump_to).",
+        "packed into them, live ranges over the schedule and the peak, from an "
+        "XLA buffer-assignment dump (--xla_dump_to).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("path", metavar="PATH",
-                        help="a *-buffer-assignment.txt dump (any XLA era), any file of a "
-                             "split module, a directory holding one module, or - for stdin")
+    parser.add_argument(
+        "path",
+        metavar="PATH",
+        help="a *-buffer-assignment.txt dump (any XLA era), any file of a "
+        "split module, a directory holding one module, or - for stdin",
+    )
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--summary", action="store_true",
-                      help="print a report (totals, peak, largest values at the peak) "
-                           "instead of opening the browser; the default when stdout is "
-                           "not a terminal")
-    mode.add_argument("--json", action="store_true",
-                      help="print the parsed dump and its analysis as JSON")
-    parser.add_argument("--strict", action="store_true",
-                        help="exit with status 1 if the dump has any diagnostic")
+    mode.add_argument(
+        "--summary",
+        action="store_true",
+        help="print a report (totals, peak, largest values at the peak) "
+        "instead of opening the browser; the default when stdout is "
+        "not a terminal",
+    )
+    mode.add_argument(
+        "--json", action="store_true", help="print the parsed dump and its analysis as JSON"
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="exit with status 1 if the dump has any diagnostic"
+    )
     parser.add_argument("--version", action="version", version=f"hlotop {__version__}")
     return parser
 
@@ -110,8 +118,10 @@ def main(argv: list[str] | None = None) -> int:
 
         log = write_crash_log(err, f"argv: {sys.argv!r}")
         where = f"; details in {log}" if log else ""
-        print(printable(f"hlotop: error: internal error ({type(err).__name__}: {err}){where}"),
-              file=sys.stderr)
+        print(
+            printable(f"hlotop: error: internal error ({type(err).__name__}: {err}){where}"),
+            file=sys.stderr,
+        )
         return 70
 
 

@@ -17,8 +17,9 @@ from hlotop import __version__
 
 
 def _log_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local",
-                                                            "state")
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
     return Path(base) / "hlotop"
 
 
@@ -43,8 +44,9 @@ def write_crash_log(error: BaseException, context: str = "") -> Path | None:
     """Write ``error``'s traceback (and ``context``, e.g. the command line) to a new
     log file; return its path, or None if no folder could be written."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    text = (f"hlotop {__version__} crashed at {stamp}\n{context}\n\n"
-            + "".join(traceback.format_exception(error)))
+    text = f"hlotop {__version__} crashed at {stamp}\n{context}\n\n" + "".join(
+        traceback.format_exception(error)
+    )
     for folder in (_log_dir(), Path(tempfile.gettempdir()) / "hlotop"):
         path = folder / f"crash-{stamp}-{os.getpid()}.log"
         try:

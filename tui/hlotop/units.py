@@ -41,8 +41,15 @@ def spaced_bytes(num_bytes: int) -> str:
     return f"{num_bytes:,}".replace(",", " ")
 
 
-_SCALE = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
-          "PiB": 1 << 50, "EiB": 1 << 60}
+_SCALE = {
+    "B": 1,
+    "KiB": 1 << 10,
+    "MiB": 1 << 20,
+    "GiB": 1 << 30,
+    "TiB": 1 << 40,
+    "PiB": 1 << 50,
+    "EiB": 1 << 60,
+}
 
 
 def parse_human_bytes(text: str) -> int:

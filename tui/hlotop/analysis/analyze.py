@@ -79,7 +79,11 @@ class ValueInfo:
         if instr is None:
             return None
         if instr.source_file:
-            return f"{instr.source_file}:{instr.source_line}" if instr.source_line else instr.source_file
+            return (
+                f"{instr.source_file}:{instr.source_line}"
+                if instr.source_line
+                else instr.source_file
+            )
         stack = self.stack
         return f"{stack[0].file}:{stack[0].line}" if stack else None
 
@@ -114,15 +118,19 @@ class Analysis:
     allocation_of: dict[int, BufferAllocation] = field(default_factory=dict)
 
 
-def instruction_shapes(used_values: Iterable[UsedValue],
-                       names: set[str] | None = None) -> dict[str, str]:
+def instruction_shapes(
+    used_values: Iterable[UsedValue], names: set[str] | None = None
+) -> dict[str, str]:
     """Map instruction name -> its whole shape text, from the from-instruction lines
     (only for the instructions in ``names``, when given: each parse has a cost)."""
     out: dict[str, str] = {}
     for record in used_values:
         vname = record.value.name
-        if vname in out or record.instruction_text is None or (
-                names is not None and vname not in names):
+        if (
+            vname in out
+            or record.instruction_text is None
+            or (names is not None and vname not in names)
+        ):
             continue
         instr = record.instruction
         if instr.shape:
@@ -145,8 +153,9 @@ def _memory_space(shape_text: str | None) -> int | None:
     return shape.memory_space if shape is not None else None
 
 
-def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None = None,
-                path: str = "") -> list[ValueInfo]:
+def join_values(
+    sections: ParsedSections, diagnostics: list[Diagnostic] | None = None, path: str = ""
+) -> list[ValueInfo]:
     """Join allocation value lines, Used-values records and live ranges by value.
 
     Values are matched by id across allocations and records, and by
@@ -162,8 +171,9 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
     for alloc in sections.allocations:
         color = alloc.color
         for slot in alloc.values:
-            infos[slot.value.id] = ValueInfo(slot.value, slot, records, None, slot.shape,
-                                             0, 0, color, frames)
+            infos[slot.value.id] = ValueInfo(
+                slot.value, slot, records, None, slot.shape, 0, 0, color, frames
+            )
     if isinstance(records, RecordTable):
         for number, vid in enumerate(records.ids):
             if vid not in infos:  # a value with a record but no allocation line
@@ -180,9 +190,11 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
         v = info.value
         if v.shape_index == () and info.shape:
             shapes_of.setdefault(v.name, info.shape)
-    wanted = {i.value.name for i in infos.values()
-              if (i.value.shape_index is not None or i.shape is None)
-              and i.value.name not in shapes_of}
+    wanted = {
+        i.value.name
+        for i in infos.values()
+        if (i.value.shape_index is not None or i.shape is None) and i.value.name not in shapes_of
+    }
     if wanted:
         wanted_records = (info.used for info in infos.values() if info.value.name in wanted)
         shapes_of.update(instruction_shapes((r for r in wanted_records if r is not None), wanted))
@@ -190,12 +202,13 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
     by_key = {(i.value.name, i.value.shape_index or ()): i for i in infos.values()}
     next_synthetic = -1
     live = sections.live_range
-    for rng in (live.buffers if live else ()):
+    for rng in live.buffers if live else ():
         key = (rng.name, rng.shape_index)
         info = by_key.get(key)
         if info is None:
-            info = ValueInfo(HloValue(next_synthetic, rng.name, rng.shape_index or None),
-                             frames=frames)
+            info = ValueInfo(
+                HloValue(next_synthetic, rng.name, rng.shape_index or None), frames=frames
+            )
             infos[next_synthetic] = by_key[key] = info
             next_synthetic -= 1
         info.live = rng
@@ -218,8 +231,15 @@ def join_values(sections: ParsedSections, diagnostics: list[Diagnostic] | None =
             missing_sizes.append(v.label)
     if missing_sizes and diagnostics is not None:
         shown = ", ".join(missing_sizes[:5]) + (" ..." if len(missing_sizes) > 5 else "")
-        diagnostics.append(Diagnostic(path, 0, f"no shape known for {len(missing_sizes)} "
-                                      f"live value(s) ({shown}); they count 0 bytes", "warning"))
+        diagnostics.append(
+            Diagnostic(
+                path,
+                0,
+                f"no shape known for {len(missing_sizes)} "
+                f"live value(s) ({shown}); they count 0 bytes",
+                "warning",
+            )
+        )
     return sorted(infos.values(), key=lambda i: i.value.id)
 
 
@@ -232,8 +252,7 @@ class _LogicalBytes(dict):
         return logical
 
 
-def _size_value(info: ValueInfo, shapes_of: dict[str, str],
-                logical_of: _LogicalBytes) -> None:
+def _size_value(info: ValueInfo, shapes_of: dict[str, str], logical_of: _LogicalBytes) -> None:
     """Set ``info``'s logical and sweep bytes (and its colour if no allocation line
     gives it)."""
     v = info.value
@@ -250,8 +269,11 @@ def _size_value(info: ValueInfo, shapes_of: dict[str, str],
         info.sweep_bytes = info.logical_bytes
     else:
         whole = logical_of[instr_shape]
-        info.sweep_bytes = whole if whole is not None else POINTER_BYTES * (
-            (v.shape_index[0] + 1) if v.shape_index else 1)
+        info.sweep_bytes = (
+            whole
+            if whole is not None
+            else POINTER_BYTES * ((v.shape_index[0] + 1) if v.shape_index else 1)
+        )
     if v.color is not None:
         info.color = v.color
     elif info.slot is None:
@@ -327,7 +349,8 @@ def occupied_bytes(infos: Iterable[ValueInfo]) -> int:
             loose += info.logical_bytes
         else:
             by_alloc[info.slot.allocation].append(
-                (info.slot.offset, info.slot.offset + info.slot.size))
+                (info.slot.offset, info.slot.offset + info.slot.size)
+            )
     total = loose
     for ranges in by_alloc.values():
         ranges.sort()
@@ -342,8 +365,7 @@ def occupied_bytes(infos: Iterable[ValueInfo]) -> int:
     return total
 
 
-def kind_totals(allocations: Sequence[BufferAllocation]
-                ) -> tuple[dict[str, int], dict[str, int]]:
+def kind_totals(allocations: Sequence[BufferAllocation]) -> tuple[dict[str, int], dict[str, int]]:
     """Bytes, and the number, of the allocations of each kind (an allocation with
     several kinds counts in each); every kind in :data:`ALLOCATION_KINDS` present."""
     size = {k: 0 for k in ALLOCATION_KINDS}
@@ -363,8 +385,9 @@ def totals_by_color(allocations: Sequence[BufferAllocation]) -> dict[int, int]:
     return dict(sorted(out.items()))
 
 
-def analyze(sections: ParsedSections, diagnostics: list[Diagnostic] | None = None,
-            path: str = "") -> Analysis:
+def analyze(
+    sections: ParsedSections, diagnostics: list[Diagnostic] | None = None, path: str = ""
+) -> Analysis:
     """Derive every figure hlotop shows from the parsed sections. Raises nothing."""
     infos = join_values(sections, diagnostics, path)
     live = sections.live_range
@@ -376,19 +399,25 @@ def analyze(sections: ParsedSections, diagnostics: list[Diagnostic] | None = Non
         plausible = 4 * (len(live.instruction_sequence) + len(live.buffers)) + 1024
         if max_time > plausible:
             if diagnostics is not None:
-                diagnostics.append(Diagnostic(path, live.line, f"the schedule ends at step "
-                                              f"{max_time}, far beyond the "
-                                              f"{len(live.instruction_sequence)} steps and "
-                                              f"{len(live.buffers)} live ranges listed; steps "
-                                              f"after {plausible} are not shown", "warning"))
+                diagnostics.append(
+                    Diagnostic(
+                        path,
+                        live.line,
+                        f"the schedule ends at step "
+                        f"{max_time}, far beyond the "
+                        f"{len(live.instruction_sequence)} steps and "
+                        f"{len(live.buffers)} live ranges listed; steps "
+                        f"after {plausible} are not shown",
+                        "warning",
+                    )
+                )
             max_time = plausible
     live_infos = [i for i in infos if i.live is not None]
     curve = live_bytes_per_step(live_infos, max_time) if live else []
     peak_step = peak_bytes = None
     peak_values: list[ValueInfo] = []
     if live is not None:
-        peak_step, _ = xla_peak_step(
-            (i.live.start, i.live.end, i.sweep_bytes) for i in live_infos)
+        peak_step, _ = xla_peak_step((i.live.start, i.live.end, i.sweep_bytes) for i in live_infos)
         peak_values = live_set(live_infos, peak_step)
         peak_bytes = sum(i.logical_bytes for i in peak_values)
     by_kind = kind_totals(sections.allocations)

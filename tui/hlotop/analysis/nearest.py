@@ -199,8 +199,9 @@ def _report_places(dump, known) -> list[tuple[int, str, int]]:
     allocation_of = dump.analysis.allocation_of
     pairs = [(t.line, t.list_line, t.rows, allocation_of.get(t.index)) for t in report.allocations]
     for space in report.memory_spaces:
-        pairs.extend(_pair_tables(space.allocations,
-                                  [a for a in dump.allocations if a.color == space.color]))
+        pairs.extend(
+            _pair_tables(space.allocations, [a for a in dump.allocations if a.color == space.color])
+        )
     out = []
     for line, list_line, rows, alloc in pairs:
         if alloc is None:
@@ -241,18 +242,27 @@ class Places:
                 for alloc in dump.allocations:
                     if alloc.line > 0:
                         places.append((alloc.line, ALLOCATION, alloc.index))
-                    places.extend((slot.line, VALUE, slot.value.id) for slot in alloc.values
-                                  if slot.line > 0 and slot.value.id in known)
+                    places.extend(
+                        (slot.line, VALUE, slot.value.id)
+                        for slot in alloc.values
+                        if slot.line > 0 and slot.value.id in known
+                    )
             records = dump.used_values
             if hasattr(records, "line_of") and hasattr(records, "ids"):
                 if getattr(records, "path", None) == path:
                     self._files.setdefault(path, []).append(_Records(records, known))
             elif file_kinds.intersection(_HOLDS_RECORDS):
-                places.extend((r.line, VALUE, r.value.id) for r in records
-                              if r.line > 0 and r.value.id in known)
+                places.extend(
+                    (r.line, VALUE, r.value.id)
+                    for r in records
+                    if r.line > 0 and r.value.id in known
+                )
             if file_kinds.intersection(_HOLDS_LIVE_RANGES):
-                places.extend((info.live.line, VALUE, info.value.id) for info in dump.analysis.values
-                              if info.live is not None and info.live.line > 0)
+                places.extend(
+                    (info.live.line, VALUE, info.value.id)
+                    for info in dump.analysis.values
+                    if info.live is not None and info.live.line > 0
+                )
                 places.extend(_peak_places(dump, known))
             if _REPORT in file_kinds or ("combined" in file_kinds and not has_report_file):
                 places.extend(_report_places(dump, known))

@@ -33,6 +33,7 @@ SPLIT_SUFFIXES = {
     "-memory-usage-report.txt": "memory-usage-report",
 }
 _SNIFF_BYTES = 8192
+_NO_HOOKS = ReadHooks()
 
 
 class LoadError(Exception):
@@ -173,8 +174,11 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str | by
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        diagnostics.append(Diagnostic(path, line, "invalid UTF-8; undecodable bytes are "
-                                                  "shown as U+FFFD", "warning"))
+        diagnostics.append(
+            Diagnostic(
+                path, line, "invalid UTF-8; undecodable bytes are shown as U+FFFD", "warning"
+            )
+        )
         return data.decode("utf-8", errors="replace")
 
 
@@ -225,14 +229,22 @@ def _kind_of(parsed: ParsedSections, named: str | None) -> str:
 
 
 def _is_dump(parsed: ParsedSections) -> bool:
-    return bool(parsed.saw_buffer_assignment or parsed.saw_used_values
-                or parsed.live_range is not None or parsed.live_range_unavailable
-                or parsed.memory_usage_report is not None
-                or parsed.total_bytes_used is not None)
+    return bool(
+        parsed.saw_buffer_assignment
+        or parsed.saw_used_values
+        or parsed.live_range is not None
+        or parsed.live_range_unavailable
+        or parsed.memory_usage_report is not None
+        or parsed.total_bytes_used is not None
+    )
 
 
-def _parse_one(label: str, data: bytes | list[bytes], diagnostics: list[Diagnostic],
-               hooks: ReadHooks = ReadHooks()) -> ParsedSections:
+def _parse_one(
+    label: str,
+    data: bytes | list[bytes],
+    diagnostics: list[Diagnostic],
+    hooks: ReadHooks = _NO_HOOKS,
+) -> ParsedSections:
     """Parse one file's bytes. Given as a one-item list, the bytes are released as soon
     as they are decoded, so a big dump is not held twice while it is parsed."""
     if isinstance(data, list):
@@ -242,24 +254,35 @@ def _parse_one(label: str, data: bytes | list[bytes], diagnostics: list[Diagnost
     file_diags: list[Diagnostic] = []
     parsed = parse_text(label, text, file_diags, hooks)
     if not _is_dump(parsed):
-        raise LoadError(label, "not an XLA buffer-assignment dump (no 'BufferAssignment:', "
-                               "'Used values:' or 'HloLiveRange' section)")
-    head = text[:len(UNAVAILABLE)]
+        raise LoadError(
+            label,
+            "not an XLA buffer-assignment dump (no 'BufferAssignment:', "
+            "'Used values:' or 'HloLiveRange' section)",
+        )
+    head = text[: len(UNAVAILABLE)]
     if isinstance(head, bytes):
         head = head.decode("ascii")
     if not text.endswith(scan.newline_of(text)) and not head.startswith(UNAVAILABLE):
         last = scan.count_lines(text, 0, len(text)) + 1
-        file_diags.append(Diagnostic(label, last, "truncated: the file does not end with a "
-                                                  "newline, so it was probably cut short here",
-                                     "warning"))
+        file_diags.append(
+            Diagnostic(
+                label,
+                last,
+                "truncated: the file does not end with a "
+                "newline, so it was probably cut short here",
+                "warning",
+            )
+        )
     diagnostics.extend(file_diags)
     return parsed
 
 
-def check_truncation(path: str, parsed: ParsedSections, kind: str,
-                     diagnostics: list[Diagnostic]) -> None:
+def check_truncation(
+    path: str, parsed: ParsedSections, kind: str, diagnostics: list[Diagnostic]
+) -> None:
     """Warnings (``truncated: ...``) for a file whose sections stop where a whole dump
     would go on: what was read before the cut is kept. ``kind`` as in :class:`DumpFile`."""
+
     def cut(message: str, line: int = 0) -> None:
         diagnostics.append(Diagnostic(path, line, "truncated: " + message, "warning"))
 
@@ -271,15 +294,24 @@ def check_truncation(path: str, parsed: ParsedSections, kind: str,
     records = parsed.used_values
     if isinstance(records, RecordTable) and len(records) > 1:
         first, last = records.record(0), records.record(len(records) - 1)
-        if first is not None and last is not None and first.instruction_text is not None \
-                and last.instruction_text is None:
-            cut(f"the last value record ({last.value}) stops before its 'from instruction' "
-                "line", last.line)
+        if (
+            first is not None
+            and last is not None
+            and first.instruction_text is not None
+            and last.instruction_text is None
+        ):
+            cut(
+                f"the last value record ({last.value}) stops before its 'from instruction' line",
+                last.line,
+            )
     live = parsed.live_range
     if live is not None:
         if len(live.instruction_sequence) < live.max_time:
-            cut(f"the schedule lists {len(live.instruction_sequence)} of the "
-                f"{live.max_time} steps of 'HloLiveRange (max {live.max_time})'", live.line)
+            cut(
+                f"the schedule lists {len(live.instruction_sequence)} of the "
+                f"{live.max_time} steps of 'HloLiveRange (max {live.max_time})'",
+                live.line,
+            )
         elif live.instruction_sequence and not live.buffers:
             cut("no 'BufferLiveRange:' lines after the instruction sequence", live.line)
 
@@ -290,15 +322,22 @@ def _find_module_in_dir(directory: Path) -> Path:
         raise LoadError(str(directory), "no *-buffer-assignment.txt dump in this directory")
     if len(candidates) > 1:
         largest = max(candidates, key=lambda p: p.stat().st_size)
-        raise LoadError(str(directory), f"{len(candidates)} modules here; name one, e.g. "
-                                        f"{largest.name} (the largest)")
+        raise LoadError(
+            str(directory),
+            f"{len(candidates)} modules here; name one, e.g. {largest.name} (the largest)",
+        )
     return candidates[0]
 
 
-def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
-         pause: Callable[[], object] | None = None,
-         on_records: Callable[[RecordTable, StackFrameTable | None], object] | None = None,
-         stage: Callable[[str], object] | None = None) -> ModuleDump:
+def load(
+    path: str | os.PathLike,
+    *,
+    stdin=None,
+    lazy: bool = False,
+    pause: Callable[[], object] | None = None,
+    on_records: Callable[[RecordTable, StackFrameTable | None], object] | None = None,
+    stage: Callable[[str], object] | None = None,
+) -> ModuleDump:
     """Open a dump and analyse it.
 
     ``path``: a combined ``*-buffer-assignment.txt`` of any era, any one file of a split
@@ -319,8 +358,7 @@ def load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
     unreadable, empty, binary or not a dump.
     """
     with gc_paused():
-        return _load(path, stdin=stdin, lazy=lazy,
-                     hooks=ReadHooks(pause, on_records, stage))
+        return _load(path, stdin=stdin, lazy=lazy, hooks=ReadHooks(pause, on_records, stage))
 
 
 @contextmanager
@@ -338,8 +376,9 @@ def gc_paused():
             gc.enable()
 
 
-def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
-          hooks: ReadHooks = ReadHooks()) -> ModuleDump:
+def _load(
+    path: str | os.PathLike, *, stdin=None, lazy: bool = False, hooks: ReadHooks = _NO_HOOKS
+) -> ModuleDump:
     if str(path) == "-":
         stream = stdin if stdin is not None else sys.stdin
         data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
@@ -365,8 +404,12 @@ def _load(path: str | os.PathLike, *, stdin=None, lazy: bool = False,
         label, found = str(file_path), []
         if hooks.stage is not None:
             hooks.stage(f"reading {file_path.name}")
-        read[i] = (_parse_one(label, [_read_bytes(file_path)], found, hooks)
-                   if file_path == p else _parse_sibling(label, file_path, found, hooks), found)
+        read[i] = (
+            _parse_one(label, [_read_bytes(file_path)], found, hooks)
+            if file_path == p
+            else _parse_sibling(label, file_path, found, hooks),
+            found,
+        )
     for i, (file_path, named_kind) in enumerate(entries):
         parsed, found = read[i]
         diagnostics.extend(found)
@@ -398,8 +441,9 @@ def resolve(path: str | os.PathLike) -> Path:
             return _find_module_in_dir(p)
         if not p.exists():
             if p.is_symlink():
-                raise LoadError(str(p), "a symbolic link that leads nowhere (a loop, or its "
-                                        "target is missing)")
+                raise LoadError(
+                    str(p), "a symbolic link that leads nowhere (a loop, or its target is missing)"
+                )
             raise LoadError(str(p), "no such file or directory")
         if not p.is_file():  # a FIFO or a device would be read forever
             raise LoadError(str(p), "not a regular file")
@@ -424,8 +468,7 @@ def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> Mo
     with gc_paused():
         parsed = _parse_one(label, data, diagnostics)
         check_truncation(label, parsed, _kind_of(parsed, None), diagnostics)
-        return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics,
-                       lazy)
+        return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics, lazy)
 
 
 def read_stack_frames(path: Path, diagnostics: list[Diagnostic]):
@@ -443,8 +486,9 @@ def read_stack_frames(path: Path, diagnostics: list[Diagnostic]):
         return None
 
 
-def _parse_sibling(label: str, path: Path, diagnostics: list[Diagnostic],
-                   hooks: ReadHooks = ReadHooks()):
+def _parse_sibling(
+    label: str, path: Path, diagnostics: list[Diagnostic], hooks: ReadHooks = _NO_HOOKS
+):
     """A sibling that cannot be read is a warning: the rest of the module still opens."""
     try:
         return _parse_one(label, [_read_bytes(path)], diagnostics, hooks)
@@ -460,14 +504,24 @@ def _check_siblings(path: Path, files: list[DumpFile], diagnostics: list[Diagnos
     have = {f.kind for f in files}
     for suffix, kind in SPLIT_SUFFIXES.items():
         if kind not in have:
-            diagnostics.append(Diagnostic(str(path.with_name(split[0] + suffix)), 0,
-                                          f"truncated: missing sibling file of a split "
-                                          f"module ({kind}); what it holds is not shown",
-                                          "warning"))
+            diagnostics.append(
+                Diagnostic(
+                    str(path.with_name(split[0] + suffix)),
+                    0,
+                    f"truncated: missing sibling file of a split "
+                    f"module ({kind}); what it holds is not shown",
+                    "warning",
+                )
+            )
 
 
-def _finish(name: str, files: tuple[DumpFile, ...], sections: ParsedSections,
-            diagnostics: list[Diagnostic], lazy: bool = False) -> ModuleDump:
+def _finish(
+    name: str,
+    files: tuple[DumpFile, ...],
+    sections: ParsedSections,
+    diagnostics: list[Diagnostic],
+    lazy: bool = False,
+) -> ModuleDump:
     label = files[0].path if files else name
     analysis = analyze(sections, diagnostics, label)
     _check_consistency(label, sections, analysis, diagnostics)
@@ -477,19 +531,35 @@ def _finish(name: str, files: tuple[DumpFile, ...], sections: ParsedSections,
     return module
 
 
-def _check_consistency(path: str, sections: ParsedSections, analysis: Analysis,
-                       diagnostics: list[Diagnostic]) -> None:
+def _check_consistency(
+    path: str, sections: ParsedSections, analysis: Analysis, diagnostics: list[Diagnostic]
+) -> None:
     """Warnings for figures that disagree with each other."""
     total = sections.total_bytes_used
     allocated = sum(a.size for a in sections.allocations)
     if total is not None and sections.allocations and total != allocated:
-        diagnostics.append(Diagnostic(path, 0, f"'Total bytes used: {total}' but the "
-                                               f"allocations add up to {allocated} bytes",
-                                      "warning"))
+        diagnostics.append(
+            Diagnostic(
+                path,
+                0,
+                f"'Total bytes used: {total}' but the allocations add up to {allocated} bytes",
+                "warning",
+            )
+        )
     live = sections.live_range
-    if live is not None and live.peak is not None and analysis.peak_step is not None \
-            and live.peak.time != analysis.peak_step:
-        diagnostics.append(Diagnostic(path, live.peak.line, f"XLA printed the peak at step "
-                                                            f"{live.peak.time}; hlotop computes "
-                                                            f"step {analysis.peak_step}",
-                                      "warning"))
+    if (
+        live is not None
+        and live.peak is not None
+        and analysis.peak_step is not None
+        and live.peak.time != analysis.peak_step
+    ):
+        diagnostics.append(
+            Diagnostic(
+                path,
+                live.peak.line,
+                f"XLA printed the peak at step "
+                f"{live.peak.time}; hlotop computes "
+                f"step {analysis.peak_step}",
+                "warning",
+            )
+        )

@@ -13,8 +13,14 @@ from __future__ import annotations
 import os
 
 from hlotop.analysis.analyze import analyze
-from hlotop.loading.loader import (LoadError, ModuleDump, module_files, module_name, resolve,
-                           split_module_prefix)
+from hlotop.loading.loader import (
+    LoadError,
+    ModuleDump,
+    module_files,
+    module_name,
+    resolve,
+    split_module_prefix,
+)
 from hlotop.model import Diagnostic, DumpFile
 from hlotop.parse.dump import parse_text
 
@@ -58,8 +64,14 @@ def preview(path: str | os.PathLike, max_bytes: int = PREVIEW_BYTES) -> ModuleDu
     if not sections.allocations:
         return None
     ignored: list[Diagnostic] = []
-    return ModuleDump(module_name(main), (DumpFile(label, "buffer-assignment"),), sections,
-                      [], analyze(sections, ignored, label), preview=(len(head), total))
+    return ModuleDump(
+        module_name(main),
+        (DumpFile(label, "buffer-assignment"),),
+        sections,
+        [],
+        analyze(sections, ignored, label),
+        preview=(len(head), total),
+    )
 
 
 def _whole_allocations(text: str) -> str | None:
@@ -67,6 +79,6 @@ def _whole_allocations(text: str) -> str | None:
     allocation (which may be cut short); None if that leaves no allocation."""
     ends = [at for at in (text.find(m) for m in _AFTER_ALLOCATIONS) if at >= 0]
     if ends:
-        return text[:min(ends) + 1]
+        return text[: min(ends) + 1]
     last = text.rfind("\nallocation ")
-    return text[:last + 1] if last > 0 else None
+    return text[: last + 1] if last > 0 else None

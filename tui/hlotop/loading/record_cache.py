@@ -60,8 +60,10 @@ def cached_record_diagnostics(dump: ModuleDump) -> list[Diagnostic] | None:
         entry = json.loads(_path(identity).read_text(encoding="utf-8"))
         if entry.get("schema") != _SCHEMA or entry.get("files") != identity:
             return None
-        return [Diagnostic(d["path"], int(d["line"]), d["message"], d["severity"])
-                for d in entry["diagnostics"]]
+        return [
+            Diagnostic(d["path"], int(d["line"]), d["message"], d["severity"])
+            for d in entry["diagnostics"]
+        ]
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -72,9 +74,15 @@ def store_record_diagnostics(dump: ModuleDump, diagnostics: list[Diagnostic]) ->
     identity = _identity(dump)
     if identity is None:
         return
-    entry = {"schema": _SCHEMA, "hlotop": __version__, "files": identity,
-             "diagnostics": [{"path": d.path, "line": d.line, "message": d.message,
-                              "severity": d.severity} for d in diagnostics]}
+    entry = {
+        "schema": _SCHEMA,
+        "hlotop": __version__,
+        "files": identity,
+        "diagnostics": [
+            {"path": d.path, "line": d.line, "message": d.message, "severity": d.severity}
+            for d in diagnostics
+        ],
+    }
     try:
         write_atomically(_path(identity), json.dumps(entry))
     except OSError:

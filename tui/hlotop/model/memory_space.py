@@ -15,8 +15,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 _NAMES = {0: "default", 1: "VMEM", 2: "SMEM", 5: "host", 6: "host-unpinned"}
-_STYLES = {0: "blue", 1: "green", 2: "magenta", 3: "cyan", 4: "yellow", 5: "yellow",
-           6: "bright_yellow"}
+_STYLES = {
+    0: "blue",
+    1: "green",
+    2: "magenta",
+    3: "cyan",
+    4: "yellow",
+    5: "yellow",
+    6: "bright_yellow",
+}
 _FALLBACK_STYLES = ("red", "bright_cyan", "bright_magenta", "bright_green")
 
 

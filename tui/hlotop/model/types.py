@@ -21,8 +21,14 @@ KIND_CONSTANT = "constant"
 KIND_THREAD_LOCAL = "thread-local"
 KIND_MAYBE_LIVE_OUT = "maybe-live-out"
 KIND_PREALLOCATED_TEMP = "preallocated-temp"
-ALLOCATION_KINDS = (KIND_PARAMETER, KIND_OUTPUT, KIND_CONSTANT, KIND_THREAD_LOCAL,
-                    KIND_MAYBE_LIVE_OUT, KIND_PREALLOCATED_TEMP)
+ALLOCATION_KINDS = (
+    KIND_PARAMETER,
+    KIND_OUTPUT,
+    KIND_CONSTANT,
+    KIND_THREAD_LOCAL,
+    KIND_MAYBE_LIVE_OUT,
+    KIND_PREALLOCATED_TEMP,
+)
 
 
 def model_record(cls):
@@ -232,11 +238,24 @@ class UsedValue:
     ``--json`` writes them back as text, and most records are never looked at.
     """
 
-    __slots__ = ("value", "instruction_text", "line", "_positions", "_uses",
-                 "_positions_text", "_uses_text")
+    __slots__ = (
+        "value",
+        "instruction_text",
+        "line",
+        "_positions",
+        "_uses",
+        "_positions_text",
+        "_uses_text",
+    )
 
-    def __init__(self, value: HloValue, positions: tuple[HloPosition, ...],
-                 uses: tuple[HloUse, ...] | None, instruction_text: str | None, line: int):
+    def __init__(
+        self,
+        value: HloValue,
+        positions: tuple[HloPosition, ...],
+        uses: tuple[HloUse, ...] | None,
+        instruction_text: str | None,
+        line: int,
+    ):
         self.value = value
         self._positions: tuple[HloPosition, ...] | None = positions
         self._uses: tuple[HloUse, ...] | None = uses
@@ -246,8 +265,14 @@ class UsedValue:
         self._uses_text: str | None = None
 
     @classmethod
-    def printed(cls, value: HloValue, positions_text: str, uses_text: str,
-                instruction_text: str | None, line: int) -> UsedValue:
+    def printed(
+        cls,
+        value: HloValue,
+        positions_text: str,
+        uses_text: str,
+        instruction_text: str | None,
+        line: int,
+    ) -> UsedValue:
         """A record whose position and use lines (each ``"  ...\n"``; the uses may be
         ``"  (none)\n"``) were already checked against their grammar, kept as text."""
         record = object.__new__(cls)  # no __init__: one per record of --json
@@ -296,9 +321,11 @@ class UsedValue:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return (f"UsedValue(value={self.value!r}, positions={self.positions!r}, "
-                f"uses={self.uses!r}, instruction_text={self.instruction_text!r}, "
-                f"line={self.line!r})")
+        return (
+            f"UsedValue(value={self.value!r}, positions={self.positions!r}, "
+            f"uses={self.uses!r}, instruction_text={self.instruction_text!r}, "
+            f"line={self.line!r})"
+        )
 
     @property
     def instruction(self) -> InstructionText | None:

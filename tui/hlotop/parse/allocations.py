@@ -6,7 +6,6 @@ from __future__ import annotations
 from parsy import Parser, alt, regex, seq, string
 
 from hlotop.model import BufferAllocation, HloValue, ValueSlot
-from hlotop.shapes.grammar import integer, shape_index
 from hlotop.parse.tokens import (
     KNOWN_INDEXES,
     VALUE_REF_RE,
@@ -18,6 +17,7 @@ from hlotop.parse.tokens import (
     value_from_groups,
     value_ref,
 )
+from hlotop.shapes.grammar import integer, shape_index
 
 _shape_text = regex(r"[^|]*").desc("a shape")
 
@@ -32,13 +32,16 @@ _attribute = alt(
     (string(", color ") >> integer).map(lambda c: [("color", c)]),
     _parameter,
     (string(", output shape is |") >> _shape_text << string("|")).map(
-        lambda s: [("output_shape", s)]),
+        lambda s: [("output_shape", s)]
+    ),
     string(", constant").result([("is_constant", True)]),
     string(", thread-local").result([("is_thread_local", True)]),
     string(", maybe-live-out").result([("maybe_live_out", True)]),
     string(", preallocated-temp").result([("is_preallocated_temp", True)]),
-).desc("an allocation attribute (color, parameter, output shape, constant, thread-local, "
-       "maybe-live-out, preallocated-temp)")
+).desc(
+    "an allocation attribute (color, parameter, output shape, constant, thread-local, "
+    "maybe-live-out, preallocated-temp)"
+)
 
 
 def allocation_line(size: Parser) -> Parser:
@@ -56,39 +59,74 @@ def allocation_line(size: Parser) -> Parser:
 _FLAGS = ("is_constant", "is_thread_local", "maybe_live_out", "is_preallocated_temp")
 
 
-def _allocation_from_groups(index, pointer, size, color, param, param_shape, param_index,
-                            output, *flags):
+def _allocation_from_groups(
+    index, pointer, size, color, param, param_shape, param_index, output, *flags
+):
     attrs: dict = {}
     if color is not None:
         attrs["color"] = int(color)
     if param is not None:
-        attrs.update(parameter=int(param), parameter_shape=param_shape,
-                     parameter_shape_index=index_of(param_index))
+        attrs.update(
+            parameter=int(param),
+            parameter_shape=param_shape,
+            parameter_shape_index=index_of(param_index),
+        )
     if output is not None:
         attrs["output_shape"] = output
-    attrs.update((name, True) for name, flag in zip(_FLAGS, flags) if flag)
+    attrs.update((name, True) for name, flag in zip(_FLAGS, flags, strict=False) if flag)
     return [int(index), pointer, int(size), attrs]
 
 
 def _head_of(index: int, pointer: str | None, size: int, attrs: dict) -> tuple:
     """The fields of a :class:`BufferAllocation` before its values, in its order, from
     what :data:`ALLOCATION_LINE` yields."""
-    return (index, size, attrs.get("color", 0), attrs.get("parameter"),
-            attrs.get("parameter_shape"), attrs.get("parameter_shape_index"),
-            attrs.get("output_shape"), *(attrs.get(flag, False) for flag in _FLAGS), pointer)
+    return (
+        index,
+        size,
+        attrs.get("color", 0),
+        attrs.get("parameter"),
+        attrs.get("parameter_shape"),
+        attrs.get("parameter_shape_index"),
+        attrs.get("output_shape"),
+        *(attrs.get(flag, False) for flag in _FLAGS),
+        pointer,
+    )
 
 
-def _head_from_groups(index, pointer, size, color, param, param_shape, param_index,
-                      output, constant, thread_local, live_out, temp) -> tuple:
+def _head_from_groups(
+    index,
+    pointer,
+    size,
+    color,
+    param,
+    param_shape,
+    param_index,
+    output,
+    constant,
+    thread_local,
+    live_out,
+    temp,
+) -> tuple:
     """:func:`_head_of` straight from the groups of :data:`ALLOCATION_LINE`'s pattern."""
     if param is None:
         param_shape = param_index = None
     else:
         param = int(param)
         param_index = index_of(param_index)
-    return (int(index), int(size), 0 if color is None else int(color), param, param_shape,
-            param_index, output, constant is not None, thread_local is not None,
-            live_out is not None, temp is not None, pointer)
+    return (
+        int(index),
+        int(size),
+        0 if color is None else int(color),
+        param,
+        param_shape,
+        param_index,
+        output,
+        constant is not None,
+        thread_local is not None,
+        live_out is not None,
+        temp is not None,
+        pointer,
+    )
 
 
 ALLOCATION_LINE = LineGrammar(
@@ -97,7 +135,8 @@ ALLOCATION_LINE = LineGrammar(
     r"(?:, parameter (\d+)(?:, shape \|([^|]*)\|)? at ShapeIndex \{([\d,]*)\})?"
     r"(?:, output shape is \|([^|]*)\|)?(, constant)?(, thread-local)?"
     r"(, maybe-live-out)?(, preallocated-temp)?:\Z",
-    _allocation_from_groups)
+    _allocation_from_groups,
+)
 REPORT_ALLOCATION_LINE = allocation_line(human_bytes_token)
 
 # " value: <id name @c> (size=S,offset=O): shape"
@@ -110,7 +149,11 @@ VALUE_LINE = LineGrammar(
     ),
     rf" value: {VALUE_REF_RE} \(size=(\d+),offset=(\d+)\): (.*)\Z",
     lambda i, n, x, p, c, size, offset, shape: [
-        value_from_groups(i, n, x, p, c), int(size), int(offset), shape],
+        value_from_groups(i, n, x, p, c),
+        int(size),
+        int(offset),
+        shape,
+    ],
 )
 
 # Before 2019-09: "  <value text> [offset,size]: shape"
@@ -142,8 +185,9 @@ class AllocationSection:
 
     def _close(self) -> None:
         if self._head is not None:
-            self.allocations.append(BufferAllocation(
-                *self._head, tuple(self._slots), tuple(self._reused), self._line))
+            self.allocations.append(
+                BufferAllocation(*self._head, tuple(self._slots), tuple(self._reused), self._line)
+            )
         self._head, self._slots, self._reused = None, [], []
 
     def _open(self, head: tuple, lineno: int) -> None:
@@ -171,10 +215,22 @@ class AllocationSection:
                 vid, vname, index, phi, color, size, offset, shape = m.groups()
                 if index is not None:
                     index = indexes[index] if index in indexes else index_of(index)
-                slots.append(ValueSlot(
-                    HloValue(int(vid), vname, index, phi is not None,
-                             None if color is None else int(color)),
-                    current, int(offset), int(size), shape, first_line + j))
+                slots.append(
+                    ValueSlot(
+                        HloValue(
+                            int(vid),
+                            vname,
+                            index,
+                            phi is not None,
+                            None if color is None else int(color),
+                        ),
+                        current,
+                        int(offset),
+                        int(size),
+                        shape,
+                        first_line + j,
+                    )
+                )
             else:
                 m = match_allocation(line)
                 if m is None:
@@ -221,11 +277,12 @@ class AllocationSection:
         if self._head is None:
             if self._broken:
                 return  # its allocation line was already reported
-            self.sink.error(lineno, "value line outside an allocation: expected "
-                            "'allocation N: size S:' before it")
+            self.sink.error(
+                lineno,
+                "value line outside an allocation: expected 'allocation N: size S:' before it",
+            )
             return
-        self._slots.append(ValueSlot(value, self._head[0], offset, size,
-                                     shape_text, lineno))
+        self._slots.append(ValueSlot(value, self._head[0], offset, size, shape_text, lineno))
 
     def finish(self) -> list[BufferAllocation]:
         """The allocations read, in dump order."""

@@ -11,24 +11,32 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from parsy import regex, string
+
 from hlotop.model import Diagnostic, ParsedSections
 from hlotop.parse import live_range as lr
 from hlotop.parse import scan
 from hlotop.parse.allocations import AllocationSection
 from hlotop.parse.memory_report import DETAIL_HEADER, SORTED_HEADER, MemoryReportSection
+from hlotop.parse.records import RecordTable
 from hlotop.parse.scan import newline_of
 from hlotop.parse.tokens import Sink
 from hlotop.parse.values import HEADER as USED_VALUES_HEADER
 from hlotop.parse.values import UsedValuesSection
-from parsy import regex, string
 
-from hlotop.parse.records import RecordTable
+TOTAL_LINE = (
+    string("Total bytes used: ")
+    >> regex(r"\d+").map(int)
+    << regex(r"(?: \(-?\d+(?:\.\d+)?[KMGTPE]?i?B\))?").desc("'(size)' after the total")
+)
 
-TOTAL_LINE = string("Total bytes used: ") >> regex(r"\d+").map(int) << regex(
-    r"(?: \(-?\d+(?:\.\d+)?[KMGTPE]?i?B\))?").desc("'(size)' after the total")
-
-_SECTION_HEADS = ("BufferAssignment:", "Total bytes used:", "Used values:", "HloLiveRange",
-                  "Memory Space:")
+_SECTION_HEADS = (
+    "BufferAssignment:",
+    "Total bytes used:",
+    "Used values:",
+    "HloLiveRange",
+    "Memory Space:",
+)
 
 
 def split_lines(text: str) -> list[str]:
@@ -56,12 +64,16 @@ class ReadHooks:
 
 
 _NO_HOOKS = ReadHooks()
-_STAGE_NAMES = {AllocationSection: "allocations", lr.LiveRangeSection: "live ranges",
-                MemoryReportSection: "the memory-usage report"}
+_STAGE_NAMES = {
+    AllocationSection: "allocations",
+    lr.LiveRangeSection: "live ranges",
+    MemoryReportSection: "the memory-usage report",
+}
 
 
-def parse_text(path: str, text: str | bytes, diagnostics: list[Diagnostic],
-               hooks: ReadHooks = _NO_HOOKS) -> ParsedSections:
+def parse_text(
+    path: str, text: str | bytes, diagnostics: list[Diagnostic], hooks: ReadHooks = _NO_HOOKS
+) -> ParsedSections:
     """Parse the text of one dump file of any layout or era.
 
     ``path`` names the file in diagnostics; ``text`` is its whole decoded content, or
@@ -109,7 +121,7 @@ def parse_text(path: str, text: str | bytes, diagnostics: list[Diagnostic],
             if line.startswith("*** Begin ") and line.endswith(" ***"):
                 # --xla_dump_to=- writes every dump file to stdout between these markers;
                 # only the buffer-assignment family is ours.
-                skipping = not _is_ours(line[len("*** Begin "):-len(" ***")])
+                skipping = not _is_ours(line[len("*** Begin ") : -len(" ***")])
                 section = None
                 continue
             if line.startswith("*** End ") and line.endswith(" ***"):
@@ -122,7 +134,9 @@ def parse_text(path: str, text: str | bytes, diagnostics: list[Diagnostic],
                 continue
             if line.startswith("Total bytes used:") and report is None:
                 if _next_nonblank(lines, i - 1) == SORTED_HEADER:
-                    report = MemoryReportSection(sink, sink.parse(TOTAL_LINE, line, lineno, "total"))
+                    report = MemoryReportSection(
+                        sink, sink.parse(TOTAL_LINE, line, lineno, "total")
+                    )
                     section = report
                 else:
                     total = sink.parse(TOTAL_LINE, line, lineno, "'Total bytes used' line")
@@ -166,8 +180,12 @@ def parse_text(path: str, text: str | bytes, diagnostics: list[Diagnostic],
     )
 
 
-_OUR_FILES = ("-buffer-assignment.txt", "-buffer-assignment-values.txt", "-live-range.txt",
-              "-memory-usage-report.txt")
+_OUR_FILES = (
+    "-buffer-assignment.txt",
+    "-buffer-assignment-values.txt",
+    "-live-range.txt",
+    "-memory-usage-report.txt",
+)
 
 
 def _is_ours(filename: str) -> bool:
@@ -175,8 +193,15 @@ def _is_ours(filename: str) -> bool:
 
 
 # How the lines that end a Used values section start.
-_AFTER_RECORDS = ("HloLiveRange", "*** End ", "*** Begin ", "BufferAssignment:",
-                  "Total bytes used:", "Memory Space:", "Allocations sorted by size")
+_AFTER_RECORDS = (
+    "HloLiveRange",
+    "*** End ",
+    "*** Begin ",
+    "BufferAssignment:",
+    "Total bytes used:",
+    "Memory Space:",
+    "Allocations sorted by size",
+)
 _AFTER_RECORDS_BYTES = tuple(a.encode() for a in _AFTER_RECORDS)
 # A line that starts with none of the characters record lines start with: a candidate
 # for the end of the records, found in one scan of the section (most of a big dump).
@@ -256,7 +281,7 @@ def _records_of(table: RecordTable | None, eager: list, sink: Sink):
 
 
 def _next_nonblank(lines: list[str], i: int) -> str | None:
-    for line in lines[i + 1:i + 4]:
+    for line in lines[i + 1 : i + 4]:
         if line.strip():
             return line.strip()
     return None
@@ -266,7 +291,7 @@ def _unexpected(sink: Sink, line: str, lineno: int, section) -> None:
     where = {
         AllocationSection: "an allocation line 'allocation N: size S, ...:' or ' value: <...>'",
         UsedValuesSection: "a value record line ('<id name @color>', ' positions:', ' uses:', "
-                           "'  <entry>', ' from instruction: ...')",
+        "'  <entry>', ' from instruction: ...')",
         lr.LiveRangeSection: "an indented HloLiveRange line",
         MemoryReportSection: "a memory-usage report line",
     }.get(type(section), "a section header (" + ", ".join(repr(h) for h in _SECTION_HEADS) + ")")

@@ -14,8 +14,8 @@ from functools import lru_cache
 from parsy import ParseError, regex, string
 
 from hlotop.model import InstructionText
-from hlotop.shapes.grammar import parse_shape_prefix
 from hlotop.parse.tokens import LineGrammar
+from hlotop.shapes.grammar import parse_shape_prefix
 
 _HEAD = re.compile(r"%?([^\s=]+) = ")
 _ARRAY = r"[a-z][a-z0-9]*\[[0-9,<=?]*\](?:\{[^{}]*\})?"
@@ -25,7 +25,7 @@ _ARRAY_SHAPE = re.compile(_ARRAY + "(?= )")
 _FLAT_TUPLE_SHAPE = re.compile(rf"\((?:{_ARRAY}(?:, (?:/\*index=\d+\*/)?{_ARRAY})*)?\)(?= )")
 _OPCODE = re.compile(r" ([a-z][a-z0-9\-_]*)\(")
 
-_ESCAPE = re.compile(r'\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|.)')
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|.)")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
 
 
@@ -46,9 +46,11 @@ def unescape(text: str) -> str:
 _QUOTED_BODY = r'[^"\\]*(?:\\.[^"\\]*)*'  # unrolled: no alternation per character
 _FIELD_RE = re.compile(rf'([a-z_]+)=(?:"({_QUOTED_BODY})"|([^\s}}"]+))')
 # One token per field: key="CEscaped string" or key=bare-value.
-_field = regex(_FIELD_RE, group=(1, 2, 3)).combine(
-    lambda key, quoted, bare: (key, unescape(quoted) if quoted is not None else bare)
-).desc('key="value" or key=value')
+_field = (
+    regex(_FIELD_RE, group=(1, 2, 3))
+    .combine(lambda key, quoted, bare: (key, unescape(quoted) if quoted is not None else bare))
+    .desc('key="value" or key=value')
+)
 # metadata={op_type="..." op_name="..." source_file="..." source_line=71 ...}
 METADATA = LineGrammar(
     string("metadata={") >> _field.sep_by(string(" ")).map(dict) << string("}"),
@@ -101,6 +103,13 @@ def parse_instruction_text(text: str) -> InstructionText:
     line = meta.get("source_line")
     frame = meta.get("stack_frame_id")
     return InstructionText(  # positional, in field order: one per record of --json
-        text, name, shape_text, opcode, meta.get("op_type"), meta.get("op_name"),
-        meta.get("source_file"), int(line) if line and line.isdigit() else None,
-        int(frame) if frame and frame.isdigit() else None)
+        text,
+        name,
+        shape_text,
+        opcode,
+        meta.get("op_type"),
+        meta.get("op_name"),
+        meta.get("source_file"),
+        int(line) if line and line.isdigit() else None,
+        int(frame) if frame and frame.isdigit() else None,
+    )

@@ -8,15 +8,16 @@ from operator import attrgetter
 from parsy import regex, seq, string
 
 from hlotop.model import BufferLiveRange, HloLiveRange, PeakEntry, PeakUsage, format_shape_index
-from hlotop.shapes.grammar import integer, shape_index
 from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, StackTraceSection
 from hlotop.parse.tokens import KNOWN_INDEXES, NAME_RE, LineGrammar, Sink, index_of, name
+from hlotop.shapes.grammar import integer, shape_index
 
 HEADER = string("HloLiveRange (max ") >> integer << string("):")
 UNAVAILABLE = "HloLiveRange not available"
 SEQUENCE_LINE = LineGrammar(
     seq(string("    ") >> integer << string(":"), regex(r"\S+").desc("a name")),
-    r"    (\d+):(\S+)\Z", lambda i, n: [int(i), n],
+    r"    (\d+):(\S+)\Z",
+    lambda i, n: [int(i), n],
 )
 BUFFER_LINE = LineGrammar(
     seq(
@@ -77,8 +78,15 @@ class LiveRangeSection:
                 if m is None:
                     break
                 n, index, s, e = m.groups()  # BUFFER_LINE.convert, inlined
-                buffers.append(BufferLiveRange(n, indexes[index] if index in indexes else index_of(index),
-                                               int(s), int(e), first_line + j))
+                buffers.append(
+                    BufferLiveRange(
+                        n,
+                        indexes[index] if index in indexes else index_of(index),
+                        int(s),
+                        int(e),
+                        first_line + j,
+                    )
+                )
                 j += 1
         elif self._state == "sequence":
             sequence = self.sequence
@@ -116,8 +124,9 @@ class LiveRangeSection:
             if parsed is not None:
                 step, instr = parsed
                 if step != len(self.sequence):
-                    self.sink.warning(lineno, f"schedule step {step} out of order: "
-                                              f"expected {len(self.sequence)}")
+                    self.sink.warning(
+                        lineno, f"schedule step {step} out of order: expected {len(self.sequence)}"
+                    )
                 self.sequence.append(instr)
         elif self._state == "buffers":
             parsed = self.sink.parse(BUFFER_LINE, line, lineno, "buffer live range")
@@ -130,8 +139,11 @@ class LiveRangeSection:
         elif self._state == "stack":
             self.stack.feed(line, lineno)
         else:
-            self.sink.error(lineno, "line inside HloLiveRange before any of "
-                            "'InstructionSequence:', 'BufferLiveRange:', 'Live ranges at'")
+            self.sink.error(
+                lineno,
+                "line inside HloLiveRange before any of "
+                "'InstructionSequence:', 'BufferLiveRange:', 'Live ranges at'",
+            )
         return True
 
     def finish(self) -> HloLiveRange:
@@ -142,10 +154,17 @@ class LiveRangeSection:
         peak = None
         if self.peak_time is not None:
             entries = tuple(self.peak_entries)
-            peak = PeakUsage(self.peak_time, entries, _variant(entries, self.stack.seen),
-                             self.peak_line)
-        return HloLiveRange(self.max_time, tuple(self.sequence), tuple(self.buffers), peak,
-                            self.stack.finish(), self.line)
+            peak = PeakUsage(
+                self.peak_time, entries, _variant(entries, self.stack.seen), self.peak_line
+            )
+        return HloLiveRange(
+            self.max_time,
+            tuple(self.sequence),
+            tuple(self.buffers),
+            peak,
+            self.stack.finish(),
+            self.line,
+        )
 
     def _check_schedule_end(self) -> None:
         """``HloLiveRange (max N)``: N is the length of the instruction sequence below
@@ -160,9 +179,12 @@ class LiveRangeSection:
             room = self._buffers_line - self._sequence_line - 1
             if self.max_time < listed or self.max_time > 2 * room + 16:
                 if self.max_time:  # else the header itself was reported unreadable
-                    self.sink.warning(self.line, f"'HloLiveRange (max {self.max_time})' "
-                                      f"does not fit its instruction sequence of {listed} "
-                                      f"steps: using {listed}")
+                    self.sink.warning(
+                        self.line,
+                        f"'HloLiveRange (max {self.max_time})' "
+                        f"does not fit its instruction sequence of {listed} "
+                        f"steps: using {listed}",
+                    )
                 self.max_time = listed
         end = self.max_time
         if end <= 0 or not self.buffers or max(map(_END, self.buffers)) <= end:
@@ -171,9 +193,12 @@ class LiveRangeSection:
         for rng in self.buffers:
             if rng.end > end:
                 label = rng.name + format_shape_index(rng.shape_index)
-                self.sink.error(rng.line, f"live range {label}:{rng.start}-{rng.end} ends after "
-                                f"the schedule's last step, {end} ('HloLiveRange (max "
-                                f"{end})'): skipped")
+                self.sink.error(
+                    rng.line,
+                    f"live range {label}:{rng.start}-{rng.end} ends after "
+                    f"the schedule's last step, {end} ('HloLiveRange (max "
+                    f"{end})'): skipped",
+                )
             else:
                 kept.append(rng)
         self.buffers = kept

@@ -8,8 +8,8 @@ from parsy import regex, seq, string
 
 from hlotop.model import MemorySpaceReport, MemoryUsageReport, ReportAllocation, ReportRow
 from hlotop.parse.allocations import REPORT_ALLOCATION_LINE
-from hlotop.shapes.grammar import integer
 from hlotop.parse.tokens import Sink, human_bytes_token
+from hlotop.shapes.grammar import integer
 from hlotop.units import parse_human_bytes
 
 SORTED_HEADER = "Allocations sorted by size:"
@@ -25,7 +25,9 @@ LIST_ROW = seq(
     regex(r"\s*") >> human_bytes_token << string("; "),
     regex(r"allocation .*"),
 )
-_shape_item = seq(regex(r"(\d+)×", group=1).map(int).optional(), regex(r"[^,(]+(?:\([^)]*\))?|\([^)]*\)"))
+_shape_item = seq(
+    regex(r"(\d+)×", group=1).map(int).optional(), regex(r"[^,(]+(?:\([^)]*\))?|\([^)]*\)")
+)
 TABLE_ROW = seq(
     regex(r"\s*") >> human_bytes_token,
     _pct,
@@ -34,11 +36,13 @@ TABLE_ROW = seq(
     regex(r"\s*") >> integer << string("; "),
     regex(r".*"),
 )
-SPACE_HEADER = seq(string("Memory Space: ") >> regex(r"\S+"),
-                   string(" (color=") >> integer << string(")"))
+SPACE_HEADER = seq(
+    string("Memory Space: ") >> regex(r"\S+"), string(" (color=") >> integer << string(")")
+)
 TOTAL_LINE = regex(r"Total bytes(?: used)?: (\d+)", group=1).map(int) << regex(r" \(.*\)")
-REST_LINE = regex(r"The rest (\d+) (?:allocations|values) are less than", group=1).map(int) \
-    << regex(r".*")
+REST_LINE = regex(r"The rest (\d+) (?:allocations|values) are less than", group=1).map(
+    int
+) << regex(r".*")
 
 
 def _split_shapes(text: str) -> tuple[tuple[int, str], ...]:
@@ -121,8 +125,9 @@ class MemoryReportSection:
             return
         alloc = self.sink.parse(REPORT_ALLOCATION_LINE, parsed[3], lineno, "allocation line")
         if alloc is not None:
-            self.listed.append(ReportAllocation(alloc[0], parse_human_bytes(alloc[2]),
-                                                parsed[3], list_line=lineno))
+            self.listed.append(
+                ReportAllocation(alloc[0], parse_human_bytes(alloc[2]), parsed[3], list_line=lineno)
+            )
 
     def _detail_header(self, line: str, lineno: int) -> None:
         alloc = self.sink.parse(REPORT_ALLOCATION_LINE, line, lineno, "allocation line")
@@ -134,23 +139,35 @@ class MemoryReportSection:
         parsed = self.sink.parse(TABLE_ROW, line.lstrip("\t"), lineno, "memory report table row")
         if parsed is not None:
             cum, pct, size, offset, n, shapes = parsed
-            self._table["rows"].append(ReportRow(cum, pct, size, offset, n, _split_shapes(shapes),
-                                                 lineno))
+            self._table["rows"].append(
+                ReportRow(cum, pct, size, offset, n, _split_shapes(shapes), lineno)
+            )
 
     def finish(self) -> MemoryUsageReport:
         """The report; era A tables are joined to their allocation rows by index (the
         allocation keeps both lines: ``list_line`` its row, ``line`` its table's header)."""
+
         def freeze(t: dict, list_line: int = 0) -> ReportAllocation:
-            return ReportAllocation(t["index"], t["size"], t["summary"], tuple(t["rows"]),
-                                    t["hidden_rows"], t["line"], list_line)
+            return ReportAllocation(
+                t["index"],
+                t["size"],
+                t["summary"],
+                tuple(t["rows"]),
+                t["hidden_rows"],
+                t["line"],
+                list_line,
+            )
 
         listed = tuple(
             freeze(self._detail[a.index], a.list_line) if a.index in self._detail else a
-            for a in self.listed)
+            for a in self.listed
+        )
         known = {a.index for a in listed}
         listed += tuple(freeze(t) for i, t in self._detail.items() if i not in known)
         spaces = tuple(
-            MemorySpaceReport(s["name"], s["color"], s["total"],
-                              tuple(freeze(t) for t in s["tables"]))
-            for s in self.spaces)
+            MemorySpaceReport(
+                s["name"], s["color"], s["total"], tuple(freeze(t) for t in s["tables"])
+            )
+            for s in self.spaces
+        )
         return MemoryUsageReport(self.era, self.total, listed, self.hidden_allocations, spaces)

@@ -17,11 +17,11 @@ import re
 from array import array
 from collections.abc import Callable, Iterator
 
-from hlotop.report import forked
 from hlotop.model import Diagnostic, HloValue, UsedValue
 from hlotop.parse.scan import newline_of
 from hlotop.parse.tokens import NAME_RE, VALUE_REF_RE, Sink, value_from_groups
 from hlotop.parse.values import FROM_PREFIX, UsedValuesSection
+from hlotop.report import forked
 
 _RECORD_START = re.compile(VALUE_REF_RE + r"(?=\n positions:\n)")
 _RECORD_START_BYTES = re.compile(_RECORD_START.pattern.encode())  # for ASCII bytes
@@ -37,7 +37,10 @@ RECORD = re.compile(
     VALUE_REF_RE
     + rf"\n positions:\n((?:  {NAME_RE}(?: {_INDEX})?\n)+)"
     + rf" uses:\n((?:  {NAME_RE}, operand {_NUMBER}(?: {_INDEX})?\n)+|  \(none\)\n)"
-    + "(?:" + re.escape(FROM_PREFIX) + r" ?(.*)\n?)?\Z")
+    + "(?:"
+    + re.escape(FROM_PREFIX)
+    + r" ?(.*)\n?)?\Z"
+)
 
 
 _CACHE = 4096
@@ -57,8 +60,15 @@ class RecordTable:
     Behaves as a read-only sequence of :class:`UsedValue` in dump order.
     """
 
-    def __init__(self, path: str, text: str, first_line: int, begin: int = 0,
-                 end: int | None = None, end_line: int | None = None):
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        first_line: int,
+        begin: int = 0,
+        end: int | None = None,
+        end_line: int | None = None,
+    ):
         self.path = path
         self.end_line = end_line  # the line text[end] is on, if the caller counted it
         self.text = text
@@ -73,8 +83,11 @@ class RecordTable:
         self._cache: dict[int, UsedValue | None] = {}
         # A big section is indexed by a forked child (hlotop.report.forked) while this process
         # reads the rest of the dump; the index is taken from it on first use.
-        self._indexer = forked.start(self._write_index) \
-            if self.end - self.begin >= INDEX_IN_CHILD_FROM else None
+        self._indexer = (
+            forked.start(self._write_index)
+            if self.end - self.begin >= INDEX_IN_CHILD_FROM
+            else None
+        )
 
     def _scan(self) -> tuple[array, array]:
         starts, ids = array("q"), array("q")
@@ -82,7 +95,7 @@ class RecordTable:
         for m in pattern.finditer(self.text, self.begin, self.end):
             vid = int(m.group(1))
             if vid >= 1 << 63:  # no value id: its lines go with the record before,
-                continue        # and are reported when it is read
+                continue  # and are reported when it is read
             starts.append(m.start())
             ids.append(vid)
         return starts, ids
@@ -99,8 +112,8 @@ class RecordTable:
         if isinstance(count, int):
             data = indexer.read(0, 16 * count)
             starts, ids = array("q"), array("q")
-            starts.frombytes(data[:8 * count])
-            ids.frombytes(data[8 * count:])
+            starts.frombytes(data[: 8 * count])
+            ids.frombytes(data[8 * count :])
         else:  # no child, or it failed
             starts, ids = self._scan()
         if indexer is not None:
@@ -130,14 +143,16 @@ class RecordTable:
     def heads(self) -> dict[int, int]:
         """Value id -> record number (the first, if an id repeats)."""
         if self._heads is None:
-            self._heads = dict(zip(reversed(self.ids), range(len(self.ids) - 1, -1, -1)))
+            self._heads = dict(
+                zip(reversed(self.ids), range(len(self.ids) - 1, -1, -1), strict=False)
+            )
         return self._heads
 
     def __len__(self) -> int:
         return len(self.starts)
 
     def __bool__(self) -> bool:
-        return len(self.starts) > 0 or bool(self.text[self.begin:self.end].strip())
+        return len(self.starts) > 0 or bool(self.text[self.begin : self.end].strip())
 
     def __iter__(self) -> Iterator[UsedValue]:
         for number in range(len(self.starts)):
@@ -159,8 +174,11 @@ class RecordTable:
         """The 1-based line of record ``number``'s head (counted on first need)."""
         if self._checkpoints is None and number == 0:
             return self.first_line + self.text.count(self._nl, self.begin, self.starts[0])
-        if self._checkpoints is None and number == len(self.starts) - 1 \
-                and self.end_line is not None:  # the last: counted back from the end
+        if (
+            self._checkpoints is None
+            and number == len(self.starts) - 1
+            and self.end_line is not None
+        ):  # the last: counted back from the end
             return self.end_line - self.text.count(self._nl, self.starts[number], self.end)
         if self._checkpoints is None:
             checkpoints, line, pos = array("q"), self.first_line, self.begin
@@ -171,7 +189,8 @@ class RecordTable:
             self._checkpoints = checkpoints
         base = (number // _STRIDE) * _STRIDE
         return self._checkpoints[number // _STRIDE] + self.text.count(
-            self._nl, self.starts[base], self.starts[number])
+            self._nl, self.starts[base], self.starts[number]
+        )
 
     def head(self, number: int) -> HloValue:
         """The value a record is about, from its head alone (cheap)."""
@@ -193,8 +212,9 @@ class RecordTable:
         number = self.heads.get(value_id)
         return None if number is None else self.record(number)
 
-    def record(self, number: int, sink: Sink | None = None, line: int | None = None
-               ) -> UsedValue | None:
+    def record(
+        self, number: int, sink: Sink | None = None, line: int | None = None
+    ) -> UsedValue | None:
         """Parse record ``number``; its unreadable lines go to ``sink`` if given.
         ``line``: its head's line number, when the caller already knows it."""
         if sink is None and number in self._cache:
@@ -212,23 +232,28 @@ class RecordTable:
         m = RECORD.match(span)
         if m is not None:  # the one-match path
             vid, vname, index, phi, color, positions, uses, instruction = m.groups()
-            return UsedValue.printed(value_from_groups(vid, vname, index, phi, color),
-                                     positions, uses, instruction, line)
+            return UsedValue.printed(
+                value_from_groups(vid, vname, index, phi, color), positions, uses, instruction, line
+            )
         section = UsedValuesSection(sink or Sink(self.path, []))
         _feed(section, span, line)
         records = section.finish()
         _unindexed(section.sink, records[1:])
         return records[0] if records else None
 
-    def checked(self, diagnostics: list[Diagnostic], first: int = 0,
-                stop: int | None = None) -> Iterator[UsedValue]:
+    def checked(
+        self, diagnostics: list[Diagnostic], first: int = 0, stop: int | None = None
+    ) -> Iterator[UsedValue]:
         """Every record in dump order (or records ``first`` to ``stop - 1``), each parsed
         once, with what cannot be read appended to ``diagnostics`` (the text before the
         first record included, with record 0)."""
         sink = Sink(self.path, diagnostics)
         stop = len(self.starts) if stop is None else min(stop, len(self.starts))
-        if first == 0 and self.leading > self.begin \
-                and self.text[self.begin:self.leading].strip():
+        if (
+            first == 0
+            and self.leading > self.begin
+            and self.text[self.begin : self.leading].strip()
+        ):
             section = UsedValuesSection(sink)
             _feed(section, self._str(self.begin, self.leading), self.first_line)
             _unindexed(sink, section.finish())
@@ -244,8 +269,11 @@ class RecordTable:
             if record is not None:
                 yield record
 
-    def parse_all(self, diagnostics: list[Diagnostic],
-                  progress: Callable[[int, int], bool | None] | None = None) -> int:
+    def parse_all(
+        self,
+        diagnostics: list[Diagnostic],
+        progress: Callable[[int, int], bool | None] | None = None,
+    ) -> int:
         """Read every record, appending what cannot be read to ``diagnostics``.
 
         ``progress(records done, records in all)`` is called every 1024 records and at
@@ -267,8 +295,10 @@ def _unindexed(sink: Sink, records: list[UsedValue]) -> None:
     range (a damaged line between a head and its positions is reported already)."""
     for r in records:
         if r.value.id >= 1 << 63:
-            sink.error(r.line, f"value id {r.value.id} is out of range (more than 64 "
-                               "bits): its record is skipped")
+            sink.error(
+                r.line,
+                f"value id {r.value.id} is out of range (more than 64 bits): its record is skipped",
+            )
 
 
 def _feed(section: UsedValuesSection, text: str, first_line: int) -> None:
@@ -282,5 +312,6 @@ def _feed(section: UsedValuesSection, text: str, first_line: int) -> None:
             continue
         nxt = lines[i + 1] if i + 1 < len(lines) else None
         if not section.feed(line, first_line + i, nxt):
-            section.sink.error(first_line + i, f"unexpected line {line[:60]!r}: expected a "
-                                               "value record line")
+            section.sink.error(
+                first_line + i, f"unexpected line {line[:60]!r}: expected a value record line"
+            )

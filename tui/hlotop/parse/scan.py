@@ -21,10 +21,9 @@ def count_lines(text: str | bytes, start: int, end: int) -> int:
 def contains(data: bytes, needle: bytes) -> bool:
     """``needle in data``."""
     overlap = len(needle) - 1
-    return any(data.find(needle, at, at + SCAN + overlap) >= 0
-               for at in range(0, len(data), SCAN))
+    return any(data.find(needle, at, at + SCAN + overlap) >= 0 for at in range(0, len(data), SCAN))
 
 
 def is_ascii(data: bytes) -> bool:
     """``data.isascii()``."""
-    return all(data[at:at + SCAN].isascii() for at in range(0, len(data), SCAN))
+    return all(data[at : at + SCAN].isascii() for at in range(0, len(data), SCAN))

@@ -15,15 +15,25 @@ from collections.abc import Iterable
 from parsy import regex, seq, string
 
 from hlotop.model import SourceFrame, StackFrameTable
-from hlotop.shapes.grammar import integer
 from hlotop.parse.tokens import LineGrammar, Sink
+from hlotop.shapes.grammar import integer
 
 TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
-_escaped = regex(r'"((?:[^"\\]|\\.)*)"', group=1).map(
-    lambda s: s.encode().decode("unicode_escape") if "\\" in s else s).desc("a quoted name")
+_escaped = (
+    regex(r'"((?:[^"\\]|\\.)*)"', group=1)
+    .map(lambda s: s.encode().decode("unicode_escape") if "\\" in s else s)
+    .desc("a quoted name")
+)
 NAME_LINE = LineGrammar(seq(integer << string(" "), _escaped))
-_fields = (string("{") >> seq(regex(r"[a-z_]+") << string("="), integer).sep_by(string(" "))
-           << string("}")).map(dict).desc("{key=N ...}")
+_fields = (
+    (
+        string("{")
+        >> seq(regex(r"[a-z_]+") << string("="), integer).sep_by(string(" "))
+        << string("}")
+    )
+    .map(dict)
+    .desc("{key=N ...}")
+)
 ENTRY_LINE = LineGrammar(seq(integer << string(" "), _fields))
 
 
@@ -56,7 +66,9 @@ def parse_stack_frames(path: str, lines: Iterable[str], sink: Sink) -> StackFram
         locations[lid] = SourceFrame(
             file=tables["FileNames"].get(f.get("file_name_id"), "?"),
             function=tables["FunctionNames"].get(f.get("function_name_id"), "?"),
-            line=f.get("line", 0), column=f.get("column"))
+            line=f.get("line", 0),
+            column=f.get("column"),
+        )
     frames = {}
     for fid, f in tables["StackFrames"].items():
         # XLA prints the parent as its id + 1; 1 means no parent (checked against the

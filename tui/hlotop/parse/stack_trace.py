@@ -20,7 +20,9 @@ _suffix = seq(
     spaced_int << string(" bytes, remaining: "),
     spaced_int << string(" bytes)"),
 )
-_SUFFIX_RE = r" \(\d+(?:\.\d+)?%, total: [\d ]+ bytes, current: [\d ]+ bytes, remaining: [\d ]+ bytes\)$"
+_SUFFIX_RE = (
+    r" \(\d+(?:\.\d+)?%, total: [\d ]+ bytes, current: [\d ]+ bytes, remaining: [\d ]+ bytes\)$"
+)
 TREE_LINE = seq(
     _prefix,
     regex(r".*(?=" + _SUFFIX_RE + ")").desc("a label followed by (pct%, total: ...)"),

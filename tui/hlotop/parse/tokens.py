@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from parsy import Parser, ParseError, Result, eof, regex, seq, string
+from parsy import ParseError, Parser, Result, eof, regex, seq, string
 
 from hlotop.model import Diagnostic, HloValue
 from hlotop.shapes.grammar import integer, shape_index
@@ -14,10 +14,12 @@ from hlotop.shapes.grammar import integer, shape_index
 # delimiter in the lines that carry names (space, braces, angle brackets, colon, comma).
 name = regex(r"[^\s{}<>:,]+").desc("an instruction name")
 rest_of_line = regex(r".*").desc("text")
-spaced_int = regex(r"\d{1,3}(?: \d{3})*|\d+").map(lambda s: int(s.replace(" ", ""))).desc(
-    "a byte count like 41 943 040")
-human_bytes_token = regex(r"-?(\d+(\.\d+)?)(B|KiB|MiB|GiB|TiB|PiB|EiB)").desc(
-    "a size like 36.0KiB")
+spaced_int = (
+    regex(r"\d{1,3}(?: \d{3})*|\d+")
+    .map(lambda s: int(s.replace(" ", "")))
+    .desc("a byte count like 41 943 040")
+)
+human_bytes_token = regex(r"-?(\d+(\.\d+)?)(B|KiB|MiB|GiB|TiB|PiB|EiB)").desc("a size like 36.0KiB")
 
 
 def _make_value(vid, vname, index, phi, color) -> HloValue:
@@ -29,11 +31,13 @@ NAME_RE = r"[^\s{}<>:,]+"
 VALUE_REF_RE = rf"<(\d+) ({NAME_RE})(\{{[\d,]*\}})?( \(phi\))?(?: @(\d+))?>"
 
 
-def value_from_groups(vid: str, vname: str, index: str | None, phi: str | None,
-                      color: str | None) -> HloValue:
+def value_from_groups(
+    vid: str, vname: str, index: str | None, phi: str | None, color: str | None
+) -> HloValue:
     """An HloValue from the five groups of :data:`VALUE_REF_RE`."""
-    return HloValue(int(vid), vname, index_of(index), phi is not None,
-                    int(color) if color is not None else None)
+    return HloValue(
+        int(vid), vname, index_of(index), phi is not None, int(color) if color is not None else None
+    )
 
 
 # <id name{index} (phi) @color>  (HloValue::ToShortString, since 2019-09)
@@ -48,8 +52,9 @@ value_ref: Parser = seq(
 
 # The ShapeIndex texts most values and live ranges carry, with braces (value lines) and
 # without (live-range lines), read once: a dict look-up in the hot loops, not a call.
-KNOWN_INDEXES = {text: index for k in range(64)
-                 for text, index in ((f"{{{k}}}", (k,)), (str(k), (k,)))}
+KNOWN_INDEXES = {
+    text: index for k in range(64) for text, index in ((f"{{{k}}}", (k,)), (str(k), (k,)))
+}
 KNOWN_INDEXES.update({"{}": (), "": ()})
 
 
@@ -74,8 +79,7 @@ class LineGrammar:
     checks both agree on every line of every sample dump).
     """
 
-    def __init__(self, fine: Parser, pattern: str | None = None,
-                 convert: Callable | None = None):
+    def __init__(self, fine: Parser, pattern: str | None = None, convert: Callable | None = None):
         self.fine = fine
         self._whole = fine << eof
         self.pattern = re.compile(pattern) if pattern else None
@@ -129,7 +133,7 @@ class Sink:
             return parser.parse_partial(text)[0]
         except ParseError as err:
             expected = " or ".join(sorted(err.expected))
-            found = text[err.index:err.index + 24]
+            found = text[err.index : err.index + 24]
             found = repr(found) if found else "the end of the line"
             self.error(line, f"{what}: column {err.index + 1}: expected {expected}, found {found}")
             return None

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import re
 
-from parsy import regex, seq, string
+from parsy import seq, string
 
 from hlotop.model import HloPosition, HloUse, UsedValue
-from hlotop.shapes.grammar import integer, shape_index
 from hlotop.parse.tokens import (
     NAME_RE,
     VALUE_REF_RE,
@@ -20,15 +19,16 @@ from hlotop.parse.tokens import (
     value_from_groups,
     value_ref,
 )
+from hlotop.shapes.grammar import integer, shape_index
 
 HEADER = "Used values:"
-RECORD_HEAD = LineGrammar(
-    value_ref, rf"{VALUE_REF_RE}\Z", value_from_groups)
+RECORD_HEAD = LineGrammar(value_ref, rf"{VALUE_REF_RE}\Z", value_from_groups)
 POSITION_RE = rf"  ({NAME_RE})(?: (\{{[\d,]*\}}))?"
 USE_RE = rf"  ({NAME_RE}), operand (\d+)(?: (\{{[\d,]*\}}))?"
 POSITION_LINE = LineGrammar(
     seq(string("  ") >> name, (string(" ") >> shape_index).optional()).combine(HloPosition),
-    POSITION_RE + r"\Z", lambda n, i: HloPosition(n, index_of(i)),
+    POSITION_RE + r"\Z",
+    lambda n, i: HloPosition(n, index_of(i)),
 )
 USE_LINE = LineGrammar(
     seq(
@@ -36,7 +36,8 @@ USE_LINE = LineGrammar(
         string(", operand ") >> integer,
         (string(" ") >> shape_index).optional(),
     ).combine(HloUse),
-    USE_RE + r"\Z", lambda n, o, i: HloUse(n, int(o), index_of(i)),
+    USE_RE + r"\Z",
+    lambda n, o, i: HloUse(n, int(o), index_of(i)),
 )
 FROM_PREFIX = " from instruction:"
 _POSITIONS = re.compile(POSITION_RE + r"\n")
@@ -53,6 +54,8 @@ def uses_of(block: str) -> tuple[HloUse, ...]:
     """The uses in a block of use lines that :data:`USE_LINE` accepts one by one, or
     ``"  (none)\n"`` (no uses)."""
     return tuple(HloUse(n, int(o), index_of(i or None)) for n, o, i in _USES.findall(block))
+
+
 # A value reference glued to the end of a from-instruction line (2024 era).
 _GLUED_REF = re.compile(r"<\d+ [^\s<>{}]+(?:\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?>\Z")
 
@@ -71,16 +74,16 @@ class UsedValuesSection:
         c = self._current
         if c is not None:
             uses = None if c["uses"] is None else tuple(c["uses"])
-            self.records.append(UsedValue(c["value"], tuple(c["positions"]), uses,
-                                          c["instruction"], c["line"]))
+            self.records.append(
+                UsedValue(c["value"], tuple(c["positions"]), uses, c["instruction"], c["line"])
+            )
         self._current, self._state = None, ""
 
     def _start(self, text: str, lineno: int) -> None:
         self._close()
         value = self.sink.parse(RECORD_HEAD, text, lineno, "value record")
         if value is not None:
-            self._current = dict(value=value, positions=[], uses=[], instruction=None,
-                                 line=lineno)
+            self._current = dict(value=value, positions=[], uses=[], instruction=None, line=lineno)
 
     def feed(self, line: str, lineno: int, next_line: str | None) -> bool:
         """Read one record line; ``next_line`` tells a glued 2024-era head from text.
@@ -98,12 +101,12 @@ class UsedValuesSection:
             self._state = ""
             return True
         if line.startswith(FROM_PREFIX):
-            text = line[len(FROM_PREFIX):]
+            text = line[len(FROM_PREFIX) :]
             glued = None
             if next_line == " positions:":
                 m = _GLUED_REF.search(text)
                 if m:
-                    glued, text = m.group(0), text[:m.start()]
+                    glued, text = m.group(0), text[: m.start()]
             if self._need_record(lineno):
                 self._current["instruction"] = text.lstrip(" ")
             self._state = ""
@@ -130,8 +133,9 @@ class UsedValuesSection:
 
     def _need_record(self, lineno: int) -> bool:
         if self._current is None:
-            self.sink.error(lineno, "line belongs to a value record, but no record "
-                            "'<id name @color>' is open")
+            self.sink.error(
+                lineno, "line belongs to a value record, but no record '<id name @color>' is open"
+            )
             return False
         return True
 

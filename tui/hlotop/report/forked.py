@@ -18,8 +18,8 @@ import signal
 import struct
 import tempfile
 import threading
-from contextlib import contextmanager
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import IO, Any
 
 _CURSORS = struct.Struct("qq")  # the next chunk from the front, the end of the back

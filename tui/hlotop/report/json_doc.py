@@ -10,11 +10,11 @@ import json
 from typing import IO, Any
 
 from hlotop import __version__
-from hlotop.report.json_text import allocation_json, number_json, used_value_json
 from hlotop.loading.loader import ModuleDump, gc_paused
-from hlotop.model.memory_space import space_name, space_names
 from hlotop.model import Diagnostic, StackTraceNode
+from hlotop.model.memory_space import space_name, space_names
 from hlotop.parse.records import RecordTable
+from hlotop.report.json_text import allocation_json, number_json, used_value_json
 from hlotop.report.record_writer import RecordWriter, write_batches
 
 
@@ -23,9 +23,14 @@ def _index(index) -> list[int] | None:
 
 
 def _tree(node: StackTraceNode) -> dict[str, Any]:
-    return {"label": node.label, "percent": node.percent, "total": node.total,
-            "current": node.current, "remaining": node.remaining,
-            "children": [_tree(c) for c in node.children]}
+    return {
+        "label": node.label,
+        "percent": node.percent,
+        "total": node.total,
+        "current": node.current,
+        "remaining": node.remaining,
+        "children": [_tree(c) for c in node.children],
+    }
 
 
 def to_dict(module: ModuleDump) -> dict[str, Any]:
@@ -39,23 +44,42 @@ def to_dict(module: ModuleDump) -> dict[str, Any]:
 def _head(module: ModuleDump) -> dict[str, Any]:
     """The document's keys before ``used_values``."""
     names = space_names(module.memory_usage_report)
-    allocations = [{
-        "index": x.index,
-        "size": x.size,
-        "color": x.color,
-        "memory_space": space_name(x.color, names),
-        "kinds": list(x.kinds),
-        "parameter": None if x.parameter is None else {
-            "number": x.parameter, "shape": x.parameter_shape,
-            "shape_index": _index(x.parameter_shape_index)},
-        "output_shape": x.output_shape,
-        "values": [{"id": s.value.id, "name": s.value.name,
-                    "shape_index": _index(s.value.shape_index), "phi": s.value.is_phi,
-                    "color": s.value.color, "offset": s.offset, "size": s.size,
-                    "shape": s.shape} for s in x.values],
-    } for x in module.allocations]
-    return {**_about(module), "allocations": allocations,
-            "total_bytes_used": module.total_bytes_used}
+    allocations = [
+        {
+            "index": x.index,
+            "size": x.size,
+            "color": x.color,
+            "memory_space": space_name(x.color, names),
+            "kinds": list(x.kinds),
+            "parameter": None
+            if x.parameter is None
+            else {
+                "number": x.parameter,
+                "shape": x.parameter_shape,
+                "shape_index": _index(x.parameter_shape_index),
+            },
+            "output_shape": x.output_shape,
+            "values": [
+                {
+                    "id": s.value.id,
+                    "name": s.value.name,
+                    "shape_index": _index(s.value.shape_index),
+                    "phi": s.value.is_phi,
+                    "color": s.value.color,
+                    "offset": s.offset,
+                    "size": s.size,
+                    "shape": s.shape,
+                }
+                for s in x.values
+            ],
+        }
+        for x in module.allocations
+    ]
+    return {
+        **_about(module),
+        "allocations": allocations,
+        "total_bytes_used": module.total_bytes_used,
+    }
 
 
 def _about(module: ModuleDump) -> dict[str, Any]:
@@ -74,22 +98,29 @@ def _head_json(module: ModuleDump, dumps) -> str:
     directly, as the records are."""
     names = space_names(module.memory_usage_report)
     allocations = ",".join(allocation_json(x, names) for x in module.allocations)
-    return (dumps(_about(module))[:-1] + f',"allocations":[{allocations}],'
-            f'"total_bytes_used":{number_json(module.total_bytes_used)}')
+    return (
+        dumps(_about(module))[:-1] + f',"allocations":[{allocations}],'
+        f'"total_bytes_used":{number_json(module.total_bytes_used)}'
+    )
 
 
 def _used_value(r, frames) -> dict[str, Any]:
     """One ``Used values`` record (a :class:`~hlotop.model.UsedValue`)."""
     instr = r.instruction
-    stack = frames.stack(instr.stack_frame_id) if (
-        frames is not None and instr is not None and instr.stack_frame_id is not None) else ()
+    stack = (
+        frames.stack(instr.stack_frame_id)
+        if (frames is not None and instr is not None and instr.stack_frame_id is not None)
+        else ()
+    )
     source = None
     if instr and instr.source_file:
         source = {"file": instr.source_file, "line": instr.source_line}
     elif stack:
         source = {"file": stack[0].file, "line": stack[0].line}
     return {
-        "id": r.value.id, "name": r.value.name, "shape_index": _index(r.value.shape_index),
+        "id": r.value.id,
+        "name": r.value.name,
+        "shape_index": _index(r.value.shape_index),
         "positions": r.position_texts(),
         "uses": r.use_texts(),
         "instruction": instr.name if instr else None,
@@ -112,61 +143,97 @@ def _tail(module: ModuleDump) -> dict[str, Any]:
         live_range = {
             "max": live.max_time,
             "instruction_sequence": list(live.instruction_sequence),
-            "buffers": [{"name": b.name, "shape_index": list(b.shape_index),
-                         "start": b.start, "end": b.end} for b in live.buffers],
-            "peak": None if peak is None else {
-                "time": peak.time, "variant": peak.variant,
-                "entries": [{"name": e.name, "shape_index": _index(e.shape_index),
-                             "bytes": e.bytes, "cumulative": e.cumulative}
-                            for e in peak.entries]},
+            "buffers": [
+                {"name": b.name, "shape_index": list(b.shape_index), "start": b.start, "end": b.end}
+                for b in live.buffers
+            ],
+            "peak": None
+            if peak is None
+            else {
+                "time": peak.time,
+                "variant": peak.variant,
+                "entries": [
+                    {
+                        "name": e.name,
+                        "shape_index": _index(e.shape_index),
+                        "bytes": e.bytes,
+                        "cumulative": e.cumulative,
+                    }
+                    for e in peak.entries
+                ],
+            },
         }
     stack = live.stack_trace if live is not None else None
     report = module.memory_usage_report
     return {
         "live_range": live_range,
-        "stack_trace": None if stack is None else {
-            "total": stack.total, "tree": [_tree(n) for n in stack.roots]},
+        "stack_trace": None
+        if stack is None
+        else {"total": stack.total, "tree": [_tree(n) for n in stack.roots]},
         "memory_usage_report": None if report is None else _report(report),
         "analysis": {
             "peak_step": a.peak_step,
             "peak_bytes": a.peak_bytes,
             "peak_occupied_bytes": a.peak_occupied_bytes,
-            "peak_values": [{"id": v.value.id, "name": v.value.name,
-                             "shape_index": _index(v.value.shape_index),
-                             "logical_bytes": v.logical_bytes,
-                             "allocated_bytes": v.allocated_bytes} for v in a.peak_values],
+            "peak_values": [
+                {
+                    "id": v.value.id,
+                    "name": v.value.name,
+                    "shape_index": _index(v.value.shape_index),
+                    "logical_bytes": v.logical_bytes,
+                    "allocated_bytes": v.allocated_bytes,
+                }
+                for v in a.peak_values
+            ],
             "live_bytes": a.live_bytes,
             "totals_by_kind": a.totals_by_kind,
             "totals_by_memory_space": {str(c): b for c, b in a.totals_by_color.items()},
         },
-        "diagnostics": [{"path": d.path, "line": d.line, "message": d.message,
-                         "severity": d.severity} for d in module.diagnostics],
+        "diagnostics": [
+            {"path": d.path, "line": d.line, "message": d.message, "severity": d.severity}
+            for d in module.diagnostics
+        ],
     }
 
 
 def _report(report) -> dict[str, Any]:
     def alloc(x):
-        return {"index": x.index, "size": x.size, "summary": x.summary,
-                "hidden_rows": x.hidden_rows,
-                "rows": [{"cumulative_size": r.cumulative_size, "percent": r.percent,
-                          "size": r.size, "offset": r.offset,
-                          "used_by_n_values": r.used_by_n_values,
-                          "shapes": [{"count": c, "shape": s} for c, s in r.shapes]}
-                         for r in x.rows]}
+        return {
+            "index": x.index,
+            "size": x.size,
+            "summary": x.summary,
+            "hidden_rows": x.hidden_rows,
+            "rows": [
+                {
+                    "cumulative_size": r.cumulative_size,
+                    "percent": r.percent,
+                    "size": r.size,
+                    "offset": r.offset,
+                    "used_by_n_values": r.used_by_n_values,
+                    "shapes": [{"count": c, "shape": s} for c, s in r.shapes],
+                }
+                for r in x.rows
+            ],
+        }
 
     return {
         "era": report.era,
         "total_bytes": report.total_bytes,
         "allocations": [alloc(x) for x in report.allocations],
         "hidden_allocations": report.hidden_allocations,
-        "memory_spaces": [{"name": s.name, "color": s.color, "total_bytes": s.total_bytes,
-                           "allocations": [alloc(x) for x in s.allocations]}
-                          for s in report.memory_spaces],
+        "memory_spaces": [
+            {
+                "name": s.name,
+                "color": s.color,
+                "total_bytes": s.total_bytes,
+                "allocations": [alloc(x) for x in s.allocations],
+            }
+            for s in report.memory_spaces
+        ],
     }
 
 
-def write_json(module: ModuleDump, out: IO[str], records: RecordWriter | None = None
-               ) -> None:
+def write_json(module: ModuleDump, out: IO[str], records: RecordWriter | None = None) -> None:
     """Write the JSON document for ``module`` to ``out``, newline-terminated: the same
     document as :func:`to_dict`, streamed a batch of records at a time (the whole
     document of a 100 MB dump held at once took 800 MB). A big dump's records are

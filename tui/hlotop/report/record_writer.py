@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import IO
 
-from hlotop.report import forked
-from hlotop.report.json_text import used_value_json
 from hlotop.loading.loader import gc_paused
 from hlotop.model import Diagnostic
 from hlotop.parse.records import RecordTable
+from hlotop.report import forked
+from hlotop.report.json_text import used_value_json
 
 BATCH = 1024  # records written at once
 PARALLEL_RECORDS = 20_000  # from this many records on, two processes write them
@@ -59,8 +59,11 @@ class RecordWriter:
         theirs = self.child.wait()
         if theirs is None:  # the child failed: the rest is written here instead
             rest = self.chunks.taken_from_front() * CHUNK
-            write_batches((used_value_json(r, frames) for r in table.checked(found, rest)),
-                           out, "," if wrote else "")
+            write_batches(
+                (used_value_json(r, frames) for r in table.checked(found, rest)),
+                out,
+                "," if wrote else "",
+            )
             return
         for _, offset, length, diagnostics in sorted(theirs):  # dump order
             if length:
@@ -92,8 +95,9 @@ def _write_from_the_back(table: RecordTable, frames, chunks, out: IO[bytes]) -> 
             mine: list[Diagnostic] = []
             data = _chunk_json(table, frames, chunk, mine).encode("ascii")
             out.write(data)
-            done.append([chunk, offset, len(data),
-                         [[d.path, d.line, d.message, d.severity] for d in mine]])
+            done.append(
+                [chunk, offset, len(data), [[d.path, d.line, d.message, d.severity] for d in mine]]
+            )
             offset += len(data)
     return done
 

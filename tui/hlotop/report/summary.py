@@ -49,20 +49,40 @@ def render_summary(module: ModuleDump) -> Group:
     overview.add_row("Values", Text(f"{len(a.values):,}"))
     live = module.live_range
     if live is not None:
-        overview.add_row("Schedule", Text(f"{len(live.instruction_sequence):,} steps (max {live.max_time})"))
+        overview.add_row(
+            "Schedule", Text(f"{len(live.instruction_sequence):,} steps (max {live.max_time})")
+        )
     if a.peak_step is not None:
-        instr = live.instruction_sequence[a.peak_step] if live and a.peak_step < len(
-            live.instruction_sequence) else "end of schedule"
+        instr = (
+            live.instruction_sequence[a.peak_step]
+            if live and a.peak_step < len(live.instruction_sequence)
+            else "end of schedule"
+        )
         printed = live.peak.time if live and live.peak else None
-        agree = "" if printed is None else (" = XLA's" if printed == a.peak_step
-                                            else f" (XLA printed {printed})")
+        agree = (
+            ""
+            if printed is None
+            else (" = XLA's" if printed == a.peak_step else f" (XLA printed {printed})")
+        )
         overview.add_row("Peak step", Text(f"{a.peak_step}{agree}  at {printable(instr)}"))
-        overview.add_row("Live at peak", Text.assemble(
-            _bytes(a.peak_bytes), ("  logical: XLA's peak figure, each value counted, "
-                                   "tiling padding ignored", "dim")))
-        overview.add_row("Occupied at peak", Text.assemble(
-            _bytes(a.peak_occupied_bytes), ("  allocation space in use: padding included, "
-                                            "slices shared by values counted once", "dim")))
+        overview.add_row(
+            "Live at peak",
+            Text.assemble(
+                _bytes(a.peak_bytes),
+                ("  logical: XLA's peak figure, each value counted, tiling padding ignored", "dim"),
+            ),
+        )
+        overview.add_row(
+            "Occupied at peak",
+            Text.assemble(
+                _bytes(a.peak_occupied_bytes),
+                (
+                    "  allocation space in use: padding included, "
+                    "slices shared by values counted once",
+                    "dim",
+                ),
+            ),
+        )
     parts += [Text(""), overview]
 
     kinds = Table(title="By allocation kind", title_justify="left", box=None, pad_edge=False)
@@ -84,19 +104,34 @@ def render_summary(module: ModuleDump) -> Group:
     parts += [Text(""), kinds, Text(""), spaces]
 
     if a.peak_step is not None:
-        top = Table(title=f"Largest values live at the peak (step {a.peak_step})",
-                    title_justify="left", box=None, pad_edge=False)
-        for col, justify in (("#", "right"), ("value", "left"), ("bytes", "right"),
-                             ("allocated", "right"), ("shape", "left"), ("alloc", "right"),
-                             ("space", "left"), ("op_name", "left")):
+        top = Table(
+            title=f"Largest values live at the peak (step {a.peak_step})",
+            title_justify="left",
+            box=None,
+            pad_edge=False,
+        )
+        for col, justify in (
+            ("#", "right"),
+            ("value", "left"),
+            ("bytes", "right"),
+            ("allocated", "right"),
+            ("shape", "left"),
+            ("alloc", "right"),
+            ("space", "left"),
+            ("op_name", "left"),
+        ):
             top.add_column(col, justify=justify, overflow="fold")
         for rank, v in enumerate(a.peak_values[:TOP_VALUES], 1):
             top.add_row(
-                str(rank), Text(printable(v.value.label)), human_bytes(v.logical_bytes),
-                human_bytes(v.allocated_bytes), Text(printable(v.shape or "?")),
+                str(rank),
+                Text(printable(v.value.label)),
+                human_bytes(v.logical_bytes),
+                human_bytes(v.allocated_bytes),
+                Text(printable(v.shape or "?")),
                 str(v.slot.allocation) if v.slot else "-",
                 Text(space_name(v.color, names), style=space_style(v.color)),
-                Text(printable(v.op_name or "")))
+                Text(printable(v.op_name or "")),
+            )
         if len(a.peak_values) > TOP_VALUES:
             top.caption = f"... and {len(a.peak_values) - TOP_VALUES:,} smaller values"
         parts += [Text(""), top]
@@ -107,8 +142,9 @@ def render_summary(module: ModuleDump) -> Group:
         for d in module.diagnostics[:MAX_DIAGNOSTICS]:
             parts.append(Text("  " + printable(str(d))))
         if len(module.diagnostics) > MAX_DIAGNOSTICS:
-            parts.append(Text(f"  ... {len(module.diagnostics) - MAX_DIAGNOSTICS} more "
-                              "(see --json)"))
+            parts.append(
+                Text(f"  ... {len(module.diagnostics) - MAX_DIAGNOSTICS} more (see --json)")
+            )
     return Group(*parts)
 
 

@@ -12,15 +12,17 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from parsy import Parser, ParseError, alt, forward_declaration, regex, seq, string
+from parsy import ParseError, Parser, alt, forward_declaration, regex, seq, string
 
 from hlotop.shapes.shape import ArrayShape, BufferShape, Layout, Shape, Tile, TupleShape
 
 integer = regex(r"\d+").map(int).desc("an integer")
 
 shape_index: Parser = (
-    string("{") >> integer.sep_by(string(",")) << string("}")
-).map(tuple).desc("a ShapeIndex like {} or {0,1}")
+    (string("{") >> integer.sep_by(string(",")) << string("}"))
+    .map(tuple)
+    .desc("a ShapeIndex like {} or {0,1}")
+)
 
 element_type = regex(r"[a-z][a-z0-9]*").desc("an element type like f32")
 
@@ -32,7 +34,8 @@ _dim = alt(
 
 _tile_dim = alt(string("*").result(-1), integer)
 _tile = (string("(") >> _tile_dim.sep_by(string(",")) << string(")")).map(
-    lambda ds: Tile(tuple(ds)))
+    lambda ds: Tile(tuple(ds))
+)
 
 _shape = forward_declaration()
 
@@ -82,8 +85,10 @@ array_shape: Parser = seq(
 
 _tuple_element = regex(r"/\*index=\d+\*/").optional() >> _shape
 tuple_shape: Parser = (
-    string("(") >> _tuple_element.sep_by(string(", ")) << string(")")
-).map(lambda es: TupleShape(tuple(es))).desc("a tuple shape")
+    (string("(") >> _tuple_element.sep_by(string(", ")) << string(")"))
+    .map(lambda es: TupleShape(tuple(es)))
+    .desc("a tuple shape")
+)
 
 buffer_shape: Parser = (string("b(") >> _shape << string(")")).map(BufferShape)
 

@@ -14,10 +14,27 @@ POINTER_BYTES = 8
 # ShapeUtil::ByteSizeOfPrimitiveType. Sub-byte types take a whole byte unless the
 # layout packs them with E(n).
 ELEMENT_BYTES = {
-    "pred": 1, "s1": 1, "u1": 1, "s2": 1, "u2": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1,
-    "s16": 2, "u16": 2, "f16": 2, "bf16": 2,
-    "s32": 4, "u32": 4, "f32": 4,
-    "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16,
+    "pred": 1,
+    "s1": 1,
+    "u1": 1,
+    "s2": 1,
+    "u2": 1,
+    "s4": 1,
+    "u4": 1,
+    "s8": 1,
+    "u8": 1,
+    "s16": 2,
+    "u16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "s32": 4,
+    "u32": 4,
+    "f32": 4,
+    "s64": 8,
+    "u64": 8,
+    "f64": 8,
+    "c64": 8,
+    "c128": 16,
     "token": 0,
 }
 
@@ -78,8 +95,10 @@ class ArrayShape:
         return False
 
     def __str__(self) -> str:
-        dims = ",".join(("<=" if dyn and d else "?" if dyn else "") + (str(d) if d or not dyn else "")
-                        for d, dyn in zip(self.dims, self.dynamic or (False,) * len(self.dims)))
+        dims = ",".join(
+            ("<=" if dyn and d else "?" if dyn else "") + (str(d) if d or not dyn else "")
+            for d, dyn in zip(self.dims, self.dynamic or (False,) * len(self.dims), strict=False)
+        )
         text = f"{self.element_type}[{dims}]"
         if self.layout is not None:
             lay = str(self.layout)

@@ -36,15 +36,15 @@ from textual import events
 from textual.app import App
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from hlotop.ui.bindings import bindings
-from hlotop.ui.commands import HlotopCommands
 from hlotop.crashlog import write_crash_log
-from hlotop.ui.crash_guard import CrashGuard
 from hlotop.loading.loader import LoadError, ModuleDump, load
 from hlotop.loading.preview import preview
 from hlotop.loading.record_cache import cached_record_diagnostics, store_record_diagnostics
-from hlotop.ui.messages import MainScreenPainted, RecordsProgress, RecordsRead
 from hlotop.safe_text import printable
+from hlotop.ui.bindings import bindings
+from hlotop.ui.commands import HlotopCommands
+from hlotop.ui.crash_guard import CrashGuard
+from hlotop.ui.messages import MainScreenPainted, RecordsProgress, RecordsRead
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen, PaneIndexes
@@ -122,14 +122,24 @@ class HlotopApp(CrashGuard, App[None]):
     # would come first in an unstable order and crowd the list at 80x24.
     COMMANDS = {HlotopCommands}
 
-    def __init__(self, source: str, open_dump: Callable[[], ModuleDump] | None = None,
-                 open_preview: Callable[[], ModuleDump | None] | None = None):
+    def __init__(
+        self,
+        source: str,
+        open_dump: Callable[[], ModuleDump] | None = None,
+        open_preview: Callable[[], ModuleDump | None] | None = None,
+    ):
         super().__init__()
         self.source = str(source)
         self.load_stage = ""  # what the load is reading now, e.g. "allocations 45%"
-        self._open_dump = open_dump if open_dump is not None else (
-            lambda: load(self.source, lazy=True, pause=self.yield_to_input,
-                         stage=self._set_load_stage))
+        self._open_dump = (
+            open_dump
+            if open_dump is not None
+            else (
+                lambda: load(
+                    self.source, lazy=True, pause=self.yield_to_input, stage=self._set_load_stage
+                )
+            )
+        )
         if open_preview is None and open_dump is None:
             open_preview = lambda: preview(self.source)  # noqa: E731
         self._open_preview = open_preview
@@ -166,8 +176,9 @@ class HlotopApp(CrashGuard, App[None]):
         self.milestones[milestone] = time.perf_counter() - self._started
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown,
-                              events.MouseScrollUp)):
+        if isinstance(
+            event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
+        ):
             self._last_input = time.perf_counter()
         await super().on_event(event)
 
@@ -182,8 +193,11 @@ class HlotopApp(CrashGuard, App[None]):
         started = now = time.perf_counter()
         if now - self._last_input >= _INPUT_QUIET:
             return 0.0  # the usual case, a record at a time: keep it cheap
-        while (now - self._last_input < _INPUT_QUIET and not self.exiting
-               and not (stop is not None and stop())):
+        while (
+            now - self._last_input < _INPUT_QUIET
+            and not self.exiting
+            and not (stop is not None and stop())
+        ):
             time.sleep(_INPUT_QUIET / 4)
             now = time.perf_counter()
         self._waited += now - started
@@ -247,9 +261,11 @@ class HlotopApp(CrashGuard, App[None]):
             where = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}" if tb else ""
             log = write_crash_log(err, f"loading {self.source!r} in the browser")
             details = f"; details in {log}" if log else ""
-            return _Failed(f"hlotop: error: {self.source}: internal error while loading: "
-                           f"{type(err).__name__}: {err}{where}{details}",
-                           EXIT_INTERNAL_ERROR)
+            return _Failed(
+                f"hlotop: error: {self.source}: internal error while loading: "
+                f"{type(err).__name__}: {err}{where}{details}",
+                EXIT_INTERNAL_ERROR,
+            )
         self._indexes = box.get("indexes")
         return box["dump"]
 
@@ -295,8 +311,10 @@ class HlotopApp(CrashGuard, App[None]):
     def _loaded(self, dump: ModuleDump) -> None:
         self.dump = dump
         self._mark("loaded")
-        stage = (f"laying out {spaced_bytes(len(dump.allocations))} allocations and "
-                 f"{spaced_bytes(len(dump.analysis.values))} values")
+        stage = (
+            f"laying out {spaced_bytes(len(dump.allocations))} allocations and "
+            f"{spaced_bytes(len(dump.analysis.values))} values"
+        )
         if self._main is not None:  # a preview is shown: the whole dump replaces it
             self._main.show_loading_stage(stage)
             self.call_after_refresh(self._replace_preview, dump)
@@ -349,9 +367,13 @@ class HlotopApp(CrashGuard, App[None]):
         if dump.records_read:
             self._records_read(True)
             return
-        self.records_worker = self.run_worker(lambda: self._read_records(dump),
-                                              name="records", group="records",
-                                              thread=True, exclusive=True)
+        self.records_worker = self.run_worker(
+            lambda: self._read_records(dump),
+            name="records",
+            group="records",
+            thread=True,
+            exclusive=True,
+        )
 
     def _read_records(self, dump: ModuleDump) -> None:
         """Runs in a thread worker: parse every record, reporting progress as messages.
@@ -365,8 +387,9 @@ class HlotopApp(CrashGuard, App[None]):
                 return True  # stop: the app is exiting
             reading = time.perf_counter() - started - (self._waited - waited)  # not paused
             if done < total:
-                self.post_message(RecordsProgress(done, total,
-                                                  done / reading if reading > 0.25 else None))
+                self.post_message(
+                    RecordsProgress(done, total, done / reading if reading > 0.25 else None)
+                )
             return False
 
         error = None
@@ -391,9 +414,13 @@ class HlotopApp(CrashGuard, App[None]):
 
     def on_records_read(self, message: RecordsRead) -> None:
         if message.error is not None:
-            self.notify(f"Not every value record could be read ({message.error}), so the "
-                        "diagnostics may be incomplete. Please report it.",
-                        title="hlotop: internal error", severity="error", timeout=15)
+            self.notify(
+                f"Not every value record could be read ({message.error}), so the "
+                "diagnostics may be incomplete. Please report it.",
+                title="hlotop: internal error",
+                severity="error",
+                timeout=15,
+            )
         self._records_read(message.complete)
 
     def _records_read(self, complete: bool) -> None:

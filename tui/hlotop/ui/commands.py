@@ -29,13 +29,19 @@ class HlotopCommands(Provider):
 
     async def discover(self) -> Hits:
         for key, run in self._entries():
-            yield DiscoveryHit(f"{key.palette}  ({key.display})", run, text=key.palette,
-                               help=key.help)
+            yield DiscoveryHit(
+                f"{key.palette}  ({key.display})", run, text=key.palette, help=key.help
+            )
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for key, run in self._entries():
             score = matcher.match(key.palette)
             if score > 0:
-                yield Hit(score, matcher.highlight(key.palette), run, text=key.palette,
-                          help=f"{key.help}  (key: {key.display})")
+                yield Hit(
+                    score,
+                    matcher.highlight(key.palette),
+                    run,
+                    text=key.palette,
+                    help=f"{key.help}  (key: {key.display})",
+                )

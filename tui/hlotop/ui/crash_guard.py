@@ -28,7 +28,7 @@ def crash_message(error: BaseException, log) -> str:
     exception text is cut, so the line stays one line."""
     reason = printable(f"{type(error).__name__}: {error}")
     if len(reason) > _REASON_MAX:
-        reason = reason[:_REASON_MAX - 1] + "…"
+        reason = reason[: _REASON_MAX - 1] + "…"
     where = f"; details in {log}" if log else "; no log file could be written"
     return f"hlotop: error: internal error ({reason}){printable(where)}"
 

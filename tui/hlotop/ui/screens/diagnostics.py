@@ -16,14 +16,14 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from hlotop.analysis.nearest import ALLOCATION, VALUE, Place, Places
+from hlotop.model import Diagnostic
+from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.messages import AllocationHighlighted, ValueSelected
-from hlotop.model import Diagnostic
-from hlotop.analysis.nearest import ALLOCATION, VALUE, Place, Places
-from hlotop.safe_text import printable
-from hlotop.units import human_bytes, spaced_bytes
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
+from hlotop.units import human_bytes, spaced_bytes
 
 NO_DIAGNOSTICS = "No diagnostics: every line of the dump was read."
 
@@ -35,8 +35,12 @@ class DiagnosticsScreen(ModalScreen[None]):
     BINDINGS = bindings("modal")
     AUTO_FOCUS = "#diagnostics-list"
 
-    def __init__(self, diagnostics: list[Diagnostic],
-                 reading: tuple[int, int, float | None] | bool | None = None, dump=None):
+    def __init__(
+        self,
+        diagnostics: list[Diagnostic],
+        reading: tuple[int, int, float | None] | bool | None = None,
+        dump=None,
+    ):
         """``reading``: the background pass over the value records is still running
         (its progress, or True before its first report); their diagnostics come when
         it ends. ``dump``: the :class:`~hlotop.loading.loader.ModuleDump` the diagnostics are
@@ -57,7 +61,7 @@ class DiagnosticsScreen(ModalScreen[None]):
         over the value records adds its diagnostics after the others'."""
         rank: dict[str, int] = {}
         dump = self.dump
-        for f in (dump.files if dump is not None else ()):
+        for f in dump.files if dump is not None else ():
             rank.setdefault(f.path, len(rank))
         for d in diagnostics:
             rank.setdefault(d.path, len(rank))
@@ -72,9 +76,14 @@ class DiagnosticsScreen(ModalScreen[None]):
                 if isinstance(self.reading, tuple):
                     done, total, _ = self.reading
                     where = f" ({spaced_bytes(done)} of {spaced_bytes(total)} read)"
-                yield Static(Text(f"Still reading the value records{where}: what they "
-                                  "hold is listed once they are all read.", style="yellow"),
-                             id="diagnostics-pending")
+                yield Static(
+                    Text(
+                        f"Still reading the value records{where}: what they "
+                        "hold is listed once they are all read.",
+                        style="yellow",
+                    ),
+                    id="diagnostics-pending",
+                )
             if not self.diagnostics:
                 yield Static(Text(NO_DIAGNOSTICS, style="dim"), id="diagnostics-none")
                 return
@@ -125,8 +134,9 @@ class DiagnosticsScreen(ModalScreen[None]):
             text.append(" ")
             text.append(printable(analysis.by_id[ident].value.label), style="bold")
         if place.kind == ALLOCATION and kind == VALUE:
-            text.append(f", the only value of allocation {place.id} (line {place.line})",
-                        style="dim")
+            text.append(
+                f", the only value of allocation {place.id} (line {place.line})", style="dim"
+            )
         else:
             text.append(f", printed at line {place.line}", style="dim")
         return text
@@ -152,8 +162,10 @@ class DiagnosticsScreen(ModalScreen[None]):
         place = self.place_of(message.index)
         target = None if place is None else self.target(place)
         if target is None:
-            self.notify("This diagnostic concerns the whole file: there is no line to go "
-                        "to.", severity="warning")
+            self.notify(
+                "This diagnostic concerns the whole file: there is no line to go to.",
+                severity="warning",
+            )
             return
         stack = self.app.screen_stack
         browser = stack[-2] if len(stack) >= 2 and stack[-1] is self else None

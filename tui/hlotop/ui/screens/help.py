@@ -15,21 +15,35 @@ from hlotop.ui.bindings import SCOPES, bindings
 
 def help_rows() -> list[tuple[str, str, str, str]]:
     """(scope title, keys, description, help sentence) for every binding, in order."""
-    return [(scope.title, key.display, key.description, key.help)
-            for scope in SCOPES for key in scope.keys]
+    return [
+        (scope.title, key.display, key.description, key.help)
+        for scope in SCOPES
+        for key in scope.keys
+    ]
 
 
 def help_renderable() -> Group:
-    parts = [Text("hlotop keys", style="bold"),
-             Text("Sizes are in XLA's units (KiB = 1024 bytes). 'logical' bytes ignore "
-                  "tiling padding, as XLA's peak does; 'allocated' bytes include it; "
-                  "'occupied' counts the allocation bytes the live values use, each "
-                  "shared slice once.", style="dim"),
-             Text("The command palette (ctrl+p) offers the main actions by name.",
-                  style="dim")]
+    parts = [
+        Text("hlotop keys", style="bold"),
+        Text(
+            "Sizes are in XLA's units (KiB = 1024 bytes). 'logical' bytes ignore "
+            "tiling padding, as XLA's peak does; 'allocated' bytes include it; "
+            "'occupied' counts the allocation bytes the live values use, each "
+            "shared slice once.",
+            style="dim",
+        ),
+        Text("The command palette (ctrl+p) offers the main actions by name.", style="dim"),
+    ]
     for scope in SCOPES:
-        table = Table(title=scope.title, title_justify="left", title_style="bold",
-                      show_header=False, box=None, padding=(0, 2, 0, 1), expand=False)
+        table = Table(
+            title=scope.title,
+            title_justify="left",
+            title_style="bold",
+            show_header=False,
+            box=None,
+            padding=(0, 2, 0, 1),
+            expand=False,
+        )
         table.add_column(style="bold", no_wrap=True)
         table.add_column(no_wrap=True)
         table.add_column(style="dim")

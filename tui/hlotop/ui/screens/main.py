@@ -21,24 +21,29 @@ from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
 
-from hlotop.ui.bindings import bindings
 from hlotop.loading.loader import ModuleDump
 from hlotop.model.memory_space import space_names
-from hlotop.ui.messages import (AllocationHighlighted, MainScreenPainted, PaneActivated,
-                             StepChanged, ValueSelected)
+from hlotop.ui.bindings import bindings
+from hlotop.ui.messages import (
+    AllocationHighlighted,
+    MainScreenPainted,
+    PaneActivated,
+    StepChanged,
+    ValueSelected,
+)
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.search import SearchScreen
-from hlotop.units import human_bytes
 from hlotop.ui.widgets.allocation_tree import AllocationTree, TreeLayout
 from hlotop.ui.widgets.key_bar import KeyBar
 from hlotop.ui.widgets.legend import Legend
 from hlotop.ui.widgets.live_set import LiveSet
 from hlotop.ui.widgets.pane_tabs import PANES, PaneTabs
 from hlotop.ui.widgets.status_bar import StatusBar
-from hlotop.ui.widgets.summary_bar import SummaryBar
 from hlotop.ui.widgets.steps import StepIndex, step_summary
+from hlotop.ui.widgets.summary_bar import SummaryBar
 from hlotop.ui.widgets.timeline import Timeline
 from hlotop.ui.widgets.value_detail import ValueDetail
+from hlotop.units import human_bytes
 
 PANE_IDS = tuple(p for p, _ in PANES)
 
@@ -66,8 +71,9 @@ class MainScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
 
-    def __init__(self, dump: ModuleDump, carry: dict | None = None,
-                 indexes: PaneIndexes | None = None):
+    def __init__(
+        self, dump: ModuleDump, carry: dict | None = None, indexes: PaneIndexes | None = None
+    ):
         """``carry``: what :meth:`carry` returned on the screen this one replaces (the
         preview of the same dump): its pane, sort order and selection are kept.
         ``indexes``: ``PaneIndexes.of(dump)``, if made beforehand."""
@@ -143,8 +149,10 @@ class MainScreen(Screen):
 
             def tick() -> None:
                 stage = getattr(self.app, "load_stage", "")
-                self.show_loading_stage(f"reading all {total}{': ' + stage if stage else ''}… "
-                                        f"{time.monotonic() - started:.0f} s")
+                self.show_loading_stage(
+                    f"reading all {total}{': ' + stage if stage else ''}… "
+                    f"{time.monotonic() - started:.0f} s"
+                )
 
             tick()
             self.set_interval(0.5, tick)
@@ -162,9 +170,12 @@ class MainScreen(Screen):
         tree = self.tree
         here = tree.current()
         moved = tree.cursor != 0 or self.selected_value != self._first_value
-        return {"active": self.active, "by_size": tree.by_size,
-                "value": self.selected_value if moved else None,
-                "allocation": here[0].index if moved and here and here[1] is None else None}
+        return {
+            "active": self.active,
+            "by_size": tree.by_size,
+            "value": self.selected_value if moved else None,
+            "allocation": here[0].index if moved and here and here[1] is None else None,
+        }
 
     def _take_over(self, carry: dict) -> None:
         tree = self.tree
@@ -208,10 +219,12 @@ class MainScreen(Screen):
     # -- selection --------------------------------------------------------------------
     def deliver(self, message) -> None:
         """Handle a pane's message now (see :func:`hlotop.ui.messages.announce`)."""
-        handler = {ValueSelected: self.on_value_selected,
-                   AllocationHighlighted: self.on_allocation_highlighted,
-                   StepChanged: self.on_step_changed,
-                   PaneActivated: self.on_pane_activated}.get(type(message))
+        handler = {
+            ValueSelected: self.on_value_selected,
+            AllocationHighlighted: self.on_allocation_highlighted,
+            StepChanged: self.on_step_changed,
+            PaneActivated: self.on_pane_activated,
+        }.get(type(message))
         if handler is None:
             self.post_message(message)
         else:
@@ -261,8 +274,7 @@ class MainScreen(Screen):
         self.step = step
         self.live.set_step(step)
         timeline = self.timeline
-        self.query_one(StatusBar).set_step_text(
-            step_summary(self.dump, step, timeline.counts))
+        self.query_one(StatusBar).set_step_text(step_summary(self.dump, step, timeline.counts))
 
     # -- actions ----------------------------------------------------------------------
     def action_next_pane(self) -> None:
@@ -300,6 +312,5 @@ class MainScreen(Screen):
         self.app.push_screen(SearchScreen(self.dump.analysis.values, names), chosen)
 
     def action_diagnostics(self) -> None:
-        pending = None if self.dump.records_read else (
-            self.query_one(StatusBar).progress or True)
+        pending = None if self.dump.records_read else (self.query_one(StatusBar).progress or True)
         self.app.push_screen(DiagnosticsScreen(self.dump.diagnostics, pending))

@@ -25,11 +25,11 @@ from textual.worker import Worker, get_current_worker
 
 from hlotop.analysis.analyze import ValueInfo
 from hlotop.analysis.search import find_values
-from hlotop.ui.bindings import bindings
 from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes
+from hlotop.ui.bindings import bindings
 from hlotop.ui.widgets.legend import space_label
+from hlotop.units import human_bytes
 
 MAX_RESULTS = 200
 _IN_WORKER_ABOVE = 2000  # values: above, a search may parse too many records to wait for
@@ -59,7 +59,7 @@ def _text_hits(values: Sequence[ValueInfo], records, q: str, cancelled) -> list[
     for chunk_start in range(0, len(text), _CHUNK):
         if cancelled():
             return []
-        chunk = text[chunk_start:chunk_start + _CHUNK + overlap].lower()
+        chunk = text[chunk_start : chunk_start + _CHUNK + overlap].lower()
         at = chunk.find(q)
         while at >= 0:
             number = bisect_right(starts, chunk_start + at) - 1
@@ -93,8 +93,12 @@ class SearchScreen(ModalScreen["int | None"]):
     def compose(self) -> ComposeResult:
         with Vertical(id="search-body", classes="modal-body") as body:
             body.border_title = "Search values · name or op_name · ⏎ select · esc close"
-            yield Input(value=self.query_text, placeholder="/ e.g. fusion.12 or args[0]",
-                        id="search-input", compact=True)
+            yield Input(
+                value=self.query_text,
+                placeholder="/ e.g. fusion.12 or args[0]",
+                id="search-input",
+                compact=True,
+            )
             yield _Results(id="search-results")
             yield Label("", id="search-count", markup=False)
 
@@ -130,8 +134,9 @@ class SearchScreen(ModalScreen["int | None"]):
             self._show(query, find_values(self.values, query), done=True)
             return
         self._show(query, [], done=False)
-        self._worker = self.run_worker(partial(self._search, query), name="search",
-                                       group="search", thread=True, exclusive=True)
+        self._worker = self.run_worker(
+            partial(self._search, query), name="search", group="search", thread=True, exclusive=True
+        )
 
     def _search(self, query: str) -> None:
         """Runs in a thread worker: names and ids, then op_names, shown as they come."""
@@ -153,15 +158,21 @@ class SearchScreen(ModalScreen["int | None"]):
                 pause(cancelled)  # keys first (typing a new query cancels this one)
             if cancelled():
                 return
-            matches = matches + find_values(candidates[start:start + _BATCH], query)
+            matches = matches + find_values(candidates[start : start + _BATCH], query)
             done = min(start + _BATCH, len(candidates))
-            self._post(worker, query, matches, done == len(candidates),
-                       f"reading op_names {done}/{len(candidates)}")
+            self._post(
+                worker,
+                query,
+                matches,
+                done == len(candidates),
+                f"reading op_names {done}/{len(candidates)}",
+            )
         if not candidates:
             self._post(worker, query, matches, True)
 
-    def _post(self, worker: Worker, query: str, matches: list[ValueInfo], done: bool,
-              note: str = "") -> None:
+    def _post(
+        self, worker: Worker, query: str, matches: list[ValueInfo], done: bool, note: str = ""
+    ) -> None:
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show, query, matches, done, note)
 
@@ -174,16 +185,19 @@ class SearchScreen(ModalScreen["int | None"]):
         if [str(i.value.id) for i in matches[:MAX_RESULTS]] != shown:
             highlighted = results.highlighted
             results.clear_options()
-            results.add_options(Option(self._prompt(info), id=str(info.value.id))
-                                for info in matches[:MAX_RESULTS])
+            results.add_options(
+                Option(self._prompt(info), id=str(info.value.id)) for info in matches[:MAX_RESULTS]
+            )
             if matches:
                 results.highlighted = min(highlighted or 0, len(matches[:MAX_RESULTS]) - 1)
         count = len(matches)
         more = f" (first {MAX_RESULTS} shown)" if count > MAX_RESULTS else ""
         searching = "" if done else f" so far · {note or 'searching'} …"
         self.query_one("#search-count", Label).update(
-            f"{count} match{'es' if count != 1 else ''}{more}{searching}" if query.strip() else
-            "type part of a value name (fusion.12) or of an op_name (args[0])")
+            f"{count} match{'es' if count != 1 else ''}{more}{searching}"
+            if query.strip()
+            else "type part of a value name (fusion.12) or of an op_name (args[0])"
+        )
         if done and self._choose_when_done:
             self.action_choose()
 

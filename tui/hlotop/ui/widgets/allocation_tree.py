@@ -8,20 +8,19 @@ only the visible ones are rendered, so 100k allocations open as fast as 10.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from operator import attrgetter
 
 from rich.text import Text
 
-from hlotop.ui.bindings import bindings
 from hlotop.loading.loader import ModuleDump
-from hlotop.model.memory_space import space_names, space_style
-from hlotop.ui.messages import AllocationHighlighted, ValueSelected, announce
 from hlotop.model import BufferAllocation, ValueSlot, format_shape_index
+from hlotop.model.memory_space import space_names, space_style
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes
+from hlotop.ui.bindings import bindings
+from hlotop.ui.messages import AllocationHighlighted, ValueSelected, announce
 from hlotop.ui.widgets.legend import space_label
 from hlotop.ui.widgets.row_list import RowList, longest
+from hlotop.units import human_bytes
 
 SIZE_W = 9  # "999.99MiB"
 _index = attrgetter("index")
@@ -29,8 +28,15 @@ _size = attrgetter("size")
 _value_id = attrgetter("value.id")
 _offset = attrgetter("offset")
 _shape = attrgetter("shape")
-_kinds_key = attrgetter("parameter", "parameter_shape_index", "output_shape", "is_constant",
-                        "is_thread_local", "maybe_live_out", "is_preallocated_temp")
+_kinds_key = attrgetter(
+    "parameter",
+    "parameter_shape_index",
+    "output_shape",
+    "is_constant",
+    "is_thread_local",
+    "maybe_live_out",
+    "is_preallocated_temp",
+)
 _LABEL_MAX = 40
 
 
@@ -40,7 +46,9 @@ def kinds_text(alloc: BufferAllocation) -> str:
     for kind in alloc.kinds:
         if kind == "parameter":
             idx = format_shape_index(alloc.parameter_shape_index)
-            out.append(f"parameter {alloc.parameter}" + (f" {idx}" if idx not in ("", "{}") else ""))
+            out.append(
+                f"parameter {alloc.parameter}" + (f" {idx}" if idx not in ("", "{}") else "")
+            )
         else:
             out.append(kind)
     return ", ".join(out)
@@ -73,11 +81,10 @@ class TreeLayout:
         names = space_names(dump.memory_usage_report)
         allocs = dump.allocations
         idx_w = len(str(max((a.index for a in allocs), default=0)))
-        space_w = max((len(space_label(c, names)) for c in {a.color for a in allocs}),
-                      default=7)
+        space_w = max((len(space_label(c, names)) for c in {a.color for a in allocs}), default=7)
         kinds_w: dict[tuple, int] = {}  # what kinds_text depends on -> its length
         widest = 0
-        for key, a in zip(map(_kinds_key, allocs), allocs):
+        for key, a in zip(map(_kinds_key, allocs), allocs, strict=False):
             k = kinds_w.get(key)
             if k is None:
                 k = kinds_w[key] = len(kinds_text(a))
@@ -99,8 +106,9 @@ class AllocationTree(RowList):
 
     BINDINGS = bindings("allocations")
 
-    def __init__(self, dump: ModuleDump, *, id: str | None = "allocations",
-                 layout: TreeLayout | None = None):
+    def __init__(
+        self, dump: ModuleDump, *, id: str | None = "allocations", layout: TreeLayout | None = None
+    ):
         """``layout``: :meth:`TreeLayout.of` ``dump``, if it was made beforehand (off
         the UI thread: at 100 MB it takes a fifth of a second)."""
         super().__init__(id=id, classes="pane")
@@ -132,12 +140,13 @@ class AllocationTree(RowList):
 
     def _rebuild(self) -> None:
         rows: list[tuple[BufferAllocation, ValueSlot | None]] = [
-            (alloc, None) for alloc in self._order]
+            (alloc, None) for alloc in self._order
+        ]
         # Then the value rows of the (few) expanded allocations, bottom first.
         for index in sorted(self.expanded, key=self._position.__getitem__, reverse=True):
             at = self._position[index]
             alloc = self._order[at]
-            rows[at + 1:at + 1] = [(alloc, slot) for slot in alloc.values]
+            rows[at + 1 : at + 1] = [(alloc, slot) for slot in alloc.values]
         self._rows = rows
         self._update_title()
         self.rows_changed()
@@ -147,8 +156,7 @@ class AllocationTree(RowList):
         rows of the expanded allocations above it (few, so this is quick)."""
         pos = self._position[alloc_index]
         by_index = self.dump.analysis.allocation_of
-        return pos + sum(len(by_index[i].values) for i in self.expanded
-                         if self._position[i] < pos)
+        return pos + sum(len(by_index[i].values) for i in self.expanded if self._position[i] < pos)
 
     def _set_expanded(self, alloc_index: int, expanded: bool) -> None:
         """Insert or remove one allocation's value rows (no full rebuild: 100k rows)."""
@@ -158,11 +166,11 @@ class AllocationTree(RowList):
         if expanded:
             row = self.row_of(alloc_index)
             self.expanded.add(alloc_index)
-            self._rows[row + 1:row + 1] = [(alloc, slot) for slot in alloc.values]
+            self._rows[row + 1 : row + 1] = [(alloc, slot) for slot in alloc.values]
         else:
             self.expanded.discard(alloc_index)
             row = self.row_of(alloc_index)
-            del self._rows[row + 1:row + 1 + len(alloc.values)]
+            del self._rows[row + 1 : row + 1 + len(alloc.values)]
         if self._auto == alloc_index:
             self._auto = None
         self.rows_changed()
@@ -184,13 +192,15 @@ class AllocationTree(RowList):
         if width is None:
             values = self.dump.analysis.allocation_of[alloc_index].values
             width = self._values_w[alloc_index] = self._fixed_w + max(
-                map(len, map(_shape, values)), default=0)
+                map(len, map(_shape, values)), default=0
+            )
         return width
 
     def header_lines(self) -> list[Text]:
         text = Text(no_wrap=True)
-        text.append(f"  {'#':>{self._idx_w}}  {'size':>{SIZE_W}}  {'space':<{self._space_w}}"
-                    f"  kinds")
+        text.append(
+            f"  {'#':>{self._idx_w}}  {'size':>{SIZE_W}}  {'space':<{self._space_w}}  kinds"
+        )
         return [text]
 
     def render_row(self, index: int) -> Text:
@@ -221,8 +231,12 @@ class AllocationTree(RowList):
         label = printable(slot.value.label)
         if len(label) > self._label_w:
             label = label[: self._label_w - 1] + "…"
-        text.append(f"{label:<{self._label_w}}", style=space_style(self.dump.analysis.by_id[
-            slot.value.id].color) if slot.value.id in self.dump.analysis.by_id else "")
+        text.append(
+            f"{label:<{self._label_w}}",
+            style=space_style(self.dump.analysis.by_id[slot.value.id].color)
+            if slot.value.id in self.dump.analysis.by_id
+            else "",
+        )
         text.append(f"  @{slot.offset:<{self._off_w}}", style="dim")
         text.append(f"  {human_bytes(slot.size):>{SIZE_W}}  ")
         text.append(printable(slot.shape), style="italic")

@@ -13,9 +13,9 @@ from pathlib import Path
 from rich.text import Text
 from textual.message import Message
 
-from hlotop.ui.bindings import bindings
 from hlotop.model import Diagnostic
 from hlotop.safe_text import printable
+from hlotop.ui.bindings import bindings
 from hlotop.ui.widgets.row_list import RowList, longest
 
 _WHERE_MAX = 48  # columns of file:line before the name is cut
@@ -61,8 +61,9 @@ class DiagnosticList(RowList):
         else:
             summary += f" in {len(paths)} files"
         self._pinned = [Text(summary, style="dim")]
-        self._header = Text(f"{'line' if self.one_file else 'file:line':>{self._where_w}}  "
-                            f"{'severity':<8} message")
+        self._header = Text(
+            f"{'line' if self.one_file else 'file:line':>{self._where_w}}  {'severity':<8} message"
+        )
         self.rows_changed()
 
     def _where_of(self, d: Diagnostic) -> str:
@@ -82,14 +83,13 @@ class DiagnosticList(RowList):
         return [self._header]
 
     def content_width(self) -> int:
-        return self._where_w + 2 + 9 + longest(
-            (len(d.message) for d in self.diagnostics), 400, 0)
+        return self._where_w + 2 + 9 + longest((len(d.message) for d in self.diagnostics), 400, 0)
 
     def render_row(self, index: int) -> Text:
         d = self.diagnostics[index]
         where = self._where[index]
         if len(where) > self._where_w:
-            where = "…" + where[len(where) - self._where_w + 1:]
+            where = "…" + where[len(where) - self._where_w + 1 :]
         text = Text(no_wrap=True, end="")
         text.append(f"{where:>{self._where_w}}  ", style="bold" if d.line else "dim")
         text.append(f"{d.severity:<8} ", style=_SEVERITY_STYLE.get(d.severity, ""))

@@ -58,8 +58,11 @@ class KeyBar(Widget):
             self.refresh()
 
     def _signature(self) -> tuple:
-        return tuple((key, binding.description, enabled) for key, (_, binding, enabled, _)
-                     in self.screen.active_bindings.items() if binding.show)
+        return tuple(
+            (key, binding.description, enabled)
+            for key, (_, binding, enabled, _) in self.screen.active_bindings.items()
+            if binding.show
+        )
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -80,8 +83,9 @@ class KeyBar(Widget):
                 continue
             actions.add(binding.action)
             start = left.cell_len
-            left.append(f" {self.app.get_key_display(binding)} ",
-                        key_style if enabled else key_style + dim)
+            left.append(
+                f" {self.app.get_key_display(binding)} ", key_style if enabled else key_style + dim
+            )
             left.append(f"{binding.description} ", text_style if enabled else text_style + dim)
             spans.append((start, left.cell_len, binding.key))
         right = Text(no_wrap=True, end="")
@@ -99,8 +103,7 @@ class KeyBar(Widget):
         self._spans = spans
         console = self.app.console
         head = Strip(list(left.render(console))).extend_cell_length(room, blank)
-        return Strip.join([head, Strip(list(right.render(console)))]).crop_extend(0, width,
-                                                                                   blank)
+        return Strip.join([head, Strip(list(right.render(console)))]).crop_extend(0, width, blank)
 
     def on_click(self, event: events.Click) -> None:
         at = event.get_content_offset(self)

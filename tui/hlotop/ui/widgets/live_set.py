@@ -12,16 +12,16 @@ from rich.text import Text
 from textual.geometry import Size
 
 from hlotop.analysis.analyze import ValueInfo
-from hlotop.ui.bindings import bindings
 from hlotop.loading.loader import ModuleDump
-from hlotop.model.memory_space import space_names, space_style
-from hlotop.ui.messages import ValueSelected, announce
 from hlotop.model import StackTraceNode, format_shape_index
+from hlotop.model.memory_space import space_names, space_style
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes, spaced_bytes
+from hlotop.ui.bindings import bindings
+from hlotop.ui.messages import ValueSelected, announce
 from hlotop.ui.widgets.legend import space_label
 from hlotop.ui.widgets.row_list import RowList, longest, set_virtual_size, shown_len
 from hlotop.ui.widgets.steps import LiveIndex, StepIndex
+from hlotop.units import human_bytes, spaced_bytes
 
 SIZE_W = 9
 _VALUE_MAX = 32
@@ -44,8 +44,9 @@ class LiveSet(RowList):
 
     BINDINGS = bindings("live")
 
-    def __init__(self, dump: ModuleDump, steps: StepIndex | None = None, *,
-                 id: str | None = "live"):
+    def __init__(
+        self, dump: ModuleDump, steps: StepIndex | None = None, *, id: str | None = "live"
+    ):
         super().__init__(id=id, classes="pane")
         self.dump = dump
         self.names = space_names(dump.memory_usage_report)
@@ -63,10 +64,12 @@ class LiveSet(RowList):
         if trace is not None:
             self._collapse_deep(trace.roots, 0)
         values = steps.rows
-        self._space_w = max([len(space_label(c, self.names)) for c in {v.color for v in values}]
-                            + [5])
-        self._value_w = longest((len(str(v.value.id)) + 1 + shown_len(v.value.label)
-                                 for v in values), _VALUE_MAX, 5)
+        self._space_w = max(
+            [len(space_label(c, self.names)) for c in {v.color for v in values}] + [5]
+        )
+        self._value_w = longest(
+            (len(str(v.value.id)) + 1 + shown_len(v.value.label) for v in values), _VALUE_MAX, 5
+        )
         self._shape_w = longest((len(v.shape or "") for v in values), _SHAPE_MAX, 5)
         self._rank_w = len(str(len(values)))
         # The op_name column reaches the longest op_name of the rows drawn so far at
@@ -101,8 +104,7 @@ class LiveSet(RowList):
     def _fill(self) -> None:
         a = self.dump.analysis
         at_peak = self.step == a.peak_step
-        self.live = a.peak_values if at_peak else (
-            self.index.at(self.step) if a.live_bytes else [])
+        self.live = a.peak_values if at_peak else (self.index.at(self.step) if a.live_bytes else [])
         rows = []
         running = 0
         for info in self.live:
@@ -112,13 +114,25 @@ class LiveSet(RowList):
         if a.live_bytes:
             rows.append(_Row("text", text=Text("")))
             if trace is None:
-                rows.append(_Row("text", text=Text(
-                    "No stack-trace breakdown in this dump (XLA prints one since 2025-07).",
-                    style="dim")))
+                rows.append(
+                    _Row(
+                        "text",
+                        text=Text(
+                            "No stack-trace breakdown in this dump (XLA prints one since 2025-07).",
+                            style="dim",
+                        ),
+                    )
+                )
             elif not at_peak:
-                rows.append(_Row("text", text=Text(
-                    f"XLA's stack-trace breakdown is for the peak: step {a.peak_step} (press p).",
-                    style="dim")))
+                rows.append(
+                    _Row(
+                        "text",
+                        text=Text(
+                            f"XLA's stack-trace breakdown is for the peak: step {a.peak_step} (press p).",
+                            style="dim",
+                        ),
+                    )
+                )
             else:
                 heading = Text("Stack-trace breakdown for peak usage (XLA): ", style="bold")
                 heading.append(f"{spaced_bytes(trace.total)} bytes ({human_bytes(trace.total)})")
@@ -127,7 +141,7 @@ class LiveSet(RowList):
         # The canvas reaches the end of the longest op_name of the rows on screen;
         # rows drawn later widen it (_live_text).
         top = max(0, self.scroll_offset.y)
-        shown = self.live[top:top + max(self.size.height, 1)]
+        shown = self.live[top : top + max(self.size.height, 1)]
         self._op_w = max([len(i.op_name or "") for i in shown] + [_OP_MIN])
         self._rows = rows
         self._live_total = running
@@ -144,8 +158,9 @@ class LiveSet(RowList):
     def _update_title(self) -> None:
         a = self.dump.analysis
         if not a.live_bytes:
-            self.border_title = ("3 Live set (not read yet)" if self.dump.preview
-                                 else "3 Live set (no live ranges)")
+            self.border_title = (
+                "3 Live set (not read yet)" if self.dump.preview else "3 Live set (no live ranges)"
+            )
             return
         what = "peak breakdown" if self.step == a.peak_step else "live set"
         self.border_title = f"3 {what.capitalize()} · step {self.step}"
@@ -157,8 +172,18 @@ class LiveSet(RowList):
         return self._rows[index].kind != "text"
 
     def content_width(self) -> int:
-        return (self._rank_w + 2 * (SIZE_W + 2) + 8 + self._space_w + 2 + self._value_w + 2
-                + self._shape_w + 2 + self._op_w)
+        return (
+            self._rank_w
+            + 2 * (SIZE_W + 2)
+            + 8
+            + self._space_w
+            + 2
+            + self._value_w
+            + 2
+            + self._shape_w
+            + 2
+            + self._op_w
+        )
 
     def pinned_lines(self) -> list[Text]:
         return self._pinned
@@ -184,10 +209,15 @@ class LiveSet(RowList):
         return self._header
 
     def _make_header(self) -> list[Text]:
-        return [Text(
-            f"{'#':>{self._rank_w}}  {'logical':>{SIZE_W}}  {'allocated':>{SIZE_W}}  "
-            f"{'cum%':>6}  {'value':<{self._value_w}}  {'space':<{self._space_w}}  "
-            f"{'shape':<{self._shape_w}}  op_name", no_wrap=True, end="")]
+        return [
+            Text(
+                f"{'#':>{self._rank_w}}  {'logical':>{SIZE_W}}  {'allocated':>{SIZE_W}}  "
+                f"{'cum%':>6}  {'value':<{self._value_w}}  {'space':<{self._space_w}}  "
+                f"{'shape':<{self._shape_w}}  op_name",
+                no_wrap=True,
+                end="",
+            )
+        ]
 
     def render_row(self, index: int) -> Text:
         row = self._rows[index]
@@ -203,16 +233,20 @@ class LiveSet(RowList):
         text = Text(no_wrap=True, end="")
         text.append(f"{index + 1:>{self._rank_w}}  ", style="dim")
         text.append(f"{human_bytes(info.logical_bytes):>{SIZE_W}}", style="bold")
-        text.append(f"  {human_bytes(info.allocated_bytes):>{SIZE_W}}",
-                    style="yellow" if info.padding_bytes else "")
+        text.append(
+            f"  {human_bytes(info.allocated_bytes):>{SIZE_W}}",
+            style="yellow" if info.padding_bytes else "",
+        )
         share = 100.0 * row.cumulative / total if total else 0.0
         text.append(f"  {share:5.1f}%  ")
         value = self._value_text(info)
         if len(value) > self._value_w:
             value = value[: self._value_w - 1] + "…"
         text.append(f"{value:<{self._value_w}}  ", style=space_style(info.color))
-        text.append(f"{space_label(info.color, self.names):<{self._space_w}}  ",
-                    style=space_style(info.color))
+        text.append(
+            f"{space_label(info.color, self.names):<{self._space_w}}  ",
+            style=space_style(info.color),
+        )
         shape = printable(info.shape or "?")
         if len(shape) > self._shape_w:
             shape = shape[: self._shape_w - 1] + "…"
@@ -225,8 +259,7 @@ class LiveSet(RowList):
         return text
 
     def _widen(self) -> None:
-        set_virtual_size(self, Size(self.content_width() + 1, self.fixed_height
-                                    + self.row_count()))
+        set_virtual_size(self, Size(self.content_width() + 1, self.fixed_height + self.row_count()))
 
     def _node_text(self, node: StackTraceNode) -> Text:
         text = Text(no_wrap=True, end="")
@@ -254,10 +287,14 @@ class LiveSet(RowList):
         """The live value a stack-trace leaf stands for, if exactly one matches its label."""
         if node is None or node.children:
             return None
-        matches = [i for i in self.live
-                   if (i.op_name or i.value.name) + (format_shape_index(i.value.shape_index)
-                                                     if i.value.shape_index else "") == node.label
-                   or i.value.label == node.label]
+        matches = [
+            i
+            for i in self.live
+            if (i.op_name or i.value.name)
+            + (format_shape_index(i.value.shape_index) if i.value.shape_index else "")
+            == node.label
+            or i.value.label == node.label
+        ]
         return matches[0] if len(matches) == 1 else None
 
     def cursor_moved(self, index: int) -> None:

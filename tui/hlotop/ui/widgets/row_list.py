@@ -240,7 +240,8 @@ class RowList(ScrollView, can_focus=True):
             strip = self._strips.get(key)
             if strip is None:
                 strip = self._strips[key] = _compose_line(
-                    self.app.console, gutter, self._row_text(index), style, scroll_x, width)
+                    self.app.console, gutter, self._row_text(index), style, scroll_x, width
+                )
             return strip
         return _compose_line(self.app.console, gutter, text, style, scroll_x, width)
 
@@ -283,13 +284,13 @@ def set_virtual_size(widget: Widget, size: Size) -> None:
 def text_strip(console, text: Text) -> Strip:
     """``text`` as one Strip. Every segment gets a Style (never None): Textual's
     monochrome filter, used under NO_COLOR, reads the colour of each segment."""
-    segments = [Segment(seg.text, seg.style or _NULL, seg.control)
-                for seg in text.render(console)]
+    segments = [Segment(seg.text, seg.style or _NULL, seg.control) for seg in text.render(console)]
     return Strip(segments, text.cell_len)
 
 
-def _compose_line(console, gutter: str, text: Text, style: Style, scroll_x: int,
-                  width: int) -> Strip:
+def _compose_line(
+    console, gutter: str, text: Text, style: Style, scroll_x: int, width: int
+) -> Strip:
     """A fixed one-cell gutter, then ``text`` scrolled by ``scroll_x``, padded to width."""
     line = Text(style=style, no_wrap=True, end="")
     line.append_text(text)

@@ -7,8 +7,8 @@ from rich.text import Text
 from textual.widget import Widget
 
 from hlotop.analysis.analyze import ValueInfo
-from hlotop.model.memory_space import space_style
 from hlotop.model import BufferAllocation
+from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, spaced_bytes
 
@@ -84,8 +84,7 @@ class StatusBar(Widget):
         self.selection = text
         self.refresh()
 
-    def set_progress(self, done: int | None, total: int = 0,
-                     rate: float | None = None) -> None:
+    def set_progress(self, done: int | None, total: int = 0, rate: float | None = None) -> None:
         """Show the background pass at ``done`` of ``total`` records; None: it is over."""
         self.progress = None if done is None else (done, total, rate)
         self.refresh()

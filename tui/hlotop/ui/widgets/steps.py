@@ -83,7 +83,7 @@ class StepIndex:
     def __init__(self, values: list[ValueInfo], max_time: int):
         rows = [v for v in values if v.live is not None]
         ids = [v.value.id for v in rows]
-        if any(a > b for a, b in zip(ids, ids[1:])):
+        if any(a > b for a, b in zip(ids, ids[1:], strict=False)):
             rows.sort(key=lambda v: v.value.id)
         rows.sort(key=_start)  # stable: by start, then id
         self.rows = rows
@@ -108,8 +108,11 @@ class LiveIndex:
     def _build(self) -> None:
         """On the first look (the live set opens at the peak, which needs no index)."""
         values, steps = self._source
-        rows = steps.rows if steps is not None else sorted(
-            (v for v in values if v.live is not None), key=_start)
+        rows = (
+            steps.rows
+            if steps is not None
+            else sorted((v for v in values if v.live is not None), key=_start)
+        )
         self.values = [v for v in rows if v.live.start <= v.live.end]  # by start
         self.by_end = sorted(self.values, key=_end)
         self.starts = array("q", [v.live.start for v in self.values])  # no GC traversal
@@ -121,10 +124,10 @@ class LiveIndex:
         gc.freeze()
 
     def _starting(self, step: int) -> list[ValueInfo]:
-        return self.values[bisect_left(self.starts, step):bisect_right(self.starts, step)]
+        return self.values[bisect_left(self.starts, step) : bisect_right(self.starts, step)]
 
     def _ending(self, step: int) -> list[ValueInfo]:
-        return self.by_end[bisect_left(self.ends, step):bisect_right(self.ends, step)]
+        return self.by_end[bisect_left(self.ends, step) : bisect_right(self.ends, step)]
 
     def at(self, step: int) -> list[ValueInfo]:
         """Values live at ``step`` (start <= step <= end), largest first."""
@@ -132,7 +135,7 @@ class LiveIndex:
             self._build()
         if self.step is None or abs(step - self.step) > self._INCREMENTAL:
             # Started at or before the step (a prefix of the start order), not ended.
-            started = self.values[:bisect_right(self.starts, step)]
+            started = self.values[: bisect_right(self.starts, step)]
             self.live = {v.value.id: v for v in started if v.live.end >= step}
         else:
             live, t = self.live, self.step

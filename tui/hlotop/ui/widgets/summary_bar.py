@@ -25,7 +25,7 @@ def middle_ellipsis(text: str, width: int) -> str:
     if width <= 1:
         return "…"[:width]
     head = (width - 1) // 2
-    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
 class SummaryBar(Widget):
@@ -60,14 +60,15 @@ class SummaryBar(Widget):
             text.append(human_bytes(a.peak_bytes), style="bold")
             text.append(f"{' logical' if self.size.width >= 100 else ''} at step {a.peak_step}")
         else:
-            text.append(" │ peak not read yet" if d.preview else " │ no live ranges",
-                        style="dim")
+            text.append(" │ peak not read yet" if d.preview else " │ no live ranges", style="dim")
         n = len(d.diagnostics)
         errors = sum(1 for x in d.diagnostics if x.severity == "error")
         text.append(" │ ")
-        text.append(f"{n} diagnostic{'s' if n != 1 else ''}"
-                    + (f", {errors} error{'s' if errors != 1 else ''}" if errors else ""),
-                    style="bold yellow" if n else "dim")
+        text.append(
+            f"{n} diagnostic{'s' if n != 1 else ''}"
+            + (f", {errors} error{'s' if errors != 1 else ''}" if errors else ""),
+            style="bold yellow" if n else "dim",
+        )
         if n:
             text.append(" (d)", style="dim")
         return text

@@ -18,24 +18,46 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hlotop.analysis.analyze import ValueInfo
-from hlotop.ui.bindings import bindings
 from hlotop.loading.loader import ModuleDump
 from hlotop.model.memory_space import space_style
-from hlotop.ui.messages import StepChanged, ValueSelected, announce
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes
+from hlotop.ui.bindings import bindings
+from hlotop.ui.messages import StepChanged, ValueSelected, announce
 from hlotop.ui.widgets.legend import space_fill
 from hlotop.ui.widgets.row_list import longest, text_strip
 from hlotop.ui.widgets.steps import StepIndex, no_live_ranges, step_summary
+from hlotop.units import human_bytes
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 _NAME_MAX = 32  # the label column is never wider
 SIZE_W = 9
 # Zoom levels as (steps per column, columns per step), most zoomed-out first.
 ZOOMS: tuple[tuple[int, int], ...] = tuple((1 << k, 1) for k in range(16, 0, -1)) + tuple(
-    (1, c) for c in (1, 2, 3, 4, 6, 8))
-_NICE = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000,
-         50000, 100000, 200000, 500000)
+    (1, c) for c in (1, 2, 3, 4, 6, 8)
+)
+_NICE = (
+    1,
+    2,
+    5,
+    10,
+    20,
+    25,
+    50,
+    100,
+    200,
+    250,
+    500,
+    1000,
+    2000,
+    2500,
+    5000,
+    10000,
+    20000,
+    50000,
+    100000,
+    200000,
+    500000,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +92,9 @@ class Timeline(ScrollView, can_focus=True):
     Timeline > .timeline--dim { color: $text-muted; }
     """
 
-    def __init__(self, dump: ModuleDump, steps: StepIndex | None = None, *,
-                 id: str | None = "timeline"):
+    def __init__(
+        self, dump: ModuleDump, steps: StepIndex | None = None, *, id: str | None = "timeline"
+    ):
         super().__init__(id=id, classes="pane")
         self.dump = dump
         a = dump.analysis
@@ -117,8 +140,9 @@ class Timeline(ScrollView, can_focus=True):
                 if -(-steps * cps // sps) <= bar_w:
                     level = i
         sps, cps = ZOOMS[level]
-        self._geo = _Geometry(curve_h, curve_h + 3, name_w, label_w, bar_w, level, sps, cps,
-                              -(-steps * cps // sps))
+        self._geo = _Geometry(
+            curve_h, curve_h + 3, name_w, label_w, bar_w, level, sps, cps, -(-steps * cps // sps)
+        )
         self._geo_key = key
         return self._geo
 
@@ -173,8 +197,11 @@ class Timeline(ScrollView, can_focus=True):
         sps, cps = self.zoom
         curve = self.dump.analysis.live_bytes
         # Zoomed out, a column holds several steps: it shows their maximum.
-        self._col_max = [max(curve[c * sps:(c + 1) * sps], default=0)
-                         for c in range(self.n_cols)] if sps > 1 else []
+        self._col_max = (
+            [max(curve[c * sps : (c + 1) * sps], default=0) for c in range(self.n_cols)]
+            if sps > 1
+            else []
+        )
         self._layout_key = (sps, cps, self.n_cols)
 
     def _update_subtitle(self) -> None:
@@ -182,8 +209,11 @@ class Timeline(ScrollView, can_focus=True):
             self.border_subtitle = ""
             return
         sps, cps = ZOOMS[self.zoom_level] if self.zoom_level is not None else (0, 0)
-        zoom = "fit" if self.zoom_level is None else (
-            f"{cps} col/step" if sps == 1 else f"{sps} steps/col")
+        zoom = (
+            "fit"
+            if self.zoom_level is None
+            else (f"{cps} col/step" if sps == 1 else f"{sps} steps/col")
+        )
         self.border_subtitle = f"zoom {zoom} · +/- zoom · ←→ step · p peak"
 
     # Focus changes how the selected row is drawn: repainted with the whole pane when
@@ -358,8 +388,9 @@ class Timeline(ScrollView, can_focus=True):
         return range(sx, sx + self.bar_w)
 
     def _label(self, text: str, style: str | Style = "") -> Text:
-        return Text(f"{text:>{self.label_w - 1}} "[: self.label_w], style=style, no_wrap=True,
-                    end="")
+        return Text(
+            f"{text:>{self.label_w - 1}} "[: self.label_w], style=style, no_wrap=True, end=""
+        )
 
     def _bars(self, text: Text, cols: range, cell) -> None:
         """Append one cell per visible column: ``cell(col) -> (char, style)``; the step
@@ -373,7 +404,9 @@ class Timeline(ScrollView, can_focus=True):
         for col in cols:
             char, style = cell(col)
             if c0 <= col <= c1:
-                style = (style if isinstance(style, Style) else Style.parse(style or "none")) + cursor
+                style = (
+                    style if isinstance(style, Style) else Style.parse(style or "none")
+                ) + cursor
             if style != run_style:
                 if run:
                     text.append("".join(run), style=run_style)
@@ -396,8 +429,9 @@ class Timeline(ScrollView, can_focus=True):
         level_below = (height - 1 - index) * 8
         curve, peak = self._style("timeline--curve"), self._style("timeline--peak")
         if index == 0:
-            text = self._label(f"max {human_bytes(top)} @{self._top_step}",
-                               self._style("timeline--dim"))
+            text = self._label(
+                f"max {human_bytes(top)} @{self._top_step}", self._style("timeline--dim")
+            )
         elif index == height - 1:
             text = self._label("live bytes", self._style("timeline--dim"))
         else:
@@ -465,6 +499,9 @@ class Timeline(ScrollView, can_focus=True):
         start, _ = self.col_of(info.live.start)
         _, end = self.col_of(min(info.live.end, self.max_time))
         fill = space_fill(info.color)
-        self._bars(text, self._visible_cols(),
-                   lambda col: (fill, space) if start <= col <= end else (" ", ""))
+        self._bars(
+            text,
+            self._visible_cols(),
+            lambda col: (fill, space) if start <= col <= end else (" ", ""),
+        )
         return self._strip(text, style, width)

@@ -21,18 +21,18 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hlotop.analysis.analyze import ValueInfo
-from hlotop.ui.bindings import bindings
 from hlotop.loading.loader import ModuleDump
-from hlotop.model.memory_space import space_names, space_style
 from hlotop.model import BufferAllocation
-from hlotop.shapes.grammar import try_parse_shape
+from hlotop.model.memory_space import space_names, space_style
 from hlotop.safe_text import printable
+from hlotop.shapes.grammar import try_parse_shape
 from hlotop.shapes.shape import ArrayShape, BufferShape
-from hlotop.units import human_bytes
+from hlotop.ui.bindings import bindings
 from hlotop.ui.widgets.allocation_tree import kinds_text
 from hlotop.ui.widgets.legend import space_label
 from hlotop.ui.widgets.row_list import set_virtual_size
 from hlotop.ui.widgets.steps import instruction_at
+from hlotop.units import human_bytes
 
 _MAX_LISTED = 200  # lines of a list (uses, positions, stack)
 _MAX_VALUES = 24  # values listed in an allocation's card (each a line or two to render;
@@ -57,8 +57,11 @@ def split_shape(shape_text: str | None) -> tuple[str, str, str]:
         shape = shape.inner
     if isinstance(shape, ArrayShape):
         layout = shape.layout
-        return (str(replace(shape, layout=None)), str(layout) if layout else "",
-                layout.tiling if layout else "")
+        return (
+            str(replace(shape, layout=None)),
+            str(layout) if layout else "",
+            layout.tiling if layout else "",
+        )
     return shape_text, "", ""
 
 
@@ -79,9 +82,10 @@ class _Grid:
         label_w = max(label.cell_len for label, _ in self.rows)
         # As a table does: the value column is as wide as its longest line, at most
         # what is left; every cell is padded to its column's width in its own style.
-        value_w = min(max(1, options.max_width - label_w - 1),
-                      max(cell_len(line) for _, value in self.rows
-                          for line in value.plain.split("\n")))
+        value_w = min(
+            max(1, options.max_width - label_w - 1),
+            max(cell_len(line) for _, value in self.rows for line in value.plain.split("\n")),
+        )
         blank = Text(" " * (label_w + 1), style="dim")
         for label, value in self.rows:
             head = label.copy()
@@ -197,22 +201,26 @@ class ValueDetail(ScrollView, can_focus=True):
         if self._make_card is not None:
             self._card, self._make_card = self._make_card(), None
         console = self.app.console
-        segments = console.render(self._card, self.app.console_options.update(
-            highlight=False, width=width))
-        segments = (Segment(text, style + seg_style, None)
-                    for text, seg_style, _ in segments)
+        segments = console.render(
+            self._card, self.app.console_options.update(highlight=False, width=width)
+        )
+        segments = (Segment(text, style + seg_style, None) for text, seg_style, _ in segments)
         pad = Style(bgcolor=style.bgcolor)
-        self._lines = [Strip(line or [Segment("", style)]).extend_cell_length(width, pad)
-                       for line in Segment.split_and_crop_lines(
-                           segments, width, include_new_lines=False, pad=False)]
+        self._lines = [
+            Strip(line or [Segment("", style)]).extend_cell_length(width, pad)
+            for line in Segment.split_and_crop_lines(
+                segments, width, include_new_lines=False, pad=False
+            )
+        ]
         self._lines_width = width
         if self._card_key is not None:
             self._drawn[(self._card_key, width, style)] = self._lines
         set_virtual_size(self, Size(width, len(self._lines)))
 
     def _rerender(self) -> None:
-        if self.size.width and (self._lines is None
-                                or self._lines_width != self.scrollable_content_region.width):
+        if self.size.width and (
+            self._lines is None or self._lines_width != self.scrollable_content_region.width
+        ):
             self._render_card()
             self.refresh()
 
@@ -245,8 +253,10 @@ class ValueDetail(ScrollView, can_focus=True):
         t.add_row("shape", Text(shape, style="bold"))
         t.add_row("layout", Text(layout or "(none printed)"))
         t.add_row("tiling", Text(tiling or "none"))
-        t.add_row("memory space", Text(f"{space_label(info.color, self.names)} (color "
-                                       f"{info.color})", style=style))
+        t.add_row(
+            "memory space",
+            Text(f"{space_label(info.color, self.names)} (color {info.color})", style=style),
+        )
         slot = info.slot
         if slot is not None:
             alloc = self.dump.analysis.allocation_of.get(slot.allocation)
@@ -256,43 +266,58 @@ class ValueDetail(ScrollView, can_focus=True):
             t.add_row("allocation", where)
             t.add_row("offset", exact(slot.offset))
         else:
-            t.add_row("allocation", Text("none (no allocation line names this value)",
-                                         style="dim"))
+            t.add_row("allocation", Text("none (no allocation line names this value)", style="dim"))
         t.add_row("allocated", exact(info.allocated_bytes))
         t.add_row("logical (peak)", exact(info.logical_bytes))  # XLA's peak measure
         if info.padding_bytes:
             pad = exact(info.padding_bytes)
             if info.logical_bytes:
-                pad.append(f"  ×{info.allocated_bytes / info.logical_bytes:.2f} expansion",
-                           style="yellow")
+                pad.append(
+                    f"  ×{info.allocated_bytes / info.logical_bytes:.2f} expansion", style="yellow"
+                )
             t.add_row("padding", pad)
         else:
             t.add_row("padding", Text("none"))
         if info.live is not None:
             start, end = info.live.start, info.live.end
-            t.add_row("live range", Text(printable(
-                f"steps {start}-{end}: {instruction_at(self.dump, start)} → "
-                f"{instruction_at(self.dump, end)}")))
+            t.add_row(
+                "live range",
+                Text(
+                    printable(
+                        f"steps {start}-{end}: {instruction_at(self.dump, start)} → "
+                        f"{instruction_at(self.dump, end)}"
+                    )
+                ),
+            )
         elif self.dump.preview is not None:
             t.add_row("live range", Text("not read yet", style="dim"))
         else:
-            t.add_row("live range", Text("none (not in the HloLiveRange section, e.g. "
-                                         "thread-local)", style="dim"))
+            t.add_row(
+                "live range",
+                Text("none (not in the HloLiveRange section, e.g. thread-local)", style="dim"),
+            )
         if instr is not None:
-            t.add_row("defined by", Text(printable(f"{instr.name or v.name} "
-                                                   f"({instr.opcode or '?'})")))
+            t.add_row(
+                "defined by", Text(printable(f"{instr.name or v.name} ({instr.opcode or '?'})"))
+            )
         if info.used is not None:
             t.add_row("positions", _lines(info.used.positions))  # printable in _lines
             uses = info.used.uses
-            t.add_row("uses", _lines(uses) if uses is not None
-                      else Text("not initialized", style="dim"))
+            t.add_row(
+                "uses", _lines(uses) if uses is not None else Text("not initialized", style="dim")
+            )
         if instr is not None:
             if instr.op_type:
                 t.add_row("op_type", Text(printable(instr.op_type)))
-            t.add_row("op_name", Text(printable(instr.op_name)) if instr.op_name
-                      else Text("(no metadata)", style="dim"))
-        t.add_row("source", Text(printable(info.source)) if info.source
-                  else Text("(none)", style="dim"))
+            t.add_row(
+                "op_name",
+                Text(printable(instr.op_name))
+                if instr.op_name
+                else Text("(no metadata)", style="dim"),
+            )
+        t.add_row(
+            "source", Text(printable(info.source)) if info.source else Text("(none)", style="dim")
+        )
         stack = info.stack
         if stack:
             t.add_row("python stack", _lines(stack))
@@ -301,8 +326,11 @@ class ValueDetail(ScrollView, can_focus=True):
             t.add_row("dump lines", Text(", ".join(lines)))
         parts = [title, t]
         if instr is not None:
-            parts += [Text(""), Text("from instruction:", style="dim"),
-                      Text(printable(instr.text), style="italic", overflow="fold")]
+            parts += [
+                Text(""),
+                Text("from instruction:", style="dim"),
+                Text(printable(instr.text), style="italic", overflow="fold"),
+            ]
         return Group(*parts)
 
     def allocation_card(self, alloc: BufferAllocation) -> Group:
@@ -310,8 +338,10 @@ class ValueDetail(ScrollView, can_focus=True):
         title = Text(f"allocation {alloc.index}", style=f"bold {style}")
         t = _grid()
         t.add_row("size", exact(alloc.size))
-        t.add_row("memory space", Text(f"{space_label(alloc.color, self.names)} (color "
-                                       f"{alloc.color})", style=style))
+        t.add_row(
+            "memory space",
+            Text(f"{space_label(alloc.color, self.names)} (color {alloc.color})", style=style),
+        )
         t.add_row("kinds", Text(kinds_text(alloc)))
         if alloc.parameter is not None:
             t.add_row("parameter shape", Text(printable(alloc.parameter_shape or "?")))
@@ -322,14 +352,25 @@ class ValueDetail(ScrollView, can_focus=True):
             t.add_row("dump line", Text(str(alloc.line)))
         values = _grid()
         for slot in alloc.values[:_MAX_VALUES]:
-            values.add_row(Text(f"@{slot.offset}"),
-                           Text(printable(f"{human_bytes(slot.size):>9}  {slot.value}  "
-                                          f"{slot.shape}")))
-        parts = [title, t, Text(""), Text("values (offset, size, value, shape):", style="dim"),
-                 values]
+            values.add_row(
+                Text(f"@{slot.offset}"),
+                Text(printable(f"{human_bytes(slot.size):>9}  {slot.value}  {slot.shape}")),
+            )
+        parts = [
+            title,
+            t,
+            Text(""),
+            Text("values (offset, size, value, shape):", style="dim"),
+            values,
+        ]
         if len(alloc.values) > _MAX_VALUES:
-            parts.append(Text(f"… {len(alloc.values) - _MAX_VALUES} more (the allocation "
-                              "tree lists them all: → expands it)", style="dim"))
+            parts.append(
+                Text(
+                    f"… {len(alloc.values) - _MAX_VALUES} more (the allocation "
+                    "tree lists them all: → expands it)",
+                    style="dim",
+                )
+            )
         if alloc.reused_by:
             parts.append(Text("reused by buffers of a different color:", style="dim"))
             parts.append(_lines(f"{v} (color={c})" for v, c in alloc.reused_by))
