@@ -123,18 +123,23 @@ def test_whole_record_token_reads_like_the_line_grammar(monkeypatch):
     import re
 
     from hlotop import load
+    from hlotop.model import UsedValues
     from hlotop.parse import records as records_module
 
     fast_taken = 0
     for path in BUFFER_ASSIGNMENTS + [p for p in DUMPS if p.name.endswith("-values.txt")]:
         table = load(path, lazy=True).used_values
-        if not isinstance(table, records_module.RecordTable):
+        if not isinstance(table, UsedValues):
             continue
+
+        def read(n, table=table):
+            return records_module.RECORDS.read(table.text_of(n), table.line_of(n), table.path, None)
+
         with monkeypatch.context() as m:
             m.setattr(records_module, "RECORD", re.compile(r"(?!)"))  # never matches
-            slow = [table._read(n, table.line_of(n), None) for n in range(len(table))]
+            slow = [read(n) for n in range(len(table))]
         for n, expected in enumerate(slow):
-            fast = table._read(n, table.line_of(n), None)
+            fast = read(n)
             fast_taken += fast is not None and fast._positions_text is not None
             assert fast == expected, (path.name, n)
             if fast is not None:

@@ -15,107 +15,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any
 
 from hlotop.model import (
     ALLOCATION_KINDS,
+    Analysis,
     BufferAllocation,
-    BufferLiveRange,
     Diagnostic,
     HloValue,
     ParsedSections,
     ShapeIndex,
-    SourceFrame,
-    StackFrameTable,
     UsedValue,
-    ValueSlot,
+    UsedValues,
+    ValueInfo,
+    shape_of,
 )
-from hlotop.parse.records import RecordTable
-from hlotop.shapes.grammar import try_parse_shape
-from hlotop.shapes.shape import POINTER_BYTES, subshape
-
-
-@dataclass(slots=True)
-class ValueInfo:
-    """Everything the dump says about one value, joined across its sections."""
-
-    value: HloValue
-    slot: ValueSlot | None = None  # where it lives; None if no allocation line names it
-    records: Any = None  # the dump's records (anything with .get(value id)), read lazily
-    live: BufferLiveRange | None = None
-    shape: str | None = None  # the value's own shape, with layout
-    logical_bytes: int = 0  # ByteSizeOf(value shape): tiling padding ignored
-    sweep_bytes: int = 0  # ByteSizeOf(defining instruction shape): XLA's peak sweep size
-    color: int = 0  # memory space
-    frames: StackFrameTable | None = None  # the module's stack frames (jax >= 0.9)
-
-    @property
-    def used(self) -> UsedValue | None:
-        """The value's ``Used values`` record, parsed on first use; None if it has none."""
-        return self.records.get(self.value.id) if self.records is not None else None
-
-    @property
-    def allocated_bytes(self) -> int:
-        """Bytes the value takes in its allocation (with padding); logical if unknown."""
-        return self.slot.size if self.slot is not None else self.logical_bytes
-
-    @property
-    def padding_bytes(self) -> int:
-        return max(0, self.allocated_bytes - self.logical_bytes)
-
-    @property
-    def op_name(self) -> str | None:
-        instr = self.used.instruction if self.used else None
-        return instr.op_name if instr else None
-
-    @property
-    def source(self) -> str | None:
-        """``file:line`` of the Python source that made the value: from the metadata's
-        ``source_file``/``source_line``, or (jax >= 0.9) its ``stack_frame_id``
-        resolved through the module's stack frames. None if neither is known."""
-        instr = self.used.instruction if self.used else None
-        if instr is None:
-            return None
-        if instr.source_file:
-            return (
-                f"{instr.source_file}:{instr.source_line}"
-                if instr.source_line
-                else instr.source_file
-            )
-        stack = self.stack
-        return f"{stack[0].file}:{stack[0].line}" if stack else None
-
-    @property
-    def stack(self) -> tuple[SourceFrame, ...]:
-        """The Python stack that made the value, innermost first (jax >= 0.9 dumps whose
-        module text is beside them); () when unknown."""
-        instr = self.used.instruction if self.used else None
-        if instr is None or instr.stack_frame_id is None or self.frames is None:
-            return ()
-        return self.frames.stack(instr.stack_frame_id)
-
-    def is_live_at(self, step: int) -> bool:
-        return self.live is not None and self.live.start <= step <= self.live.end
-
-
-@dataclass(slots=True)
-class Analysis:
-    """The derived figures of one module. Bytes are ints; steps index the schedule."""
-
-    values: list[ValueInfo]  # sorted by value id
-    by_id: dict[int, ValueInfo]
-    max_time: int  # the schedule's end; steps run 0..max_time inclusive
-    live_bytes: list[int]  # logical bytes live at each step 0..max_time
-    peak_step: int | None  # XLA's peak step, computed (None without live ranges)
-    peak_bytes: int  # logical bytes live at the peak step
-    peak_values: list[ValueInfo]  # live at the peak, XLA's order (bytes desc, name, index)
-    peak_occupied_bytes: int  # allocation space those values occupy (shared slices once)
-    totals_by_kind: dict[str, int]
-    allocations_by_kind: dict[str, int]  # how many allocations of each kind
-    totals_by_color: dict[int, int]
-    allocation_of: dict[int, BufferAllocation] = field(default_factory=dict)
+from hlotop.shapes import POINTER_BYTES, subshape
 
 
 def instruction_shapes(
@@ -141,7 +56,7 @@ def instruction_shapes(
 def _logical(shape_text: str | None, index: ShapeIndex = ()) -> int | None:
     if not shape_text:
         return None
-    shape = try_parse_shape(shape_text)
+    shape = shape_of(shape_text)
     if shape is None:
         return None
     sub = subshape(shape, index)
@@ -149,7 +64,7 @@ def _logical(shape_text: str | None, index: ShapeIndex = ()) -> int | None:
 
 
 def _memory_space(shape_text: str | None) -> int | None:
-    shape = try_parse_shape(shape_text) if shape_text else None
+    shape = shape_of(shape_text) if shape_text else None
     return shape.memory_space if shape is not None else None
 
 
@@ -164,7 +79,7 @@ def join_values(
     Problems are appended to ``diagnostics`` (if given) as warnings.
     """
     records = sections.used_values
-    if not isinstance(records, RecordTable):
+    if not isinstance(records, UsedValues):
         records = {r.value.id: r for r in records}
     frames = sections.stack_frames
     infos: dict[int, ValueInfo] = {}
@@ -174,7 +89,7 @@ def join_values(
             infos[slot.value.id] = ValueInfo(
                 slot.value, slot, records, None, slot.shape, 0, 0, color, frames
             )
-    if isinstance(records, RecordTable):
+    if isinstance(records, UsedValues):
         for number, vid in enumerate(records.ids):
             if vid not in infos:  # a value with a record but no allocation line
                 infos[vid] = ValueInfo(records.head(number), records=records, frames=frames)
@@ -258,7 +173,7 @@ def _size_value(info: ValueInfo, shapes_of: dict[str, str], logical_of: _Logical
     v = info.value
     instr_shape = shapes_of.get(v.name)
     if info.shape is None and instr_shape is not None:
-        shape = try_parse_shape(instr_shape)
+        shape = shape_of(instr_shape)
         sub = subshape(shape, v.shape_index or ()) if shape is not None else None
         if sub is not None:
             info.shape = str(sub)

@@ -8,22 +8,28 @@ diagnostics and the rest of it still opens.
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 from collections.abc import Callable
-from contextlib import contextmanager
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
 
-from hlotop.analysis.analyze import Analysis, analyze
-from hlotop.model import Diagnostic, DumpFile, ParsedSections, StackFrameTable
+from hlotop.analysis.analyze import analyze
+from hlotop.model import (
+    Analysis,
+    Diagnostic,
+    DumpFile,
+    ModuleDump,
+    ParsedSections,
+    StackFrameTable,
+    UsedValues,
+)
 from hlotop.parse import scan
 from hlotop.parse.dump import ReadHooks, parse_text
 from hlotop.parse.live_range import UNAVAILABLE
-from hlotop.parse.records import RecordTable
 from hlotop.parse.stack_frames import parse_stack_frames
 from hlotop.parse.tokens import Sink
+from hlotop.process import gc_paused  # noqa: F401 - TEMPORARY: report/ still imports it here
 
 # Since 2026-04 a module's buffer assignment is split over these files (FORMATS.md 1).
 SPLIT_SUFFIXES = {
@@ -43,90 +49,6 @@ class LoadError(Exception):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
-
-
-@dataclass(slots=True)
-class ModuleDump:
-    """One compiled module's buffer assignment, from one or several files."""
-
-    name: str
-    files: tuple[DumpFile, ...]
-    sections: ParsedSections
-    diagnostics: list[Diagnostic]
-    analysis: Analysis
-
-    @property
-    def allocations(self):
-        """The allocations in index order."""
-        return self.sections.allocations
-
-    @property
-    def total_bytes_used(self) -> int | None:
-        """``Total bytes used`` (bytes), or None if the dump has none."""
-        return self.sections.total_bytes_used
-
-    @property
-    def used_values(self):
-        """The ``Used values`` records: a sequence, parsed on demand."""
-        return self.sections.used_values
-
-    @property
-    def live_range(self):
-        """The ``HloLiveRange`` block, or None (before 2021-04, or not dumped)."""
-        return self.sections.live_range
-
-    @property
-    def memory_usage_report(self):
-        """The ``-memory-usage-report.txt`` contents, or None."""
-        return self.sections.memory_usage_report
-
-    records_read: bool = False
-    # (bytes read, bytes in the module's files) when this is only the head of a big
-    # dump (hlotop.loading.preview), shown while the whole of it loads; None for a whole dump.
-    preview: tuple[int, int] | None = None
-
-    def read_records(self, progress=None) -> None:
-        """Parse every ``Used values`` record once, adding what cannot be read to
-        :attr:`diagnostics`. ``progress(done, total)`` (records) is called every 1024
-        records; if it returns True, reading stops and can be started again later.
-        Safe to call from a worker thread; once complete, further calls do nothing."""
-        if self.records_read:
-            return
-        table = self.sections.used_values
-        if isinstance(table, RecordTable):
-            found: list[Diagnostic] = []
-            with gc_paused():
-                done = table.parse_all(found, progress)
-            if done < len(table):
-                return  # stopped: its diagnostics are dropped, a later call starts over
-            self.diagnostics.extend(found)
-        self.records_read = True
-
-    def take_record_diagnostics(self, diagnostics: list[Diagnostic]) -> None:
-        """Take what an earlier complete pass over these same files found
-        (:mod:`hlotop.loading.record_cache`) instead of reading every record again: adds it to
-        :attr:`diagnostics` and sets :attr:`records_read`. Does nothing once read."""
-        if not self.records_read:
-            self.diagnostics.extend(diagnostics)
-            self.records_read = True
-
-    def checked_records(self):
-        """Every ``Used values`` record, each parsed once, in dump order; when the
-        iteration completes, their diagnostics have been added and
-        :attr:`records_read` is set. For a single pass over big dumps (``--json``)."""
-        table = self.sections.used_values
-        if self.records_read or not isinstance(table, RecordTable):
-            yield from table
-            return
-        found: list[Diagnostic] = []
-        yield from table.checked(found)
-        self.diagnostics.extend(found)
-        self.records_read = True
-
-    @property
-    def layout(self) -> str:
-        """``"split"`` (2026-04 on) or ``"combined"``."""
-        return "combined" if any(f.kind == "combined" for f in self.files) else "split"
 
 
 def split_module_prefix(path: Path) -> tuple[str, str] | None:
@@ -292,7 +214,7 @@ def check_truncation(
         elif not parsed.saw_used_values:
             cut("no 'Used values:' section after 'Total bytes used'")
     records = parsed.used_values
-    if isinstance(records, RecordTable) and len(records) > 1:
+    if isinstance(records, UsedValues) and len(records) > 1:
         first, last = records.record(0), records.record(len(records) - 1)
         if (
             first is not None
@@ -335,7 +257,7 @@ def load(
     stdin=None,
     lazy: bool = False,
     pause: Callable[[], object] | None = None,
-    on_records: Callable[[RecordTable, StackFrameTable | None], object] | None = None,
+    on_records: Callable[[UsedValues, StackFrameTable | None], object] | None = None,
     stage: Callable[[str], object] | None = None,
 ) -> ModuleDump:
     """Open a dump and analyse it.
@@ -348,7 +270,7 @@ def load(
     otherwise all are read and checked now.
     ``pause``, if given, is called every few thousand lines (a browser's load thread
     waits in it while keys come in). ``on_records(table, frames)``, if given, is called
-    with a file's ``Used values`` :class:`RecordTable` (and the module's stack frames,
+    with a file's ``Used values`` :class:`~hlotop.model.UsedValues` (and the module's stack frames,
     or None) as soon as it is indexed, before the rest of the dump is read (``--json``
     starts writing records then). ``stage(text)``,
     if given, is told what is being read: ``"reading <file>"``, ``"allocations 45%"``,
@@ -357,23 +279,7 @@ def load(
     Raises :class:`LoadError` (one-line reason) when the input is missing,
     unreadable, empty, binary or not a dump.
     """
-    with gc_paused():
-        return _load(path, stdin=stdin, lazy=lazy, hooks=ReadHooks(pause, on_records, stage))
-
-
-@contextmanager
-def gc_paused():
-    """A context in which the cyclic GC does not run. Building the model (or reading
-    every record) allocates millions of objects and no cycles; the GC would re-scan the
-    growing heap again and again: a third of the load time on 100 MB, and a records
-    pass that grew with the square of the dump's size."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+    return _load(path, stdin=stdin, lazy=lazy, hooks=ReadHooks(pause, on_records, stage))
 
 
 def _load(
@@ -465,10 +371,9 @@ def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> Mo
     """Open a combined dump already read into memory (``hlotop -``); ``label`` names it
     in diagnostics. ``lazy`` as for :func:`load`. Raises :class:`LoadError` like it."""
     diagnostics: list[Diagnostic] = []
-    with gc_paused():
-        parsed = _parse_one(label, data, diagnostics)
-        check_truncation(label, parsed, _kind_of(parsed, None), diagnostics)
-        return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics, lazy)
+    parsed = _parse_one(label, data, diagnostics)
+    check_truncation(label, parsed, _kind_of(parsed, None), diagnostics)
+    return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics, lazy)
 
 
 def read_stack_frames(path: Path, diagnostics: list[Diagnostic]):

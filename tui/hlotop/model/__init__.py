@@ -1,2 +1,90 @@
-from hlotop.model.types import *  # noqa: F401,F403
-from hlotop.model.types import _instruction_reader  # noqa: F401
+"""The parsed dump, in XLA's own terms.
+
+Plain dataclasses, read-only once made: filled by :mod:`hlotop.parse` and read by
+:mod:`hlotop.analysis` and the views. Sizes and offsets are bytes (``int``); times are
+schedule steps (``int``, an index into the flattened instruction sequence). The model
+never imports the parser: the lazy records hold the grammar they were given.
+"""
+
+from hlotop.model.allocation import (
+    ALLOCATION_KINDS,
+    KIND_CONSTANT,
+    KIND_MAYBE_LIVE_OUT,
+    KIND_OUTPUT,
+    KIND_PARAMETER,
+    KIND_PREALLOCATED_TEMP,
+    KIND_THREAD_LOCAL,
+    BufferAllocation,
+)
+from hlotop.model.dump import ModuleDump, ParsedSections
+from hlotop.model.dump_file import Diagnostic, DumpFile
+from hlotop.model.figures import Analysis, ValueInfo
+from hlotop.model.live_range import (
+    BufferLiveRange,
+    HloLiveRange,
+    PeakEntry,
+    PeakUsage,
+    StackTrace,
+    StackTraceNode,
+)
+from hlotop.model.memory_report import (
+    MemorySpaceReport,
+    MemoryUsageReport,
+    ReportAllocation,
+    ReportRow,
+)
+from hlotop.model.source import SourceFrame, StackFrameTable
+from hlotop.model.used_values import RecordGrammar, UsedValues
+from hlotop.model.values import (
+    HloPosition,
+    HloUse,
+    HloValue,
+    InstructionText,
+    RecordTextReader,
+    ShapeIndex,
+    UsedValue,
+    ValueSlot,
+    format_shape_index,
+    shape_of,
+)
+
+__all__ = [
+    "ALLOCATION_KINDS",
+    "KIND_CONSTANT",
+    "KIND_MAYBE_LIVE_OUT",
+    "KIND_OUTPUT",
+    "KIND_PARAMETER",
+    "KIND_PREALLOCATED_TEMP",
+    "KIND_THREAD_LOCAL",
+    "Analysis",
+    "BufferAllocation",
+    "BufferLiveRange",
+    "Diagnostic",
+    "DumpFile",
+    "HloLiveRange",
+    "HloPosition",
+    "HloUse",
+    "HloValue",
+    "InstructionText",
+    "MemorySpaceReport",
+    "MemoryUsageReport",
+    "ModuleDump",
+    "ParsedSections",
+    "PeakEntry",
+    "PeakUsage",
+    "RecordGrammar",
+    "RecordTextReader",
+    "ReportAllocation",
+    "ReportRow",
+    "ShapeIndex",
+    "SourceFrame",
+    "StackFrameTable",
+    "StackTrace",
+    "StackTraceNode",
+    "UsedValue",
+    "UsedValues",
+    "ValueInfo",
+    "ValueSlot",
+    "format_shape_index",
+    "shape_of",
+]

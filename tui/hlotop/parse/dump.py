@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 from parsy import regex, string
 
-from hlotop.model import Diagnostic, ParsedSections
+from hlotop.model import Diagnostic, ParsedSections, UsedValues
 from hlotop.parse import live_range as lr
 from hlotop.parse import scan
 from hlotop.parse.allocations import AllocationSection
 from hlotop.parse.memory_report import DETAIL_HEADER, SORTED_HEADER, MemoryReportSection
-from hlotop.parse.records import RecordTable
+from hlotop.parse.records import used_values
 from hlotop.parse.scan import newline_of
 from hlotop.parse.tokens import Sink
 from hlotop.parse.values import HEADER as USED_VALUES_HEADER
@@ -58,7 +58,7 @@ class ReadHooks:
 
     pause: Callable[[], object] | None = None  # every 4096 lines: a browser gives way
     # to key presses in it
-    on_records: Callable[[RecordTable], object] | None = None  # a Used values section,
+    on_records: Callable[[UsedValues], object] | None = None  # a Used values section,
     # once indexed, before the rest of its file is read
     stage: Callable[[str], object] | None = None  # what is read now: "allocations 45%"
 
@@ -259,7 +259,7 @@ def _lines(text: str | bytes) -> list[str]:
 
 def _cut_records(path: str, text: str | bytes):
     """Cut the body of the first ``Used values:`` section out as a lazy
-    :class:`RecordTable`; return it (or None) and the rest as (first line, lines) chunks.
+    :class:`~hlotop.model.UsedValues`; return it (or None) and the rest as (first line, lines) chunks.
     ``text`` may be the file's bytes if they are all ASCII: only the rest is decoded."""
     header = _find_line(text, USED_VALUES_HEADER)
     if header < 0:
@@ -268,11 +268,11 @@ def _cut_records(path: str, text: str | bytes):
     body_end = _records_end(text, body_start)
     first = scan.count_lines(text, 0, body_start) + 1
     tail_first = first + scan.count_lines(text, body_start, body_end)
-    table = RecordTable(path, text, first, body_start, body_end, tail_first)  # shared text
+    table = used_values(path, text, first, body_start, body_end, tail_first)  # shared text
     return table, [(1, _lines(text[:body_start])), (tail_first, _lines(text[body_end:]))]
 
 
-def _records_of(table: RecordTable | None, eager: list, sink: Sink):
+def _records_of(table: UsedValues | None, eager: list, sink: Sink):
     if table is None:
         return tuple(eager)
     if eager:

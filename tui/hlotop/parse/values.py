@@ -9,6 +9,7 @@ import re
 from parsy import seq, string
 
 from hlotop.model import HloPosition, HloUse, UsedValue
+from hlotop.parse.instruction import parse_instruction_text
 from hlotop.parse.tokens import (
     NAME_RE,
     VALUE_REF_RE,
@@ -56,6 +57,17 @@ def uses_of(block: str) -> tuple[HloUse, ...]:
     return tuple(HloUse(n, int(o), index_of(i or None)) for n, o, i in _USES.findall(block))
 
 
+class _RecordText:
+    """Reads what a record keeps as text, on first use (:class:`~hlotop.model.RecordTextReader`)."""
+
+    positions = staticmethod(positions_of)
+    uses = staticmethod(uses_of)
+    instruction = staticmethod(parse_instruction_text)
+
+
+RECORD_TEXT = _RecordText()
+
+
 # A value reference glued to the end of a from-instruction line (2024 era).
 _GLUED_REF = re.compile(r"<\d+ [^\s<>{}]+(?:\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?>\Z")
 
@@ -75,7 +87,14 @@ class UsedValuesSection:
         if c is not None:
             uses = None if c["uses"] is None else tuple(c["uses"])
             self.records.append(
-                UsedValue(c["value"], tuple(c["positions"]), uses, c["instruction"], c["line"])
+                UsedValue(
+                    c["value"],
+                    tuple(c["positions"]),
+                    uses,
+                    c["instruction"],
+                    c["line"],
+                    RECORD_TEXT,
+                )
             )
         self._current, self._state = None, ""
 

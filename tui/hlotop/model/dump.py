@@ -1,0 +1,115 @@
+"""A compiled module's buffer assignment as read: the sections of its files
+(:class:`ParsedSections`) and the whole module with its figures (:class:`ModuleDump`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from hlotop.model.allocation import BufferAllocation
+from hlotop.model.dump_file import Diagnostic, DumpFile
+from hlotop.model.figures import Analysis
+from hlotop.model.live_range import HloLiveRange
+from hlotop.model.memory_report import MemoryUsageReport
+from hlotop.model.source import StackFrameTable
+from hlotop.model.used_values import UsedValues
+from hlotop.model.values import UsedValue
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSections:
+    """What the parser read out of one or more files of a module."""
+
+    allocations: tuple[BufferAllocation, ...] = ()
+    total_bytes_used: int | None = None
+    used_values: UsedValues | tuple[UsedValue, ...] = ()  # lazy when read from a file
+    live_range: HloLiveRange | None = None
+    live_range_unavailable: bool = False
+    memory_usage_report: MemoryUsageReport | None = None
+    stack_frames: StackFrameTable | None = None
+    saw_buffer_assignment: bool = False
+    saw_used_values: bool = False
+
+
+@dataclass(slots=True)
+class ModuleDump:
+    """One compiled module's buffer assignment, from one or several files, with the
+    figures :func:`hlotop.analysis.analyze` derived from it."""
+
+    name: str
+    files: tuple[DumpFile, ...]
+    sections: ParsedSections
+    diagnostics: list[Diagnostic]
+    analysis: Analysis
+    records_read: bool = False
+    # (bytes read, bytes in the module's files) while this is only the first look at a
+    # big dump (hlotop.loading.preview), shown while the whole of it loads; None after.
+    preview: tuple[int, int] | None = None
+
+    @property
+    def allocations(self) -> tuple[BufferAllocation, ...]:
+        """The allocations in index order."""
+        return self.sections.allocations
+
+    @property
+    def total_bytes_used(self) -> int | None:
+        """``Total bytes used`` (bytes), or None if the dump has none."""
+        return self.sections.total_bytes_used
+
+    @property
+    def used_values(self) -> UsedValues | tuple[UsedValue, ...]:
+        """The ``Used values`` records: a sequence, parsed on demand."""
+        return self.sections.used_values
+
+    @property
+    def live_range(self) -> HloLiveRange | None:
+        """The ``HloLiveRange`` block, or None (before 2021-04, or not dumped)."""
+        return self.sections.live_range
+
+    @property
+    def memory_usage_report(self) -> MemoryUsageReport | None:
+        """The ``-memory-usage-report.txt`` contents, or None."""
+        return self.sections.memory_usage_report
+
+    @property
+    def layout(self) -> str:
+        """``"split"`` (2026-04 on) or ``"combined"``."""
+        return "combined" if any(f.kind == "combined" for f in self.files) else "split"
+
+    def read_records(self, progress: Callable[[int, int], bool | None] | None = None) -> None:
+        """Parse every ``Used values`` record once, adding what cannot be read to
+        :attr:`diagnostics`. ``progress(done, total)`` (records) is called every 1024
+        records; if it returns True, reading stops and can be started again later.
+        Safe to call from a worker thread; once complete, further calls do nothing."""
+        if self.records_read:
+            return
+        table = self.sections.used_values
+        if isinstance(table, UsedValues):
+            found: list[Diagnostic] = []
+            done = table.parse_all(found, progress)
+            if done < len(table):
+                return  # stopped: its diagnostics are dropped, a later call starts over
+            self.diagnostics.extend(found)
+        self.records_read = True
+
+    def take_record_diagnostics(self, diagnostics: list[Diagnostic]) -> None:
+        """Take what an earlier complete pass over these same files found
+        (:mod:`hlotop.loading.record_cache`) instead of reading every record again:
+        adds it to :attr:`diagnostics` and sets :attr:`records_read`. Does nothing once
+        read."""
+        if not self.records_read:
+            self.diagnostics.extend(diagnostics)
+            self.records_read = True
+
+    def checked_records(self) -> Iterator[UsedValue]:
+        """Every ``Used values`` record, each parsed once, in dump order; when the
+        iteration completes, their diagnostics have been added and
+        :attr:`records_read` is set. For a single pass over big dumps (``--json``)."""
+        table = self.sections.used_values
+        if self.records_read or not isinstance(table, UsedValues):
+            yield from table
+            return
+        found: list[Diagnostic] = []
+        yield from table.checked(found)
+        self.diagnostics.extend(found)
+        self.records_read = True

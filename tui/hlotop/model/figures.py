@@ -1,0 +1,95 @@
+"""The figures hlotop derives from a dump, joined per value: the result types that
+:mod:`hlotop.analysis` computes and the views read. Bytes are ints; steps index the
+schedule."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from hlotop.model.allocation import BufferAllocation
+from hlotop.model.live_range import BufferLiveRange
+from hlotop.model.source import SourceFrame, StackFrameTable
+from hlotop.model.used_values import UsedValues
+from hlotop.model.values import HloValue, UsedValue, ValueSlot
+
+
+@dataclass(slots=True)
+class ValueInfo:
+    """Everything the dump says about one value, joined across its sections."""
+
+    value: HloValue
+    slot: ValueSlot | None = None  # where it lives; None if no allocation line names it
+    records: UsedValues | Mapping[int, UsedValue] | None = None  # looked up by value id, lazily
+    live: BufferLiveRange | None = None
+    shape: str | None = None  # the value's own shape, with layout
+    logical_bytes: int = 0  # ByteSizeOf(value shape): tiling padding ignored
+    sweep_bytes: int = 0  # ByteSizeOf(defining instruction shape): XLA's peak sweep size
+    color: int = 0  # memory space
+    frames: StackFrameTable | None = None  # the module's stack frames (jax >= 0.9)
+
+    @property
+    def used(self) -> UsedValue | None:
+        """The value's ``Used values`` record, parsed on first use; None if it has none."""
+        return self.records.get(self.value.id) if self.records is not None else None
+
+    @property
+    def allocated_bytes(self) -> int:
+        """Bytes the value takes in its allocation (with padding); logical if unknown."""
+        return self.slot.size if self.slot is not None else self.logical_bytes
+
+    @property
+    def padding_bytes(self) -> int:
+        return max(0, self.allocated_bytes - self.logical_bytes)
+
+    @property
+    def op_name(self) -> str | None:
+        instr = self.used.instruction if self.used else None
+        return instr.op_name if instr else None
+
+    @property
+    def source(self) -> str | None:
+        """``file:line`` of the Python source that made the value: from the metadata's
+        ``source_file``/``source_line``, or (jax >= 0.9) its ``stack_frame_id``
+        resolved through the module's stack frames. None if neither is known."""
+        instr = self.used.instruction if self.used else None
+        if instr is None:
+            return None
+        if instr.source_file:
+            return (
+                f"{instr.source_file}:{instr.source_line}"
+                if instr.source_line
+                else instr.source_file
+            )
+        stack = self.stack
+        return f"{stack[0].file}:{stack[0].line}" if stack else None
+
+    @property
+    def stack(self) -> tuple[SourceFrame, ...]:
+        """The Python stack that made the value, innermost first (jax >= 0.9 dumps whose
+        module text is beside them); () when unknown."""
+        instr = self.used.instruction if self.used else None
+        if instr is None or instr.stack_frame_id is None or self.frames is None:
+            return ()
+        return self.frames.stack(instr.stack_frame_id)
+
+    def is_live_at(self, step: int) -> bool:
+        return self.live is not None and self.live.start <= step <= self.live.end
+
+
+@dataclass(slots=True)
+class Analysis:
+    """The derived figures of one module. Bytes are ints; steps index the schedule."""
+
+    values: list[ValueInfo]  # sorted by value id
+    by_id: dict[int, ValueInfo]
+    max_time: int  # the schedule's end; steps run 0..max_time inclusive
+    live_bytes: list[int]  # logical bytes live at each step 0..max_time
+    peak_step: int | None  # XLA's peak step, computed (None without live ranges)
+    peak_bytes: int  # logical bytes live at the peak step
+    peak_values: list[ValueInfo]  # live at the peak, XLA's order (bytes desc, name, index)
+    peak_occupied_bytes: int  # allocation space those values occupy (shared slices once)
+    totals_by_kind: dict[str, int]
+    allocations_by_kind: dict[str, int]  # how many allocations of each kind
+    totals_by_color: dict[int, int]
+    allocation_of: dict[int, BufferAllocation] = field(default_factory=dict)

@@ -1,0 +1,266 @@
+"""The ``Used values:`` section as a lazy, thread-safe collection of records
+(``HloValue::ToString`` records; FORMATS.md 3.5-3.6).
+
+Records are most of a dump (six lines or more per value, one of them the long
+from-instruction text) and most of them are never looked at. So the section is only
+indexed when first needed (where each record starts and whose value it is) and a record
+is read when it is asked for. The text is shared with the loader, not copied: a big
+dump's text may be the file's bytes when they are all ASCII, each record decoded when
+read. How a record's text is read is the parser's business (:class:`RecordGrammar`,
+given by :mod:`hlotop.parse.records`); this collection holds the text, the index, the
+line numbers and a small cache of parsed records, each guarded by its own lock, so the
+browser's UI thread and its background pass can read records at the same time.
+"""
+
+from __future__ import annotations
+
+import threading
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from typing import Protocol
+
+from hlotop.model.dump_file import Diagnostic
+from hlotop.model.values import HloValue, UsedValue
+
+_CACHE = 4096  # parsed records kept
+_STRIDE = 256  # records between line-number checkpoints
+SCAN = 1 << 23  # characters one call into C scans at most (a browser's keys wait for it)
+
+
+class RecordGrammar(Protocol):
+    """How the records' text is read: the parser's (:mod:`hlotop.parse.records`)."""
+
+    def index(self, text: str | bytes, begin: int, end: int) -> tuple[array, array]:
+        """The offset of each record's head in ``text[begin:end]``, and its value id."""
+        ...
+
+    def head(self, span: str) -> HloValue:
+        """The value a record is about, from its head alone."""
+        ...
+
+    def read(
+        self, span: str, line: int, path: str, diagnostics: list[Diagnostic] | None
+    ) -> UsedValue | None:
+        """The record whose text is ``span`` (its head on 1-based ``line``); what cannot
+        be read is appended to ``diagnostics`` (dropped if None)."""
+        ...
+
+    def read_leading(self, span: str, line: int, path: str, diagnostics: list[Diagnostic]) -> None:
+        """Report what stands before the first record (``span``, from ``line`` on)."""
+        ...
+
+
+class UsedValues:
+    """The records of one ``Used values`` section, by value id, read on demand.
+
+    The section's body is ``text[begin:end]``; ``first_line`` is the 1-based line of
+    ``text[begin]`` in ``path`` and ``end_line`` (if known) that of ``text[end]``.
+    Behaves as a read-only sequence of :class:`UsedValue` in dump order; every method
+    may be called from any thread.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        text: str | bytes,
+        grammar: RecordGrammar,
+        first_line: int,
+        begin: int = 0,
+        end: int | None = None,
+        end_line: int | None = None,
+    ):
+        self.path = path
+        self.text = text
+        self.grammar = grammar
+        self.first_line = first_line
+        self.begin = begin
+        self.end = len(text) if end is None else end
+        self.end_line = end_line
+        self._nl: str | bytes = b"\n" if isinstance(text, bytes) else "\n"
+        self._lock = threading.RLock()
+        self._starts: array | None = None
+        self._ids: array | None = None
+        self._heads: dict[int, int] | None = None
+        self._checkpoints: array | None = None
+        self._cache: dict[int, UsedValue | None] = {}
+
+    # -- the index ---------------------------------------------------------------------
+    def _index(self) -> tuple[array, array]:
+        with self._lock:
+            if self._starts is None or self._ids is None:
+                self._starts, self._ids = self.grammar.index(self.text, self.begin, self.end)
+            return self._starts, self._ids
+
+    @property
+    def starts(self) -> array:
+        """The offset in :attr:`text` of each record's head, in dump order."""
+        return self._starts if self._starts is not None else self._index()[0]
+
+    @property
+    def ids(self) -> array:
+        """The value id of each record, in dump order."""
+        return self._ids if self._ids is not None else self._index()[1]
+
+    @property
+    def leading(self) -> int:
+        """Where record 0 starts: ``text[begin:leading]`` comes before it."""
+        return self.starts[0] if self.starts else self.end
+
+    def _heads_by_id(self) -> dict[int, int]:
+        heads = self._heads
+        if heads is None:
+            ids = self.ids
+            with self._lock:
+                if self._heads is None:  # the first of a repeated id wins
+                    self._heads = dict(zip(reversed(ids), range(len(ids) - 1, -1, -1), strict=True))
+                heads = self._heads
+        return heads
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __bool__(self) -> bool:
+        return len(self.starts) > 0 or bool(self.text[self.begin : self.end].strip())
+
+    def __iter__(self) -> Iterator[UsedValue]:
+        for number in range(len(self.starts)):
+            record = self.record(number)
+            if record is not None:
+                yield record
+
+    def __getitem__(self, number: int) -> UsedValue:
+        if number < 0:
+            number += len(self.starts)
+        if not 0 <= number < len(self.starts):
+            raise IndexError(number)
+        record = self.record(number)
+        if record is None:
+            raise IndexError(f"record {number} could not be read")
+        return record
+
+    # -- lines -------------------------------------------------------------------------
+    def line_of(self, number: int) -> int:
+        """The 1-based line of record ``number``'s head (counted on first need)."""
+        starts, count, nl = self.starts, self.text.count, self._nl
+        if self._checkpoints is None and number == 0:
+            return self.first_line + count(nl, self.begin, starts[0])
+        if self._checkpoints is None and number == len(starts) - 1 and self.end_line is not None:
+            return self.end_line - count(nl, starts[number], self.end)  # counted back
+        checkpoints = self._checkpoints
+        if checkpoints is None:
+            with self._lock:
+                if self._checkpoints is None:
+                    made, line, pos = array("q"), self.first_line, self.begin
+                    for k in range(0, len(starts), _STRIDE):
+                        line += count(nl, pos, starts[k])
+                        pos = starts[k]
+                        made.append(line)
+                    self._checkpoints = made
+                checkpoints = self._checkpoints
+        base = (number // _STRIDE) * _STRIDE
+        return checkpoints[number // _STRIDE] + count(nl, starts[base], starts[number])
+
+    # -- records -----------------------------------------------------------------------
+    def text_of(self, number: int) -> str:
+        """Record ``number``'s text as printed, up to the next record's head."""
+        starts = self.starts
+        start = starts[number]
+        end = starts[number + 1] if number + 1 < len(starts) else self.end
+        return self._str(start, end)
+
+    def _str(self, start: int, end: int) -> str:
+        span = self.text[start:end]
+        return span.decode("ascii") if isinstance(span, bytes) else span
+
+    def head(self, number: int) -> HloValue:
+        """The value record ``number`` is about, from its head alone (cheap)."""
+        return self.grammar.head(self.text_of(number))
+
+    def get(self, value_id: int) -> UsedValue | None:
+        """The record of ``value_id``, parsed now (cached), or None if it has none."""
+        number = self._heads_by_id().get(value_id)
+        return None if number is None else self.record(number)
+
+    def record(self, number: int) -> UsedValue | None:
+        """Record ``number`` (0-based, dump order), parsed on first use and cached;
+        None if it cannot be read. Its diagnostics come with :meth:`checked`."""
+        with self._lock:
+            if number in self._cache:
+                return self._cache[number]
+        record = self.grammar.read(self.text_of(number), self.line_of(number), self.path, None)
+        with self._lock:
+            if len(self._cache) >= _CACHE:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[number] = record
+        return record
+
+    def checked(
+        self, diagnostics: list[Diagnostic], first: int = 0, stop: int | None = None
+    ) -> Iterator[UsedValue]:
+        """Every record in dump order (or records ``first`` to ``stop - 1``), each read
+        once and not cached, with what cannot be read appended to ``diagnostics`` (the
+        text before the first record included, with record 0)."""
+        starts = self.starts
+        stop = len(starts) if stop is None else min(stop, len(starts))
+        if first == 0 and self.leading > self.begin:
+            leading = self._str(self.begin, self.leading)
+            if leading.strip():
+                self.grammar.read_leading(leading, self.first_line, self.path, diagnostics)
+        if first >= stop:
+            return
+        line, pos = self.line_of(first), starts[first]
+        count, read, nl, path = self.text.count, self.grammar.read, self._nl, self.path
+        for number in range(first, stop):
+            start = starts[number]
+            line += count(nl, pos, start)  # counted as we go: no look-ups
+            pos = start
+            record = read(self.text_of(number), line, path, diagnostics)
+            if record is not None:
+                yield record
+
+    def parse_all(
+        self,
+        diagnostics: list[Diagnostic],
+        progress: Callable[[int, int], bool | None] | None = None,
+    ) -> int:
+        """Read every record, appending what cannot be read to ``diagnostics``.
+
+        ``progress(records done, records in all)`` is called every 1024 records and at
+        the end; if it returns True, reading stops there. Returns the number of records
+        read. Raises nothing.
+        """
+        total = len(self.starts)
+        done = 0
+        for done, _ in enumerate(self.checked(diagnostics), 1):
+            if progress is not None and done % 1024 == 0 and progress(done, total):
+                return done
+        if progress is not None:
+            progress(total, total)
+        return total
+
+    def find_text(self, query: str, cancelled: Callable[[], bool] | None = None) -> list[int]:
+        """The value ids, in dump order, of the records whose text holds ``query``
+        (case-insensitive), scanned :data:`SCAN` characters at a time; [] if
+        ``cancelled()`` turns true between two pieces."""
+        text, starts, ids = self.text, self.starts, self.ids
+        needle: str | bytes = query.lower()
+        if isinstance(text, bytes):  # an ASCII dump's records are kept as bytes
+            if not query.isascii():
+                return []  # it cannot be in them, as in the same text decoded
+            needle = query.lower().encode("ascii")
+        numbers: list[int] = []
+        overlap = max(len(needle) - 1, 0)
+        for piece_start in range(self.begin, self.end, SCAN):
+            if cancelled is not None and cancelled():
+                return []
+            piece = text[piece_start : min(piece_start + SCAN + overlap, self.end)].lower()
+            at = piece.find(needle)  # type: ignore[arg-type]
+            while at >= 0:
+                number = bisect_right(starts, piece_start + at) - 1
+                if number >= 0 and (not numbers or numbers[-1] != number):
+                    numbers.append(number)
+                # Skip to the next record: one hit per record is enough.
+                nxt = starts[number + 1] - piece_start if number + 1 < len(starts) else len(piece)
+                at = piece.find(needle, max(at + 1, nxt))  # type: ignore[arg-type]
+        return [ids[n] for n in sorted(set(numbers))]
