@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from hlotop.version import __version__
 
 __all__ = ["LoadError", "load", "__version__"]
 

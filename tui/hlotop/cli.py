@@ -14,7 +14,7 @@ import os
 import sys
 from contextlib import contextmanager
 
-from hlotop import __version__
+from hlotop.version import __version__
 from hlotop.safe_text import printable
 
 EPILOG = """\

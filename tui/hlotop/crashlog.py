@@ -13,7 +13,7 @@ import time
 import traceback
 from pathlib import Path
 
-from hlotop import __version__
+from hlotop.version import __version__
 
 
 def _log_dir() -> Path:

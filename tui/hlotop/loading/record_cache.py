@@ -18,7 +18,7 @@ import json
 import os
 from pathlib import Path
 
-from hlotop import __version__
+from hlotop.version import __version__
 from hlotop.crashlog import write_atomically
 from hlotop.loading.loader import ModuleDump
 from hlotop.model import Diagnostic
