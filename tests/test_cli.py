@@ -142,7 +142,7 @@ def test_bad_lines_become_diagnostics_and_strict_fails(tmp_path):
     doc = json.loads(out.stdout)
     diags = [(d["line"], d["severity"]) for d in doc["diagnostics"] if d["severity"] == "error"]
     assert diags == [(6, "error"), (9, "error")]
-    assert "expected an integer" in doc["diagnostics"][1]["message"]
+    assert "expected a byte count" in doc["diagnostics"][1]["message"]
     assert len(doc["allocations"]) == 12  # the rest of the dump still opens
     assert doc["analysis"]["peak_step"] == 11
     assert run("--json", "--strict", str(bad)).returncode == 1

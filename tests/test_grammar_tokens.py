@@ -1,21 +1,25 @@
-"""Each line kind has a single-regex fast token and the fine-grained grammar; the
-fast token may only speed reading up, so on every line of every sample dump where it
-matches, the fine grammar must give exactly the same value."""
+"""Each line form is defined once (hlotop.parse.line_form) and read two ways: one regular
+expression with a generated builder (the fast path) and a parsy grammar (the fine path,
+which also says what a rejected line lacked). The fast path may only speed reading up,
+so on every line of every sample dump where it matches, the fine grammar must give
+exactly the same object."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from parsy import ParseError, eof
+from parsy import ParseError
 
 from conftest import SAMPLES
 from hlotop.parse import allocations, live_range, values
 from hlotop.parse.dump import split_lines
 
-GRAMMARS = {
+FORMS = {
     "allocation": allocations.ALLOCATION_LINE,
     "value": allocations.VALUE_LINE,
+    "value (pre-2019)": allocations.LEGACY_VALUE_LINE,
+    "cross-color reuse": allocations.REUSED_LINE,
     "record head": values.RECORD_HEAD,
     "position": values.POSITION_LINE,
     "use": values.USE_LINE,
@@ -26,25 +30,59 @@ GRAMMARS = {
 DUMPS = sorted(p for p in SAMPLES.rglob("*.txt") if "memory-usage-report" not in p.name)
 
 
-@pytest.mark.parametrize("kind", GRAMMARS)
-def test_fast_token_agrees_with_the_grammar(kind):
-    grammar = GRAMMARS[kind]
-    whole = grammar.fine << eof
+@pytest.mark.parametrize("kind", FORMS)
+def test_fast_path_agrees_with_the_fine_grammar(kind):
+    form = FORMS[kind]
+    context = tuple(range(7, 7 + len(form.context)))  # an allocation, a line number
     matched = 0
     for path in DUMPS:
         for line in split_lines(Path(path).read_text()):
-            fast = grammar.fast(line, 0)
-            if not fast.status:
+            m = form.match(line)
+            if m is None:
                 continue
             matched += 1
             try:
-                fine = whole.parse(line)
+                fine = form.read_fine(line, *context)
             except ParseError as err:  # pragma: no cover - the assertion reports it
                 pytest.fail(
-                    f"{path.name}: fast token accepted what the grammar rejects: {line!r} ({err})"
+                    f"{path.name}: fast path took what the grammar rejects: {line!r} ({err})"
                 )
-            assert fast.value == fine, line
-    assert matched > 0
+            assert form.build(m, *context) == fine, line
+    assert matched > 0 or kind in ("value (pre-2019)", "cross-color reuse")
+
+
+@pytest.mark.parametrize(
+    ("kind", "line", "expected"),
+    [
+        ("allocation", "allocation 3: size 4, color 1, maybe-live-out:", None),
+        ("allocation", "allocation 3: size lots:", "column 20: expected a byte count"),
+        ("value", " value: <5 p{0,1} (phi) @2> (size=8,offset=16): f32[2]", None),
+        ("value", " value: <5 p{0,} @2> (size=8,offset=16): f32[2]", "column 13: expected"),
+        ("value (pre-2019)", "  <5 p @0> hlo [16,8]: f32[2]", None),
+        ("cross-color reuse", "  value: <9 q @1> (color=1)", None),
+        ("peak", "    q: 12 bytes", None),
+        ("use", "  dot.1, operand x", "column 18: expected an operand number"),
+    ],
+)
+def test_both_paths_read_constructed_lines_alike_and_say_what_a_bad_one_lacked(
+    kind, line, expected
+):
+    """Lines the samples do not hold: a phi value with an index and a colour, the
+    pre-2019 value line and the 2026 cross-colour reuse line, and damaged lines, whose
+    diagnostic names the column and what was expected there."""
+    from hlotop.parse.tokens import Sink
+
+    form = FORMS[kind]
+    context = tuple(range(7, 7 + len(form.context)))
+    sink = Sink("x.txt")
+    read = form.read(sink, line, 3, *context)
+    if expected is None:
+        assert sink.diagnostics == [] and read == form.read_fine(line, *context)
+        assert form.match(line) is not None
+    else:
+        assert read is None and form.match(line) is None
+        assert [d.line for d in sink.diagnostics] == [3]
+        assert expected in sink.diagnostics[0].message, sink.diagnostics[0].message
 
 
 def test_metadata_fast_token_agrees_with_the_grammar():
@@ -74,21 +112,6 @@ def test_metadata_unescapes_c_escapes():
     info = parse_instruction_text(text)
     assert info.op_name == "state['count'] \"q\" \x1b]0;t\x07"
     assert (info.source_file, info.source_line, info.stack_frame_id) == ("/a b.py", 7, 3)
-
-
-def test_allocation_head_from_the_pattern_agrees_with_the_grammar():
-    whole = allocations.ALLOCATION_LINE.fine << eof
-    matched = 0
-    for path in DUMPS:
-        for line in split_lines(Path(path).read_text()):
-            m = allocations.ALLOCATION_LINE.pattern.match(line)
-            if m is None:
-                continue
-            matched += 1
-            assert allocations._head_from_groups(*m.groups()) == allocations._head_of(
-                *whole.parse(line)
-            ), line
-    assert matched > 100
 
 
 BUFFER_ASSIGNMENTS = [

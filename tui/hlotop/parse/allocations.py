@@ -3,172 +3,105 @@
 
 from __future__ import annotations
 
-from parsy import Parser, alt, regex, seq, string
-
-from hlotop.model import BufferAllocation, HloValue, ValueSlot
-from hlotop.parse.tokens import (
-    KNOWN_INDEXES,
-    VALUE_REF_RE,
-    LineGrammar,
-    Sink,
-    human_bytes_token,
-    index_of,
-    rest_of_line,
-    value_from_groups,
-    value_ref,
-)
-from hlotop.shapes.grammar import integer, shape_index
-
-_shape_text = regex(r"[^|]*").desc("a shape")
-
-# Attributes in the fixed order XLA prints them; each yields a (field, value) pair.
-_parameter = seq(
-    string(", parameter ") >> integer,
-    (string(", shape |") >> _shape_text << string("|")).optional(),
-    string(" at ShapeIndex ") >> shape_index,
-).combine(lambda p, s, i: [("parameter", p), ("parameter_shape", s), ("parameter_shape_index", i)])
-
-_attribute = alt(
-    (string(", color ") >> integer).map(lambda c: [("color", c)]),
-    _parameter,
-    (string(", output shape is |") >> _shape_text << string("|")).map(
-        lambda s: [("output_shape", s)]
-    ),
-    string(", constant").result([("is_constant", True)]),
-    string(", thread-local").result([("is_thread_local", True)]),
-    string(", maybe-live-out").result([("maybe_live_out", True)]),
-    string(", preallocated-temp").result([("is_preallocated_temp", True)]),
-).desc(
-    "an allocation attribute (color, parameter, output shape, constant, thread-local, "
-    "maybe-live-out, preallocated-temp)"
-)
+from hlotop.model import BufferAllocation, ValueSlot
+from hlotop.parse.line_form import Field, LineForm, Lit, Opt, Part, Skip, flag
+from hlotop.parse.tokens import VALUE_REF, Sink, index_field, int_field
+from hlotop.units import parse_human_bytes
 
 
-def allocation_line(size: Parser) -> Parser:
-    """``allocation N: [0xPTR, ]size S[, attributes]:`` with ``size`` read by ``size``
-    (plain bytes in the dump, human-readable in the memory-usage report).
-    Yields ``(index, pointer, size, attributes dict)``."""
-    return seq(
-        string("allocation ") >> integer << string(": "),
-        (regex(r"0x[0-9a-fA-F]+|\(nil\)|[0-9a-fA-F]+(?=, size)") << string(", ")).optional(),
-        string("size ") >> size,
-        _attribute.many().map(lambda groups: dict(kv for g in groups for kv in g)),
-    ) << string(":").desc("':' ending the allocation line")
-
-
-_FLAGS = ("is_constant", "is_thread_local", "maybe_live_out", "is_preallocated_temp")
-
-
-def _allocation_from_groups(
-    index, pointer, size, color, param, param_shape, param_index, output, *flags
-):
-    attrs: dict = {}
-    if color is not None:
-        attrs["color"] = int(color)
-    if param is not None:
-        attrs.update(
-            parameter=int(param),
-            parameter_shape=param_shape,
-            parameter_shape_index=index_of(param_index),
-        )
-    if output is not None:
-        attrs["output_shape"] = output
-    attrs.update((name, True) for name, flag in zip(_FLAGS, flags, strict=False) if flag)
-    return [int(index), pointer, int(size), attrs]
-
-
-def _head_of(index: int, pointer: str | None, size: int, attrs: dict) -> tuple:
-    """The fields of a :class:`BufferAllocation` before its values, in its order, from
-    what :data:`ALLOCATION_LINE` yields."""
+def allocation_parts(size: Field) -> tuple[Part, ...]:
+    """``allocation N: [0xPTR, ]size S[, attributes]:`` with the size read by ``size``
+    (plain bytes in the dump, human-readable in the memory-usage report). The
+    attributes come in the fixed order XLA prints them; each field is the
+    :class:`~hlotop.model.BufferAllocation` field of the same name."""
+    shape = r"[^|]*"
     return (
-        index,
+        Lit("allocation "),
+        int_field("index", "an allocation index"),
+        Lit(": "),
+        Opt(
+            Field("pointer", r"0x[0-9a-fA-F]+|\(nil\)|[0-9a-fA-F]+(?=, size)", "an address"),
+            Lit(", "),
+        ),
+        Lit("size "),
         size,
-        attrs.get("color", 0),
-        attrs.get("parameter"),
-        attrs.get("parameter_shape"),
-        attrs.get("parameter_shape_index"),
-        attrs.get("output_shape"),
-        *(attrs.get(flag, False) for flag in _FLAGS),
-        pointer,
+        Opt(Lit(", color "), Field("color", r"\d+", "a memory space (color)", int, 0)),
+        Opt(
+            Lit(", parameter "),
+            int_field("parameter", "a parameter number"),
+            Opt(Lit(", shape |"), Field("parameter_shape", shape, "a shape"), Lit("|")),
+            Lit(" at ShapeIndex "),
+            index_field("parameter_shape_index"),
+        ),
+        Opt(Lit(", output shape is |"), Field("output_shape", shape, "a shape"), Lit("|")),
+        flag("is_constant", ", constant"),
+        flag("is_thread_local", ", thread-local"),
+        flag("maybe_live_out", ", maybe-live-out"),
+        flag("is_preallocated_temp", ", preallocated-temp"),
+        Lit(":"),
     )
 
 
-def _head_from_groups(
-    index,
-    pointer,
-    size,
-    color,
-    param,
-    param_shape,
-    param_index,
-    output,
-    constant,
-    thread_local,
-    live_out,
-    temp,
-) -> tuple:
-    """:func:`_head_of` straight from the groups of :data:`ALLOCATION_LINE`'s pattern."""
-    if param is None:
-        param_shape = param_index = None
-    else:
-        param = int(param)
-        param_index = index_of(param_index)
-    return (
-        int(index),
-        int(size),
-        0 if color is None else int(color),
-        param,
-        param_shape,
-        param_index,
-        output,
-        constant is not None,
-        thread_local is not None,
-        live_out is not None,
-        temp is not None,
-        pointer,
-    )
-
-
-ALLOCATION_LINE = LineGrammar(
-    allocation_line(integer),
-    r"allocation (\d+): (?:(0x[0-9a-fA-F]+|\(nil\)), )?size (\d+)(?:, color (\d+))?"
-    r"(?:, parameter (\d+)(?:, shape \|([^|]*)\|)? at ShapeIndex \{([\d,]*)\})?"
-    r"(?:, output shape is \|([^|]*)\|)?(, constant)?(, thread-local)?"
-    r"(, maybe-live-out)?(, preallocated-temp)?:\Z",
-    _allocation_from_groups,
+# The fields of an allocation line, for BufferAllocation(**fields, values=..., line=...).
+ALLOCATION_LINE = LineForm("allocation line", *allocation_parts(int_field("size", "a byte count")))
+REPORT_ALLOCATION_LINE = LineForm(
+    "allocation line",
+    *allocation_parts(
+        Field(
+            "size",
+            r"-?\d+(?:\.\d+)?(?:B|KiB|MiB|GiB|TiB|PiB|EiB)",
+            "a size like 36.0KiB",
+            parse_human_bytes,
+        )
+    ),
 )
-REPORT_ALLOCATION_LINE = allocation_line(human_bytes_token)
 
 # " value: <id name @c> (size=S,offset=O): shape"
-VALUE_LINE = LineGrammar(
-    seq(
-        string(" value: ") >> value_ref,
-        string(" (size=") >> integer,
-        string(",offset=") >> integer << string("): "),
-        rest_of_line,
-    ),
-    rf" value: {VALUE_REF_RE} \(size=(\d+),offset=(\d+)\): (.*)\Z",
-    lambda i, n, x, p, c, size, offset, shape: [
-        value_from_groups(i, n, x, p, c),
-        int(size),
-        int(offset),
-        shape,
-    ],
+VALUE_LINE = LineForm(
+    "value line",
+    Lit(" value: "),
+    VALUE_REF,
+    Lit(" (size="),
+    int_field("size", "a byte count"),
+    Lit(",offset="),
+    int_field("offset", "a byte offset"),
+    Lit("): "),
+    Field("shape", r".*", "a shape"),
+    make=ValueSlot,
+    context=("allocation", "line"),
 )
 
 # Before 2019-09: "  <value text> [offset,size]: shape"
-LEGACY_VALUE_LINE = seq(
-    regex(r"\s+") >> value_ref,
-    regex(r".*? \[") >> integer,
-    string(",") >> integer << string("]: "),
-    rest_of_line,
+LEGACY_VALUE_LINE = LineForm(
+    "value line (pre-2019)",
+    Skip(r"\s+", "indentation"),
+    VALUE_REF,
+    Skip(r".*? \[", "' [' before the offset"),
+    int_field("offset", "a byte offset"),
+    Lit(","),
+    int_field("size", "a byte count"),
+    Lit("]: "),
+    Field("shape", r".*", "a shape"),
+    make=ValueSlot,
+    context=("allocation", "line"),
 )
 
-_VALUE_RE = VALUE_LINE.pattern
-_ALLOCATION_RE = ALLOCATION_LINE.pattern
-
 REUSED_HEADER = " reused by buffers of a different color:"
-REUSED_LINE = seq(string("  value: ") >> value_ref, string(" (color=") >> integer << string(")"))
+# "  value: <id name @c> (color=N)", since 2026-06
+REUSED_LINE = LineForm(
+    "cross-color reuse line",
+    Lit("  value: "),
+    VALUE_REF,
+    Lit(" (color="),
+    int_field("color", "a memory space (color)"),
+    Lit(")"),
+    make=lambda value, color: (value, color),
+)
+
+_match_value = VALUE_LINE.pattern.match
+_build_value = VALUE_LINE.build
+_match_allocation = ALLOCATION_LINE.pattern.match
+_build_allocation = ALLOCATION_LINE.build
 
 
 class AllocationSection:
@@ -177,7 +110,7 @@ class AllocationSection:
     def __init__(self, sink: Sink):
         self.sink = sink
         self.allocations: list[BufferAllocation] = []
-        self._head: tuple | None = None  # the open allocation's fields (_head_of)
+        self._head: dict | None = None  # the open allocation's fields (ALLOCATION_LINE)
         self._line = 0  # its line
         self._slots: list[ValueSlot] = []
         self._reused: list = []
@@ -186,11 +119,16 @@ class AllocationSection:
     def _close(self) -> None:
         if self._head is not None:
             self.allocations.append(
-                BufferAllocation(*self._head, tuple(self._slots), tuple(self._reused), self._line)
+                BufferAllocation(
+                    **self._head,
+                    values=tuple(self._slots),
+                    reused_by=tuple(self._reused),
+                    line=self._line,
+                )
             )
         self._head, self._slots, self._reused = None, [], []
 
-    def _open(self, head: tuple, lineno: int) -> None:
+    def _open(self, head: dict, lineno: int) -> None:
         self._close()
         self._head, self._line, self._broken = head, lineno, False
 
@@ -199,12 +137,10 @@ class AllocationSection:
         to ``lines[stop]``), each by its one-match path; ``first_line`` is the 1-based
         line number of ``lines[0]``. Returns the index of the first line not taken
         (``i`` if none was), which goes through :meth:`feed` and the section reader's
-        dispatch. Most lines of a big dump come here, hence the inlining."""
-        match_value = _VALUE_RE.match
-        match_allocation = _ALLOCATION_RE.match
-        indexes = KNOWN_INDEXES
+        dispatch. Most lines of a big dump come here: one loop, no dispatch."""
+        match_value, build_value = _match_value, _build_value
         slots = self._slots
-        current = self._head[0] if self._head is not None else None
+        current = self._head["index"] if self._head is not None else None
         j = i
         while j < stop:
             line = lines[j]
@@ -212,32 +148,14 @@ class AllocationSection:
             if m is not None:
                 if current is None:
                     break
-                vid, vname, index, phi, color, size, offset, shape = m.groups()
-                if index is not None:
-                    index = indexes[index] if index in indexes else index_of(index)
-                slots.append(
-                    ValueSlot(
-                        HloValue(
-                            int(vid),
-                            vname,
-                            index,
-                            phi is not None,
-                            None if color is None else int(color),
-                        ),
-                        current,
-                        int(offset),
-                        int(size),
-                        shape,
-                        first_line + j,
-                    )
-                )
+                slots.append(build_value(m, current, first_line + j))
             else:
-                m = match_allocation(line)
+                m = _match_allocation(line)
                 if m is None:
                     break
-                head = _head_from_groups(*m.groups())
+                head = _build_allocation(m)
                 self._open(head, first_line + j)
-                current = head[0]
+                current = head["index"]
                 slots = self._slots
             j += 1
         return j
@@ -245,44 +163,42 @@ class AllocationSection:
     def feed(self, line: str, lineno: int) -> bool:
         """Read one line (1-based ``lineno``) of ``BufferAssignment:``; True if it was an
         allocation-section line (read, or reported as unreadable), False if not ours."""
+        sink = self.sink
         if line.startswith("allocation "):
             self._close()
             self._broken = True  # until it is read
-            parsed = self.sink.parse(ALLOCATION_LINE, line, lineno, "allocation line")
-            if parsed is not None:
-                self._open(_head_of(*parsed), lineno)
+            head = ALLOCATION_LINE.read(sink, line, lineno)
+            if head is not None:
+                self._open(head, lineno)
             return True
         if line.startswith(" value: "):
-            parsed = self.sink.parse(VALUE_LINE, line, lineno, "value line")
-            if parsed is not None:
-                self._add_slot(parsed, lineno)
+            self._add_slot(VALUE_LINE, line, lineno)
             return True
         if line == REUSED_HEADER:
             return True
         if line.startswith("  value: "):
-            parsed = self.sink.parse(REUSED_LINE, line, lineno, "cross-color reuse line")
-            if parsed is not None and self._head is not None:
-                self._reused.append(tuple(parsed))
+            reused = REUSED_LINE.read(sink, line, lineno)
+            if reused is not None and self._head is not None:
+                self._reused.append(reused)
             return True
         if line.startswith("  <") and "]: " in line:
-            parsed = self.sink.parse(LEGACY_VALUE_LINE, line, lineno, "value line (pre-2019)")
-            if parsed is not None:
-                value, offset, size, shape_text = parsed
-                self._add_slot((value, size, offset, shape_text), lineno)
+            self._add_slot(LEGACY_VALUE_LINE, line, lineno)
             return True
         return False
 
-    def _add_slot(self, parsed, lineno: int) -> None:
-        value, size, offset, shape_text = parsed
-        if self._head is None:
-            if self._broken:
-                return  # its allocation line was already reported
-            self.sink.error(
-                lineno,
-                "value line outside an allocation: expected 'allocation N: size S:' before it",
-            )
+    def _add_slot(self, form: LineForm, line: str, lineno: int) -> None:
+        current = self._head["index"] if self._head is not None else -1
+        slot = form.read(self.sink, line, lineno, current, lineno)
+        if slot is None:
             return
-        self._slots.append(ValueSlot(value, self._head[0], offset, size, shape_text, lineno))
+        if self._head is None:
+            if not self._broken:  # else its allocation line was already reported
+                self.sink.error(
+                    lineno,
+                    "value line outside an allocation: expected 'allocation N: size S:' before it",
+                )
+            return
+        self._slots.append(slot)
 
     def finish(self) -> list[BufferAllocation]:
         """The allocations read, in dump order."""

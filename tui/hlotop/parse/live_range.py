@@ -5,44 +5,54 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from parsy import regex, seq, string
+from parsy import string
 
 from hlotop.model import BufferLiveRange, HloLiveRange, PeakEntry, PeakUsage, format_shape_index
+from hlotop.parse.line_form import Field, LineForm, Lit, Opt
 from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, StackTraceSection
-from hlotop.parse.tokens import KNOWN_INDEXES, NAME_RE, LineGrammar, Sink, index_of, name
-from hlotop.shapes.grammar import integer, shape_index
+from hlotop.parse.tokens import Sink, index_field, int_field, name_field
+from hlotop.shapes.grammar import integer
 
 HEADER = string("HloLiveRange (max ") >> integer << string("):")
 UNAVAILABLE = "HloLiveRange not available"
-SEQUENCE_LINE = LineGrammar(
-    seq(string("    ") >> integer << string(":"), regex(r"\S+").desc("a name")),
-    r"    (\d+):(\S+)\Z",
-    lambda i, n: [int(i), n],
+# "    3:fusion.2" (the flattened instruction sequence)
+SEQUENCE_LINE = LineForm(
+    "instruction sequence line",
+    Lit("    "),
+    int_field("step", "a schedule step"),
+    Lit(":"),
+    Field("name", r"\S+", "a name"),
+    make=lambda step, name: (step, name),
 )
-BUFFER_LINE = LineGrammar(
-    seq(
-        string("    ") >> name,
-        shape_index,
-        string(":") >> integer,
-        string("-") >> integer,
-    ),
-    rf"    ({NAME_RE})\{{([\d,]*)\}}:(\d+)-(\d+)\Z",
-    lambda n, i, s, e: [n, index_of(i), int(s), int(e)],
+# "    fusion.2{0}:3-7" (BufferLiveRange, inclusive steps)
+BUFFER_LINE = LineForm(
+    "buffer live range",
+    Lit("    "),
+    name_field(),
+    index_field(),
+    Lit(":"),
+    int_field("start", "a schedule step"),
+    Lit("-"),
+    int_field("end", "a schedule step"),
+    make=BufferLiveRange,
+    context=("line",),
 )
 PEAK_HEADER = string("  Live ranges at ") >> integer << string(" (peak):")
-PEAK_LINE = LineGrammar(
-    seq(
-        string("    ") >> name,
-        shape_index.optional(),
-        string(": ") >> integer << string(" bytes"),
-        (string(" (cumulative: ") >> integer << string(" bytes)")).optional(),
-    ),
-    rf"    ({NAME_RE})(\{{[\d,]*\}})?: (\d+) bytes(?: \(cumulative: (\d+) bytes\))?\Z",
-    lambda n, i, b, c: [n, index_of(i), int(b), int(c) if c is not None else None],
+# "    fusion.2{0}: 1024 bytes (cumulative: 4096 bytes)" (V1 has no index, V3+ cumulative)
+PEAK_LINE = LineForm(
+    "peak line",
+    Lit("    "),
+    name_field(),
+    Opt(index_field()),
+    Lit(": "),
+    int_field("bytes", "a byte count"),
+    Lit(" bytes"),
+    Opt(Lit(" (cumulative: "), int_field("cumulative", "a byte count"), Lit(" bytes)")),
+    make=PeakEntry,
+    context=("line",),
 )
 
-
-_buffer_match = BUFFER_LINE.pattern.match
+_buffer_match, _build_buffer = BUFFER_LINE.pattern.match, BUFFER_LINE.build
 _sequence_match = SEQUENCE_LINE.pattern.match
 
 
@@ -72,21 +82,11 @@ class LiveRangeSection:
         j = i
         if self._state == "buffers":
             buffers = self.buffers
-            indexes = KNOWN_INDEXES
             while j < stop:
                 m = _buffer_match(lines[j])
                 if m is None:
                     break
-                n, index, s, e = m.groups()  # BUFFER_LINE.convert, inlined
-                buffers.append(
-                    BufferLiveRange(
-                        n,
-                        indexes[index] if index in indexes else index_of(index),
-                        int(s),
-                        int(e),
-                        first_line + j,
-                    )
-                )
+                buffers.append(_build_buffer(m, first_line + j))
                 j += 1
         elif self._state == "sequence":
             sequence = self.sequence
@@ -120,7 +120,7 @@ class LiveRangeSection:
         if not line.startswith("  "):
             return False
         if self._state == "sequence":
-            parsed = self.sink.parse(SEQUENCE_LINE, line, lineno, "instruction sequence line")
+            parsed = SEQUENCE_LINE.read(self.sink, line, lineno)
             if parsed is not None:
                 step, instr = parsed
                 if step != len(self.sequence):
@@ -129,13 +129,13 @@ class LiveRangeSection:
                     )
                 self.sequence.append(instr)
         elif self._state == "buffers":
-            parsed = self.sink.parse(BUFFER_LINE, line, lineno, "buffer live range")
-            if parsed is not None:
-                self.buffers.append(BufferLiveRange(*parsed, line=lineno))
+            buffer = BUFFER_LINE.read(self.sink, line, lineno, lineno)
+            if buffer is not None:
+                self.buffers.append(buffer)
         elif self._state == "peak":
-            parsed = self.sink.parse(PEAK_LINE, line, lineno, "peak line")
-            if parsed is not None:
-                self.peak_entries.append(PeakEntry(*parsed, line=lineno))
+            entry = PEAK_LINE.read(self.sink, line, lineno, lineno)
+            if entry is not None:
+                self.peak_entries.append(entry)
         elif self._state == "stack":
             self.stack.feed(line, lineno)
         else:

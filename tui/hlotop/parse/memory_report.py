@@ -10,7 +10,6 @@ from hlotop.model import MemorySpaceReport, MemoryUsageReport, ReportAllocation,
 from hlotop.parse.allocations import REPORT_ALLOCATION_LINE
 from hlotop.parse.tokens import Sink, human_bytes_token
 from hlotop.shapes.grammar import integer
-from hlotop.units import parse_human_bytes
 
 SORTED_HEADER = "Allocations sorted by size:"
 DETAIL_HEADER = "Allocations sorted by size with their values:"
@@ -123,17 +122,17 @@ class MemoryReportSection:
         parsed = self.sink.parse(LIST_ROW, line, lineno, "memory report allocation row")
         if parsed is None:
             return
-        alloc = self.sink.parse(REPORT_ALLOCATION_LINE, parsed[3], lineno, "allocation line")
+        alloc = REPORT_ALLOCATION_LINE.read(self.sink, parsed[3], lineno)
         if alloc is not None:
             self.listed.append(
-                ReportAllocation(alloc[0], parse_human_bytes(alloc[2]), parsed[3], list_line=lineno)
+                ReportAllocation(alloc["index"], alloc["size"], parsed[3], list_line=lineno)
             )
 
     def _detail_header(self, line: str, lineno: int) -> None:
-        alloc = self.sink.parse(REPORT_ALLOCATION_LINE, line, lineno, "allocation line")
+        alloc = REPORT_ALLOCATION_LINE.read(self.sink, line, lineno)
         if alloc is not None:
-            self._table = self._new_table(alloc[0], parse_human_bytes(alloc[2]), line, lineno)
-            self._detail[alloc[0]] = self._table
+            self._table = self._new_table(alloc["index"], alloc["size"], line, lineno)
+            self._detail[alloc["index"]] = self._table
 
     def _table_row(self, line: str, lineno: int) -> None:
         parsed = self.sink.parse(TABLE_ROW, line.lstrip("\t"), lineno, "memory report table row")

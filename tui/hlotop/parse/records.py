@@ -15,10 +15,10 @@ import re
 from array import array
 
 from hlotop.model import Diagnostic, HloValue, UsedValue, UsedValues
-from hlotop.parse.tokens import NAME_RE, VALUE_REF_RE, Sink, value_from_groups
-from hlotop.parse.values import FROM_PREFIX, RECORD_TEXT, UsedValuesSection
+from hlotop.parse.tokens import NAME_RE, Sink
+from hlotop.parse.values import FROM_PREFIX, RECORD_HEAD, RECORD_TEXT, UsedValuesSection
 
-_RECORD_START = re.compile(VALUE_REF_RE + r"(?=\n positions:\n)")
+_RECORD_START = re.compile(RECORD_HEAD.body + r"(?=\n positions:\n)")
 _RECORD_START_BYTES = re.compile(_RECORD_START.pattern.encode())  # for ASCII bytes
 # A whole ordinary record as one token: head, position lines, use lines (or "(none)")
 # and the from-instruction text, each line exactly as its line grammar reads it, with
@@ -28,14 +28,17 @@ _RECORD_START_BYTES = re.compile(_RECORD_START.pattern.encode())  # for ASCII by
 # damaged line) goes through the line grammar of hlotop.parse.values.
 _NUMBER = r"(?:0|[1-9]\d*)"
 _INDEX = rf"\{{(?:{_NUMBER}(?:,{_NUMBER})*)?\}}"
-RECORD = re.compile(
-    VALUE_REF_RE
+RECORD = re.compile(  # the head's groups first: RECORD_HEAD.build reads them
+    RECORD_HEAD.body
     + rf"\n positions:\n((?:  {NAME_RE}(?: {_INDEX})?\n)+)"
     + rf" uses:\n((?:  {NAME_RE}, operand {_NUMBER}(?: {_INDEX})?\n)+|  \(none\)\n)"
     + "(?:"
     + re.escape(FROM_PREFIX)
     + r" ?(.*)\n?)?\Z"
 )
+
+_POSITIONS_GROUP = RECORD_HEAD.pattern.groups + 1
+_USES_GROUP, _FROM_GROUP = _POSITIONS_GROUP + 1, _POSITIONS_GROUP + 2
 
 
 class _RecordGrammar:
@@ -58,21 +61,16 @@ class _RecordGrammar:
     def head(self, span: str) -> HloValue:
         m = _RECORD_START.match(span)
         assert m is not None, "an indexed record starts with its head"
-        return value_from_groups(*m.group(1, 2, 3, 4, 5))
+        return RECORD_HEAD.build(m)
 
     def read(
         self, span: str, line: int, path: str, diagnostics: list[Diagnostic] | None
     ) -> UsedValue | None:
         m = RECORD.match(span)
         if m is not None:  # the one-match path
-            vid, vname, index, phi, color, positions, uses, instruction = m.groups()
+            positions, uses, instruction = m.group(_POSITIONS_GROUP, _USES_GROUP, _FROM_GROUP)
             return UsedValue.printed(
-                value_from_groups(vid, vname, index, phi, color),
-                positions,
-                uses,
-                instruction,
-                line,
-                RECORD_TEXT,
+                RECORD_HEAD.build(m), positions, uses, instruction, line, RECORD_TEXT
             )
         section = UsedValuesSection(Sink(path, diagnostics if diagnostics is not None else []))
         _feed(section, span, line)

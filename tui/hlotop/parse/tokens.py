@@ -5,15 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from parsy import ParseError, Parser, Result, eof, regex, seq, string
+from parsy import ParseError, Parser, Result, eof, regex
 
 from hlotop.model import Diagnostic, HloValue
-from hlotop.shapes.grammar import integer, shape_index
+from hlotop.parse.line_form import Field, Lit, Nested, Opt, Part, flag
 
-# NameUniquer names are [A-Za-z0-9_.-]; be tolerant of anything that cannot be a
-# delimiter in the lines that carry names (space, braces, angle brackets, colon, comma).
-name = regex(r"[^\s{}<>:,]+").desc("an instruction name")
-rest_of_line = regex(r".*").desc("text")
 spaced_int = (
     regex(r"\d{1,3}(?: \d{3})*|\d+")
     .map(lambda s: int(s.replace(" ", "")))
@@ -22,33 +18,10 @@ spaced_int = (
 human_bytes_token = regex(r"-?(\d+(\.\d+)?)(B|KiB|MiB|GiB|TiB|PiB|EiB)").desc("a size like 36.0KiB")
 
 
-def _make_value(vid, vname, index, phi, color) -> HloValue:
-    return HloValue(vid, vname, index, phi is not None, color)
-
-
-# The same value reference as one regular expression, for single-token line grammars.
+# NameUniquer names are [A-Za-z0-9_.-]; be tolerant of anything that cannot be a
+# delimiter in the lines that carry names (space, braces, angle brackets, colon, comma).
 NAME_RE = r"[^\s{}<>:,]+"
-VALUE_REF_RE = rf"<(\d+) ({NAME_RE})(\{{[\d,]*\}})?( \(phi\))?(?: @(\d+))?>"
-
-
-def value_from_groups(
-    vid: str, vname: str, index: str | None, phi: str | None, color: str | None
-) -> HloValue:
-    """An HloValue from the five groups of :data:`VALUE_REF_RE`."""
-    return HloValue(
-        int(vid), vname, index_of(index), phi is not None, int(color) if color is not None else None
-    )
-
-
-# <id name{index} (phi) @color>  (HloValue::ToShortString, since 2019-09)
-value_ref: Parser = seq(
-    string("<") >> integer,
-    string(" ") >> name,
-    shape_index.optional(),
-    string(" (phi)").optional(),
-    (string(" @") >> integer).optional(),
-).combine(_make_value) << string(">").desc("'>' closing the value")
-
+INDEX_RE = r"\{(?:\d+(?:,\d+)*)?\}"  # a ShapeIndex as printed: {} or {0,1}
 
 # The ShapeIndex texts most values and live ranges carry, with braces (value lines) and
 # without (live-range lines), read once: a dict look-up in the hot loops, not a call.
@@ -59,11 +32,42 @@ KNOWN_INDEXES.update({"{}": (), "": ()})
 
 
 def index_of(text: str | None) -> tuple[int, ...] | None:
-    """The digits of a ShapeIndex match (``"0,1"`` or ``"{0,1}"``) as a tuple; None stays None."""
+    """The digits of a ShapeIndex (``"0,1"`` or ``"{0,1}"``) as a tuple; None stays None."""
     if text is None:
         return None
+    known = KNOWN_INDEXES.get(text)
+    if known is not None:
+        return known
     text = text.strip("{}")
     return tuple(int(i) for i in text.split(",")) if text else ()
+
+
+def name_field(field: str = "name") -> Field:
+    """An instruction name (NameUniquer's), as field ``field``."""
+    return Field(field, NAME_RE, "an instruction name")
+
+
+def index_field(field: str = "shape_index", default: object = None) -> Field:
+    """A ShapeIndex ``{0,1}``, as a tuple of ints."""
+    return Field(field, INDEX_RE, "a ShapeIndex like {} or {0,1}", index_of, default)
+
+
+def int_field(field: str, desc: str = "an integer") -> Field:
+    return Field(field, r"\d+", desc, int)
+
+
+# <id name{index} (phi) @color>  (HloValue::ToShortString, since 2019-09)
+VALUE_REF_PARTS: tuple[Part, ...] = (
+    Lit("<"),
+    int_field("id", "a value id"),
+    Lit(" "),
+    name_field(),
+    Opt(index_field()),
+    flag("is_phi", " (phi)"),
+    Opt(Lit(" @"), int_field("color", "a memory space (color)")),
+    Lit(">"),
+)
+VALUE_REF = Nested("value", HloValue, *VALUE_REF_PARTS)
 
 
 class LineGrammar:
@@ -132,8 +136,13 @@ class Sink:
         try:
             return parser.parse_partial(text)[0]
         except ParseError as err:
-            expected = " or ".join(sorted(err.expected))
-            found = text[err.index : err.index + 24]
-            found = repr(found) if found else "the end of the line"
-            self.error(line, f"{what}: column {err.index + 1}: expected {expected}, found {found}")
+            self.expected(line, what, text, err)
             return None
+
+    def expected(self, line: int, what: str, text: str, err: ParseError) -> None:
+        """Report that ``text`` (a ``what``) did not fit its grammar: at which column,
+        what was expected there and what was found."""
+        expected = " or ".join(sorted(err.expected))
+        found = text[err.index : err.index + 24]
+        found = repr(found) if found else "the end of the line"
+        self.error(line, f"{what}: column {err.index + 1}: expected {expected}, found {found}")

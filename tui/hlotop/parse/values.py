@@ -6,55 +6,48 @@ from __future__ import annotations
 
 import re
 
-from parsy import seq, string
-
-from hlotop.model import HloPosition, HloUse, UsedValue
+from hlotop.model import HloPosition, HloUse, HloValue, UsedValue
 from hlotop.parse.instruction import parse_instruction_text
-from hlotop.parse.tokens import (
-    NAME_RE,
-    VALUE_REF_RE,
-    LineGrammar,
-    Sink,
-    index_of,
-    name,
-    value_from_groups,
-    value_ref,
-)
-from hlotop.shapes.grammar import integer, shape_index
+from hlotop.parse.line_form import LineForm, Lit, Opt
+from hlotop.parse.tokens import VALUE_REF_PARTS, Sink, index_field, int_field, name_field
 
 HEADER = "Used values:"
-RECORD_HEAD = LineGrammar(value_ref, rf"{VALUE_REF_RE}\Z", value_from_groups)
-POSITION_RE = rf"  ({NAME_RE})(?: (\{{[\d,]*\}}))?"
-USE_RE = rf"  ({NAME_RE}), operand (\d+)(?: (\{{[\d,]*\}}))?"
-POSITION_LINE = LineGrammar(
-    seq(string("  ") >> name, (string(" ") >> shape_index).optional()).combine(HloPosition),
-    POSITION_RE + r"\Z",
-    lambda n, i: HloPosition(n, index_of(i)),
+RECORD_HEAD = LineForm("value record", *VALUE_REF_PARTS, make=HloValue)
+# "  name {0}" (HloPosition::ToString)
+POSITION_LINE = LineForm(
+    "position",
+    Lit("  "),
+    name_field("instruction"),
+    Opt(Lit(" "), index_field()),
+    make=HloPosition,
 )
-USE_LINE = LineGrammar(
-    seq(
-        string("  ") >> name,
-        string(", operand ") >> integer,
-        (string(" ") >> shape_index).optional(),
-    ).combine(HloUse),
-    USE_RE + r"\Z",
-    lambda n, o, i: HloUse(n, int(o), index_of(i)),
+# "  name, operand 1 {0}" (HloUse::ToString)
+USE_LINE = LineForm(
+    "use",
+    Lit("  "),
+    name_field("instruction"),
+    Lit(", operand "),
+    int_field("operand_number", "an operand number"),
+    Opt(Lit(" "), index_field("operand_index")),
+    make=HloUse,
 )
 FROM_PREFIX = " from instruction:"
-_POSITIONS = re.compile(POSITION_RE + r"\n")
-_USES = re.compile(USE_RE + r"\n")
+_POSITIONS = re.compile(POSITION_LINE.body + r"\n")
+_USES = re.compile(USE_LINE.body + r"\n")
 
 
 def positions_of(block: str) -> tuple[HloPosition, ...]:
     """The positions in a block of position lines (``"  name {0}\n"`` each) that
     :data:`POSITION_LINE` accepts one by one."""
-    return tuple(HloPosition(n, index_of(i or None)) for n, i in _POSITIONS.findall(block))
+    build = POSITION_LINE.build
+    return tuple(build(m) for m in _POSITIONS.finditer(block))
 
 
 def uses_of(block: str) -> tuple[HloUse, ...]:
     """The uses in a block of use lines that :data:`USE_LINE` accepts one by one, or
     ``"  (none)\n"`` (no uses)."""
-    return tuple(HloUse(n, int(o), index_of(i or None)) for n, o, i in _USES.findall(block))
+    build = USE_LINE.build
+    return tuple(build(m) for m in _USES.finditer(block))
 
 
 class _RecordText:
@@ -100,7 +93,7 @@ class UsedValuesSection:
 
     def _start(self, text: str, lineno: int) -> None:
         self._close()
-        value = self.sink.parse(RECORD_HEAD, text, lineno, "value record")
+        value = RECORD_HEAD.read(self.sink, text, lineno)
         if value is not None:
             self._current = dict(value=value, positions=[], uses=[], instruction=None, line=lineno)
 
@@ -141,11 +134,11 @@ class UsedValuesSection:
         if not self._need_record(lineno):
             return True
         if self._state == "positions":
-            pos = self.sink.parse(POSITION_LINE, line, lineno, "position")
+            pos = POSITION_LINE.read(self.sink, line, lineno)
             if pos is not None:
                 self._current["positions"].append(pos)
         elif line != "  (none)":
-            use = self.sink.parse(USE_LINE, line, lineno, "use")
+            use = USE_LINE.read(self.sink, line, lineno)
             if use is not None and self._current["uses"] is not None:
                 self._current["uses"].append(use)
         return True

@@ -1,0 +1,264 @@
+"""One definition per line form of a dump.
+
+A line form is written once, as its parts in the order XLA prints them: literal text
+(:class:`Lit`), named fields with a pattern and a converter (:class:`Field`), optional
+runs (:class:`Opt`), text that is matched and dropped (:class:`Skip`), and nested
+objects such as the ``<id name{0} @1>`` value reference (:class:`Nested`). From those
+parts :class:`LineForm` makes both ways of reading the line:
+
+* the **fast path**: one regular expression for the whole line, and a builder
+  generated from the fields that turns its groups into the model object with keyword
+  arguments (a dump has millions of lines, so this is what reads almost all of them);
+* the **fine grammar**: a parsy parser built from the same parts, each token with a
+  description, which reads what the fast path rejects and, when a line does not fit,
+  says at which column what was expected.
+
+Both come from the same parts, so they read the same fields with the same converters
+(a test still checks they agree on every line of every sample dump). A new attribute
+of a line is one more part here and one more field of its model class.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from parsy import ParseError, Parser, eof, regex, seq, string
+
+Pairs = list[tuple[str, Any]]
+
+
+class Part:
+    """A piece of a line form."""
+
+    def regex(self) -> str:
+        """This part as (a piece of) a regular expression, one group per field."""
+        raise NotImplementedError
+
+    def parser(self) -> Parser:
+        """This part as a parsy parser yielding ``[(field name, value), ...]``."""
+        raise NotImplementedError
+
+    def code(self, groups: Iterable[int], names: dict[str, Any], optional: bool) -> list[str]:
+        """``name=expression`` items that build this part's fields from ``g`` (the
+        match's groups), taking group numbers from ``groups`` in order; objects the
+        expressions refer to are added to ``names``."""
+        raise NotImplementedError
+
+    def field_names(self) -> list[tuple[str, Any]]:
+        """(name, default) of the fields this part yields at the top level."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Lit(Part):
+    """Text printed as it is: ``Lit(", color ")``."""
+
+    text: str
+
+    def regex(self) -> str:
+        return re.escape(self.text)
+
+    def parser(self) -> Parser:
+        return string(self.text).result([])
+
+    def code(self, groups, names, optional) -> list[str]:
+        return []
+
+    def field_names(self) -> list[tuple[str, Any]]:
+        return []
+
+
+@dataclass(frozen=True)
+class Skip(Part):
+    """Text matched by ``pattern`` (no groups) and not kept."""
+
+    pattern: str
+    desc: str
+
+    def regex(self) -> str:
+        return f"(?:{self.pattern})"
+
+    def parser(self) -> Parser:
+        return regex(self.pattern).result([]).desc(self.desc)
+
+    def code(self, groups, names, optional) -> list[str]:
+        return []
+
+    def field_names(self) -> list[tuple[str, Any]]:
+        return []
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class Field(Part):
+    """A named field: ``pattern`` (no capturing groups) read by ``convert`` (the text
+    as it is by default). ``default`` is its value when an :class:`Opt` around it is
+    absent."""
+
+    name: str
+    pattern: str
+    desc: str
+    convert: Callable[[str], Any] = _identity
+    default: Any = None
+
+    def regex(self) -> str:
+        return f"({self.pattern})"
+
+    def parser(self) -> Parser:
+        name, convert = self.name, self.convert
+        return regex(self.pattern).map(lambda text: [(name, convert(text))]).desc(self.desc)
+
+    def code(self, groups, names, optional) -> list[str]:
+        g = f"g[{next(groups)}]"
+        if self.convert is _identity:
+            value = g
+        else:
+            conv = f"_c{len(names)}"
+            names[conv] = self.convert
+            value = f"{conv}({g})"
+        if optional:
+            default = f"_d{len(names)}"
+            names[default] = self.default
+            value = f"({default} if {g} is None else {value})"
+        return [f"{self.name}={value}"]
+
+    def field_names(self) -> list[tuple[str, Any]]:
+        return [(self.name, self.default)]
+
+
+def flag(name: str, text: str) -> Part:
+    """An attribute printed as ``text`` or not at all: the field is True or False."""
+    return Opt(Field(name, re.escape(text), repr(text.strip(", ")), _true, False))
+
+
+def _true(_: str) -> bool:
+    return True
+
+
+class Opt(Part):
+    """Parts printed together or not at all; their fields take their defaults when
+    absent."""
+
+    def __init__(self, *parts: Part):
+        self.parts = parts
+
+    def regex(self) -> str:
+        return "(?:" + "".join(p.regex() for p in self.parts) + ")?"
+
+    def parser(self) -> Parser:
+        return seq(*(p.parser() for p in self.parts)).map(_flat).optional().map(lambda r: r or [])
+
+    def code(self, groups, names, optional) -> list[str]:
+        return [item for p in self.parts for item in p.code(groups, names, True)]
+
+    def field_names(self) -> list[tuple[str, Any]]:
+        return [f for p in self.parts for f in p.field_names()]
+
+
+class Nested(Part):
+    """An object printed inside the line (the value reference ``<id name{0} @1>``):
+    its own parts, built into ``make(**fields)`` and kept as field ``name``."""
+
+    def __init__(self, name: str, make: Callable[..., Any], *parts: Part):
+        self.name, self.make, self.parts = name, make, parts
+        self.defaults = [f for p in parts for f in p.field_names()]
+
+    def regex(self) -> str:
+        return "".join(p.regex() for p in self.parts)
+
+    def parser(self) -> Parser:
+        name, make, defaults = self.name, self.make, self.defaults
+        # No description of its own: a damaged reference is reported at the column of
+        # the token that did not fit.
+        return seq(*(p.parser() for p in self.parts)).map(
+            lambda pairs: [(name, make(**_fields(_flat(pairs), defaults)))]
+        )
+
+    def code(self, groups, names, optional) -> list[str]:
+        make = f"_m{len(names)}"
+        names[make] = self.make
+        inner = [item for p in self.parts for item in p.code(groups, names, optional)]
+        return [f"{self.name}={make}({', '.join(inner)})"]
+
+    def field_names(self) -> list[tuple[str, Any]]:
+        return [(self.name, None)]
+
+
+def _flat(pairs: list[Pairs]) -> Pairs:
+    return [kv for group in pairs for kv in group]
+
+
+def _fields(pairs: Pairs, defaults: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(defaults)
+    out.update(pairs)
+    return out
+
+
+class LineForm:
+    """One form of line: its parts, the model object they build, and both ways of
+    reading it (see the module's docstring).
+
+    ``make(**fields, **context)`` builds the object (a ``dict`` of the fields if
+    ``make`` is None); ``context`` names what the reader adds that the line does not
+    print (its line number, the allocation it is in).
+    """
+
+    def __init__(
+        self,
+        what: str,
+        *parts: Part,
+        make: Callable[..., Any] | None = None,
+        context: tuple[str, ...] = (),
+    ):
+        self.what = what
+        self.parts = parts
+        self.make = make
+        self.context = context
+        self.body = "".join(p.regex() for p in parts)
+        self.pattern = re.compile(self.body + r"\Z")
+        self.defaults = [f for p in parts for f in p.field_names()]
+        self.fine: Parser = seq(*(p.parser() for p in parts)).map(_flat)
+        self._whole = self.fine << eof
+        self.build: Callable[..., Any] = self._builder()
+
+    def _builder(self) -> Callable[..., Any]:
+        """``build(match, *context)``: the object from the fast path's match, made by
+        a function generated from the parts (as ``dataclasses`` makes ``__init__``):
+        one call with keyword arguments, no loop over the fields per line."""
+        names: dict[str, Any] = {"_make": self.make if self.make is not None else dict}
+        groups = iter(range(self.pattern.groups))
+        items = [item for p in self.parts for item in p.code(groups, names, False)]
+        items += [f"{c}={c}" for c in self.context]
+        args = "".join(f", {c}" for c in self.context)
+        source = f"def build(m{args}):\n    g = m.groups()\n    return _make({', '.join(items)})\n"
+        exec(compile(source, f"<line form {self.what}>", "exec"), names)  # noqa: S102
+        return names["build"]
+
+    def match(self, line: str) -> re.Match[str] | None:
+        """The fast path's match of the whole ``line``, or None."""
+        return self.pattern.match(line)
+
+    def read_fine(self, line: str, *context: Any) -> Any:
+        """``line`` read by the fine grammar alone. Raises ``parsy.ParseError``."""
+        fields = _fields(self._whole.parse(line), self.defaults)
+        fields.update(zip(self.context, context, strict=True))
+        return (self.make or dict)(**fields)
+
+    def read(self, sink: Any, line: str, lineno: int, *context: Any) -> Any:
+        """The object ``line`` holds (fast path, else the fine grammar), or None after
+        reporting to ``sink`` (a :class:`~hlotop.parse.tokens.Sink`) at ``lineno`` which
+        column did not fit and what was expected there."""
+        m = self.pattern.match(line)
+        if m is not None:
+            return self.build(m, *context)
+        try:
+            return self.read_fine(line, *context)
+        except ParseError as err:
+            sink.expected(lineno, self.what, line, err)
+            return None
