@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
+from operator import attrgetter
 
 from hlotop.model import (
-    ALLOCATION_KINDS,
+    KIND_FIELDS,
     Analysis,
     BufferAllocation,
     Diagnostic,
@@ -28,6 +29,7 @@ from hlotop.model import (
     UsedValue,
     UsedValues,
     ValueInfo,
+    has_kind,
     shape_of,
 )
 from hlotop.shapes import POINTER_BYTES, subshape
@@ -283,12 +285,12 @@ def occupied_bytes(infos: Iterable[ValueInfo]) -> int:
 def kind_totals(allocations: Sequence[BufferAllocation]) -> tuple[dict[str, int], dict[str, int]]:
     """Bytes, and the number, of the allocations of each kind (an allocation with
     several kinds counts in each); every kind in :data:`ALLOCATION_KINDS` present."""
-    size = {k: 0 for k in ALLOCATION_KINDS}
-    count = dict(size)
-    for alloc in allocations:
-        for kind in alloc.kinds:
-            size[kind] += alloc.size
-            count[kind] += 1
+    size: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for kind, name in KIND_FIELDS:  # a pass a kind: no tuple of kinds per allocation
+        get = attrgetter(name)
+        sizes = [a.size for a in allocations if has_kind(get(a))]
+        size[kind], count[kind] = sum(sizes), len(sizes)
     return size, count
 
 

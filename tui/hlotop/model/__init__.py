@@ -9,12 +9,14 @@ never imports the parser: the lazy records hold the grammar they were given.
 from hlotop.model.allocation import (
     ALLOCATION_KINDS,
     KIND_CONSTANT,
+    KIND_FIELDS,
     KIND_MAYBE_LIVE_OUT,
     KIND_OUTPUT,
     KIND_PARAMETER,
     KIND_PREALLOCATED_TEMP,
     KIND_THREAD_LOCAL,
     BufferAllocation,
+    has_kind,
 )
 from hlotop.model.dump import ModuleDump, ParsedSections
 from hlotop.model.dump_file import Diagnostic, DumpFile
@@ -51,6 +53,7 @@ from hlotop.model.values import (
 __all__ = [
     "ALLOCATION_KINDS",
     "KIND_CONSTANT",
+    "KIND_FIELDS",
     "KIND_MAYBE_LIVE_OUT",
     "KIND_OUTPUT",
     "KIND_PARAMETER",
@@ -86,5 +89,6 @@ __all__ = [
     "ValueInfo",
     "ValueSlot",
     "format_shape_index",
+    "has_kind",
     "shape_of",
 ]

@@ -13,14 +13,22 @@ KIND_CONSTANT = "constant"
 KIND_THREAD_LOCAL = "thread-local"
 KIND_MAYBE_LIVE_OUT = "maybe-live-out"
 KIND_PREALLOCATED_TEMP = "preallocated-temp"
-ALLOCATION_KINDS = (
-    KIND_PARAMETER,
-    KIND_OUTPUT,
-    KIND_CONSTANT,
-    KIND_THREAD_LOCAL,
-    KIND_MAYBE_LIVE_OUT,
-    KIND_PREALLOCATED_TEMP,
+# Each kind, in XLA's attribute order, with the BufferAllocation field that says it
+# (the allocation has the kind when the field is neither None nor False).
+KIND_FIELDS = (
+    (KIND_PARAMETER, "parameter"),
+    (KIND_OUTPUT, "output_shape"),
+    (KIND_CONSTANT, "is_constant"),
+    (KIND_THREAD_LOCAL, "is_thread_local"),
+    (KIND_MAYBE_LIVE_OUT, "maybe_live_out"),
+    (KIND_PREALLOCATED_TEMP, "is_preallocated_temp"),
 )
+ALLOCATION_KINDS = tuple(kind for kind, _ in KIND_FIELDS)
+
+
+def has_kind(field_value: object) -> bool:
+    """Whether a :data:`KIND_FIELDS` field's value gives the kind (parameter 0 does)."""
+    return field_value is not None and field_value is not False
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -46,17 +54,4 @@ class BufferAllocation:
     @property
     def kinds(self) -> tuple[str, ...]:
         """The allocation's kinds in XLA's attribute order."""
-        out = []
-        if self.parameter is not None:
-            out.append(KIND_PARAMETER)
-        if self.output_shape is not None:
-            out.append(KIND_OUTPUT)
-        if self.is_constant:
-            out.append(KIND_CONSTANT)
-        if self.is_thread_local:
-            out.append(KIND_THREAD_LOCAL)
-        if self.maybe_live_out:
-            out.append(KIND_MAYBE_LIVE_OUT)
-        if self.is_preallocated_temp:
-            out.append(KIND_PREALLOCATED_TEMP)
-        return tuple(out)
+        return tuple(kind for kind, name in KIND_FIELDS if has_kind(getattr(self, name)))

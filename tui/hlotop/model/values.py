@@ -15,7 +15,6 @@ from typing import Protocol
 
 from hlotop.shapes import Shape, shape_of
 
-
 ShapeIndex = tuple[int, ...]
 
 

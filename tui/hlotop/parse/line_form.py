@@ -116,6 +116,8 @@ class Field(Part):
 
     def code(self, groups, names, optional) -> list[str]:
         g = f"g[{next(groups)}]"
+        if self.convert is _true and self.default is False:  # a flag (see flag())
+            return [f"{self.name}={g} is not None"]
         if self.convert is _identity:
             value = g
         else:
