@@ -18,10 +18,10 @@ import json
 import os
 from pathlib import Path
 
-from hlotop.version import __version__
 from hlotop.crashlog import write_atomically
 from hlotop.loading.loader import ModuleDump
 from hlotop.model import Diagnostic
+from hlotop.version import __version__
 
 _SCHEMA = 1
 

@@ -1,0 +1,87 @@
+"""Which files make a module: a split module's siblings (FORMATS.md 1), the one module
+in a directory, the dump beside a module's HLO text, and the module's name. Reads
+only file names and metadata."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hlotop.loading.errors import LoadError
+
+# Since 2026-04 a module's buffer assignment is split over these files (FORMATS.md 1).
+
+SPLIT_SUFFIXES = {
+    "-buffer-assignment.txt": "buffer-assignment",
+    "-buffer-assignment-values.txt": "values",
+    "-live-range.txt": "live-range",
+    "-memory-usage-report.txt": "memory-usage-report",
+}
+
+
+def split_module_prefix(path: Path) -> tuple[str, str] | None:
+    """``module_0001.f.cpu_after_optimizations-live-range.txt`` ->
+    (``module_0001.f.cpu_after_optimizations``, ``"live-range"``); None for other names."""
+    name = path.name
+    for suffix in sorted(SPLIT_SUFFIXES, key=len, reverse=True):
+        if name.endswith(suffix):
+            return name[: -len(suffix)], SPLIT_SUFFIXES[suffix]
+    return None
+
+
+def module_files(path: Path) -> list[tuple[Path, str | None]]:
+    """The files of the module ``path`` belongs to, with their kind where the name
+    tells it: the siblings of a split module that exist, in dump order."""
+    split = split_module_prefix(path)
+    if split is None:
+        return [(path, None)]
+    prefix, _ = split
+    out = []
+    for suffix, kind in SPLIT_SUFFIXES.items():
+        candidate = path.with_name(prefix + suffix)
+        if candidate == path or candidate.exists():
+            out.append((candidate, kind))
+    return out
+
+
+def _find_module_in_dir(directory: Path) -> Path:
+    candidates = sorted(directory.glob("*-buffer-assignment.txt"))
+    if not candidates:
+        raise LoadError(str(directory), "no *-buffer-assignment.txt dump in this directory")
+    if len(candidates) > 1:
+        largest = max(candidates, key=lambda p: p.stat().st_size)
+        raise LoadError(
+            str(directory),
+            f"{len(candidates)} modules here; name one, e.g. {largest.name} (the largest)",
+        )
+    return candidates[0]
+
+
+def resolve(path: str | os.PathLike) -> Path:
+    """The dump file a user's ``path`` names: the path itself, the one module in a
+    directory, or the buffer assignment beside a module's HLO text. Raises
+    :class:`LoadError` for a missing path or a directory without exactly one module."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            return _find_module_in_dir(p)
+        if not p.exists():
+            if p.is_symlink():
+                raise LoadError(
+                    str(p), "a symbolic link that leads nowhere (a loop, or its target is missing)"
+                )
+            raise LoadError(str(p), "no such file or directory")
+        if not p.is_file():  # a FIFO or a device would be read forever
+            raise LoadError(str(p), "not a regular file")
+        sibling = p.with_name(p.stem + "-buffer-assignment.txt")
+        if split_module_prefix(p) is None and sibling.exists():
+            return sibling  # the module's HLO text was named
+    except OSError as err:  # a name too long, a folder that cannot be listed, ...
+        raise LoadError(str(p), err.strerror or str(err)) from None
+    return p
+
+
+def module_name(path: Path) -> str:
+    """The module's name: a split module's common prefix, else the file's stem."""
+    split = split_module_prefix(path)
+    return split[0] if split else path.stem
