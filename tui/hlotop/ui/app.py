@@ -23,7 +23,6 @@ the app with return code 2 and a one-line message, never a traceback.
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import threading
 import time
@@ -37,9 +36,11 @@ from textual.app import App
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from hlotop.crashlog import write_crash_log
-from hlotop.loading.loader import LoadError, ModuleDump, load
+from hlotop.loading.loader import LoadError, load
 from hlotop.loading.preview import preview
 from hlotop.loading.record_cache import cached_record_diagnostics, store_record_diagnostics
+from hlotop.model import ModuleDump
+from hlotop.process import freeze_heap, gc_paused
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.commands import HlotopCommands
@@ -56,44 +57,6 @@ _POLL = 0.05  # seconds between two looks at the load thread
 _PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reported
 _PREVIEW_PAINT_WAIT = 2.0  # seconds the load waits for the preview to be painted
 _INPUT_QUIET = 0.25  # seconds without a key or click before the background pass goes on
-
-
-def _take_turns_parsing_records(dump: ModuleDump, pause: Callable[[], object]) -> None:
-    """Make the worker threads (the background pass, a search) take turns with the UI
-    thread, a record at a time: the UI goes first, and ``pause()`` is called before
-    each record a worker parses (HlotopApp.yield_to_input: it waits while keys come
-    in). The pass reports progress only every 1024 records (~60 ms of holding the
-    interpreter lock), too seldom to step aside for a key by itself.
-
-    The lock is also a workaround, until the core's record table is safe to use from
-    two threads: its cache of parsed records is not (two threads evicting at once
-    raise KeyError, which stopped the background pass within seconds whenever keys
-    were pressed). Call it from the UI thread."""
-    table = dump.used_values
-    record = getattr(table, "record", None)
-    if record is None or getattr(table, "_hlotop_turns", False):
-        return
-    lock = threading.Lock()
-    ui = threading.get_ident()
-    ui_waiting = threading.Event()
-
-    def record_in_turn(*args, **kwargs):
-        if threading.get_ident() == ui:
-            ui_waiting.set()
-            with lock:
-                ui_waiting.clear()
-                return record(*args, **kwargs)
-        pause()
-        while ui_waiting.is_set():  # a plain lock is not fair: let the UI in first
-            time.sleep(0)
-        with lock:
-            return record(*args, **kwargs)
-
-    try:
-        table.record = record_in_turn
-        table._hlotop_turns = True
-    except AttributeError:  # a table without instance attributes: nothing to patch
-        pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,16 +198,15 @@ class HlotopApp(CrashGuard, App[None]):
             # Full GC passes over a big model being built cost seconds, and would
             # come back while the main screen is built and used: the collector is off
             # during the load, and what the load made is frozen (never scanned again).
-            gc.disable()
             try:
-                self._preview_first()
-                dump = box["dump"] = self._open_dump()
-                box["indexes"] = PaneIndexes.of(dump)  # not in the UI thread
-                gc.freeze()
+                with gc_paused():
+                    self._preview_first()
+                    dump = box["dump"] = self._open_dump()
+                    box["indexes"] = PaneIndexes.of(dump)  # not in the UI thread
+                    freeze_heap()
             except BaseException as err:  # noqa: BLE001 - reported below, in the UI
                 box["error"] = err
             finally:
-                gc.enable()
                 done.set()
 
         threading.Thread(target=run, name="hlotop-load", daemon=True).start()
@@ -290,7 +252,7 @@ class HlotopApp(CrashGuard, App[None]):
     def _show_preview(self, head: ModuleDump) -> None:
         if self.exiting or not isinstance(self.screen, LoadingScreen):
             return
-        self._main = MainScreen(head)
+        self._main = MainScreen(head, indexes=PaneIndexes.of(head))
         self.switch_screen(self._main)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -334,32 +296,30 @@ class HlotopApp(CrashGuard, App[None]):
         indexes, self._indexes = self._indexes, None
         return indexes
 
-    def _replace_preview(self, dump: ModuleDump) -> None:
-        """Swap the whole dump in for its preview, once no dialog is open over it."""
+    async def _replace_preview(self, dump: ModuleDump) -> None:
+        """Swap the whole dump in for its preview, in the same screen: a dialog open
+        over it (search, help) stays open, and the load never waits for it."""
         if self.exiting or self._main is None:
             return
-        # After a dialog over it (help, search, ...) is closed, and never before the
-        # preview has been mounted and painted (a screen replaced while it mounts
-        # finds its panes gone).
-        if self.screen is not self._main or not self._preview_painted.is_set():
-            self.set_timer(0.2, lambda: self._replace_preview(dump))
+        if not self._preview_painted.is_set():
+            # Never before the preview has been mounted and painted (a screen whose
+            # panes are replaced while it mounts finds them gone).
+            self.set_timer(0.05, lambda: self.call_later(self._replace_preview, dump))
             return
-        self._main = MainScreen(dump, carry=self._main.carry(), indexes=self._take_indexes())
-        self.switch_screen(self._main)
+        await self._main.take_dump(dump, self._take_indexes())
 
     # -- pass 2: every record, in the background --------------------------------------
     def on_main_screen_painted(self, message: MainScreenPainted) -> None:
-        if self._main is not None and self._main.dump.preview is not None:
+        if message.dump.preview is not None:
             self._mark("preview")
             self._preview_painted.set()
             return
         self._mark("painted")
         # The panes' own indexes (timeline rows, live index) are built: freeze them too.
-        gc.freeze()
+        freeze_heap()
         dump = self.dump
         if dump is None or self.exiting:
             return
-        _take_turns_parsing_records(dump, self.yield_to_input)  # the pass, a search
         if self._use_cache and not dump.records_read:
             found = cached_record_diagnostics(dump)  # this unchanged dump, opened before
             if found is not None:
@@ -383,6 +343,9 @@ class HlotopApp(CrashGuard, App[None]):
         started, waited = time.perf_counter(), self._waited
 
         def progress(done: int, total: int) -> bool:
+            # Every 1024 records: the pass stands aside while keys come in (it shares
+            # the interpreter lock with the UI thread).
+            self.yield_to_input(lambda: worker.is_cancelled or self.exiting)
             if worker.is_cancelled or self.exiting:
                 return True  # stop: the app is exiting
             reading = time.perf_counter() - started - (self._waited - waited)  # not paused
@@ -428,7 +391,7 @@ class HlotopApp(CrashGuard, App[None]):
             self._mark("records")
         # What the panes and the pass built since the last freeze: out of every later
         # GC pass too (measured at 100 MB: the longest full pass 70 -> 41 ms).
-        gc.freeze()
+        freeze_heap()
         if self._main is not None:
             self._main.records_read()
         self._settled.set()

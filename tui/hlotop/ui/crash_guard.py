@@ -1,8 +1,9 @@
 """The top-level guard of the terminal UI: an hlotop bug never shows a traceback.
 
 Textual sends every exception nobody caught inside the running app (a key handler, a
-message handler, a worker, a paint) to ``App._handle_exception``, which prints a Rich
-traceback (with locals) once the app has exited. :class:`CrashGuard` replaces that:
+message handler, a worker, a paint) to one private method, which prints a Rich
+traceback (with locals) once the app has exited
+(:class:`hlotop.ui.textual_compat.UnhandledExceptionHook`). :class:`CrashGuard` replaces that:
 the traceback goes to a log file (:func:`hlotop.crashlog.write_crash_log`, under
 ``~/.local/state/hlotop``), the app leaves through Textual's normal exit path (so the
 terminal is restored), and one line on stderr names the log file. The exit status is
@@ -17,6 +18,12 @@ from rich.text import Text
 
 from hlotop.crashlog import write_crash_log
 from hlotop.safe_text import printable
+from hlotop.ui.textual_compat import (
+    UnhandledExceptionHook,
+    keep_exception_for_tests,
+    set_exit_message,
+    stop_processing_messages,
+)
 
 EXIT_CRASH = 70  # EX_SOFTWARE, as cli.main returns for a bug outside the app
 _REASON_MAX = 200  # characters of the exception's text in the one-line message
@@ -33,15 +40,15 @@ def crash_message(error: BaseException, log) -> str:
     return f"hlotop: error: internal error ({reason}){printable(where)}"
 
 
-class CrashGuard:
+class CrashGuard(UnhandledExceptionHook):
     """Mix into a Textual ``App`` (before ``App`` in the bases) to catch every
     unhandled exception at the top: it is written to a crash log, the app exits with
     return code :data:`EXIT_CRASH` and the one-line :func:`crash_message` as its exit
     message, and no traceback is printed.
 
     Only the first exception is logged; later ones (the app is already on its way
-    out) are ignored. As Textual does, the first is kept in ``_exception`` so that
-    ``App.run_test`` re-raises it and a test that drives the app sees the bug.
+    out) are ignored. As Textual does, the first is kept so that ``App.run_test``
+    re-raises it and a test that drives the app sees the bug.
 
     ``crash_log`` is the log's path once it has been written (None before, or when
     no folder could be written); ``crash_context()`` says what goes in the log beside
@@ -63,14 +70,12 @@ class CrashGuard:
             pass
         return "\n".join(lines)
 
-    def _handle_exception(self, error: Exception) -> None:
+    def unhandled_exception(self, error: Exception) -> None:
         """Textual calls this with every unhandled exception; it always ends the app."""
         if self._crashed:
             return
         self._crashed = True
-        if getattr(self, "_exception", None) is None:  # as App._handle_exception does
-            self._exception = error
-            self._exception_event.set()  # type: ignore[attr-defined]
+        keep_exception_for_tests(self, error)  # type: ignore[arg-type]
         try:
             context = self.crash_context()
         except Exception:  # noqa: BLE001 - the context is a nicety, the log is not
@@ -79,9 +84,9 @@ class CrashGuard:
         self.exit(return_code=EXIT_CRASH)  # type: ignore[attr-defined]
         # The only exit message (Textual prints the first, plus a note when there are
         # more). A Text, not a str: Textual prints a str exit message as markup.
-        self._exit_renderables[:] = [Text(crash_message(error, self.crash_log))]  # type: ignore[attr-defined]
+        set_exit_message(self, Text(crash_message(error, self.crash_log)))  # type: ignore[arg-type]
         # Printed whole, as one line (the terminal wraps it): Rich would break it at the
         # console's width, in the middle of the log's path.
         self.error_console.soft_wrap = True  # type: ignore[attr-defined]
         # Do not wait for the message queue to reach ExitApp: the app may be broken.
-        self._close_messages_no_wait()  # type: ignore[attr-defined]
+        stop_processing_messages(self)  # type: ignore[arg-type]

@@ -3,9 +3,8 @@ that leads to the allocation or value printed nearest its line.
 
 The list (:class:`~hlotop.ui.widgets.diagnostic_list.DiagnosticList`) takes the keys; below
 it, the highlighted diagnostic in full and where Enter goes. Enter closes the screen
-and selects that allocation or value in the browser, through the messages a pane sends
-when the user selects one there (:class:`~hlotop.ui.messages.ValueSelected`,
-:class:`~hlotop.ui.messages.AllocationHighlighted`).
+and selects that allocation or value in the browser, through the path a pane takes when
+the user selects one there (:class:`~hlotop.ui.selection.SelectionOwner`).
 """
 
 from __future__ import annotations
@@ -20,8 +19,7 @@ from hlotop.analysis.nearest import ALLOCATION, VALUE, Place, Places
 from hlotop.model import Diagnostic
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
-from hlotop.ui.messages import AllocationHighlighted, ValueSelected
-from hlotop.ui.widgets.allocation_tree import AllocationTree
+from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
 from hlotop.units import human_bytes, spaced_bytes
 
@@ -176,16 +174,12 @@ class DiagnosticsScreen(ModalScreen[None]):
     def _go_to(self, browser: Screen, kind: str, ident: int) -> None:
         """Select value or allocation ``ident`` in ``browser`` as a pane would: a value
         in every pane; an allocation with the allocation tree's cursor on it."""
-        if kind == VALUE:
-            browser.post_message(ValueSelected(ident, None, open_detail=True))
+        if not isinstance(browser, SelectionOwner):
             return
-        trees = browser.query(AllocationTree)
-        origin = None
-        if trees:
-            tree = trees.first()
-            tree.place_cursor(tree.row_of(ident), center=True)
-            origin = tree.id
-        browser.post_message(AllocationHighlighted(ident, origin, open_detail=True))
+        if kind == VALUE:
+            browser.select_value(ident, None, open_detail=True)
+        else:
+            browser.highlight_allocation(ident, None, open_detail=True)
 
     def action_close(self) -> None:
         self.dismiss(None)

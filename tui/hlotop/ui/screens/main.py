@@ -4,10 +4,15 @@ Large terminals show the panes side by side in a 2×2 grid; below 120 columns or
 rows one pane shows at a time, with tabs above it (Tab / 1-4 switch). The widgets are
 the same in both layouts, so nothing is lost on resize.
 
-Selection flows one way: a pane announces :class:`ValueSelected` (or
-:class:`AllocationHighlighted` / :class:`StepChanged`) to this screen, which handles it
-at once (:meth:`MainScreen.deliver`: one frame per key) and hands it to every other
-pane, which updates without announcing again.
+The screen owns the selection (:class:`hlotop.ui.selection.SelectionOwner`): a pane
+tells it what the user chose, by calling it, and it shows that in every other pane, all
+within the handler of the key (one frame per key). The other panes update without
+telling it again.
+
+A big dump is first shown from its preview (:func:`hlotop.loading.preview.preview`);
+when the whole dump has loaded, :meth:`MainScreen.take_dump` swaps it in, in place:
+whatever is open over the screen (a search, the help) stays open, and the pane, the
+sort order and the selection are kept.
 """
 
 from __future__ import annotations
@@ -21,16 +26,10 @@ from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
 
-from hlotop.loading.loader import ModuleDump
+from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_names
 from hlotop.ui.bindings import bindings
-from hlotop.ui.messages import (
-    AllocationHighlighted,
-    MainScreenPainted,
-    PaneActivated,
-    StepChanged,
-    ValueSelected,
-)
+from hlotop.ui.messages import MainScreenPainted, PaneActivated
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.search import SearchScreen
 from hlotop.ui.widgets.allocation_tree import AllocationTree, TreeLayout
@@ -71,22 +70,18 @@ class MainScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
 
-    def __init__(
-        self, dump: ModuleDump, carry: dict | None = None, indexes: PaneIndexes | None = None
-    ):
-        """``carry``: what :meth:`carry` returned on the screen this one replaces (the
-        preview of the same dump): its pane, sort order and selection are kept.
-        ``indexes``: ``PaneIndexes.of(dump)``, if made beforehand."""
-        # Two at once while the whole dump replaces its preview: ids must differ.
-        super().__init__(id="main" if dump.preview is None else "main-preview")
+    def __init__(self, dump: ModuleDump, indexes: PaneIndexes | None = None):
+        """``indexes``: ``PaneIndexes.of(dump)``, if made beforehand."""
+        super().__init__(id="main")
         self.dump = dump
-        self._carry = carry
-        self._first_value: int | None = None  # selected on mount (the tree's first row)
         self._indexes = indexes
+        self._first_value: int | None = None  # selected on mount (the tree's first row)
         self.selected_value: int | None = None
         self.step: int = dump.analysis.peak_step or 0
         self.active = PANE_IDS[0]
         self._came_from: str | None = None
+        self._search: SearchScreen | None = None  # open over this screen
+        self._loading_timer = None  # ticks the status bar while a preview is shown
 
     # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -94,14 +89,19 @@ class MainScreen(Screen):
         yield Legend(self.dump, id="legend")
         yield PaneTabs()
         with Container(id="panes"):
-            indexes = self._indexes or PaneIndexes.of(self.dump)
-            self._indexes = None  # the panes keep what they need
-            yield AllocationTree(self.dump, layout=indexes.tree)
-            yield Timeline(self.dump, indexes.steps)
-            yield LiveSet(self.dump, indexes.steps)
-            yield ValueDetail(self.dump)
+            yield from self._make_panes()
         yield StatusBar()
         yield KeyBar()
+
+    def _make_panes(self) -> list[Widget]:
+        indexes = self._indexes or PaneIndexes.of(self.dump)
+        self._indexes = None  # the panes keep what they need
+        return [
+            AllocationTree(self.dump, layout=indexes.tree, owner=self),
+            Timeline(self.dump, indexes.steps, owner=self),
+            LiveSet(self.dump, indexes.steps, owner=self),
+            ValueDetail(self.dump),
+        ]
 
     @property
     def compact(self) -> bool:
@@ -127,46 +127,81 @@ class MainScreen(Screen):
     def on_mount(self) -> None:
         if getattr(self.app, "exiting", False):
             return  # q while this screen was being built: its panes may be gone
+        self._start(None)
+        self.call_after_refresh(self._painted)
+
+    def _painted(self) -> None:
+        self.app.post_message(MainScreenPainted(self.dump))
+
+    def _start(self, carry: dict | None) -> None:
+        """Set the panes of :attr:`dump` going: the step, the first selection (the
+        tree's first row), or what ``carry`` (see :meth:`carry`) kept."""
         self._apply_step(self.step)
-        self.activate(PANE_IDS[0])
+        self.activate(PANE_IDS[0] if carry is None else carry["active"])
         tree = self.tree
+        self._first_value = None
         if tree.row_count():
             alloc, _ = tree.current()
             if len(alloc.values) == 1:
                 self._first_value = alloc.values[0].value.id
-                self.select_value(alloc.values[0].value.id, origin=tree.id)
+                self.select_value(self._first_value, origin=tree.id)
             else:
-                # Handled now, not queued: a selection carried from a preview (below)
-                # must come after it, not be overwritten by it.
-                self.deliver(AllocationHighlighted(alloc.index, tree.id))
+                self.highlight_allocation(alloc.index, tree.id)
         elif self.dump.analysis.values:
             self.select_value(self.dump.analysis.values[0].value.id)
-        if self._carry is not None:
-            self._take_over(self._carry)
-        if self.dump.preview is not None:
-            started = time.monotonic()
-            total = human_bytes(self.dump.preview[1])
-
-            def tick() -> None:
-                stage = getattr(self.app, "load_stage", "")
-                self.show_loading_stage(
-                    f"reading all {total}{': ' + stage if stage else ''}… "
-                    f"{time.monotonic() - started:.0f} s"
-                )
-
-            tick()
-            self.set_interval(0.5, tick)
-        self.call_after_refresh(lambda: self.app.post_message(MainScreenPainted()))
+        if carry is not None:
+            self._take_over(carry)
+        self._show_loading()
 
     # -- a preview, then the whole dump -----------------------------------------------
+    async def take_dump(self, dump: ModuleDump, indexes: PaneIndexes | None = None) -> None:
+        """Show ``dump`` (the whole of the dump this screen shows a preview of) in
+        place of the preview, keeping the pane, the sort order and the selection. What
+        is open over this screen stays open (a search goes on in the whole dump)."""
+        carry = self.carry()
+        self.dump, self._indexes = dump, indexes
+        self.step = dump.analysis.peak_step or 0
+        panes = self.query_one("#panes")
+        with self.app.batch_update():  # no frame without panes
+            await panes.remove_children()
+            await panes.mount_all(self._make_panes())
+            for bar in (self.query_one(SummaryBar), self.query_one(Legend)):
+                bar.dump = dump
+                bar.refresh()
+            self._start(carry)
+        if self._search is not None:
+            self._search.set_values(dump.analysis.values)
+        self.call_after_refresh(self._painted)
+
+    def _show_loading(self) -> None:
+        """While a preview is shown, say in the status bar what is still loading."""
+        if self._loading_timer is not None:
+            self._loading_timer.stop()
+            self._loading_timer = None
+        if self.dump.preview is None:
+            self.show_loading_stage(None)
+            return
+        started = time.monotonic()
+        total = human_bytes(self.dump.preview[1])
+
+        def tick() -> None:
+            stage = getattr(self.app, "load_stage", "")
+            self.show_loading_stage(
+                f"reading all {total}{': ' + stage if stage else ''}… "
+                f"{time.monotonic() - started:.0f} s"
+            )
+
+        tick()
+        self._loading_timer = self.set_interval(0.5, tick)
+
     def show_loading_stage(self, text: str | None) -> None:
         """Say what is still loading in the status bar (None: nothing is)."""
         self.query_one(StatusBar).set_note(text)
 
     def carry(self) -> dict:
-        """What a screen of the whole dump keeps of this (preview) one: the active pane,
-        the sort order, and the selected value or highlighted allocation (if the user
-        moved away from the first row)."""
+        """What the whole dump keeps of its preview: the active pane, the sort order,
+        and the selected value or highlighted allocation (if the user moved away from
+        the first row)."""
         tree = self.tree
         here = tree.current()
         moved = tree.cursor != 0 or self.selected_value != self._first_value
@@ -184,7 +219,7 @@ class MainScreen(Screen):
         if carry["value"] is not None and carry["value"] in self.dump.analysis.by_id:
             self.select_value(carry["value"])
         elif carry["allocation"] is not None:
-            tree.show_allocation(carry["allocation"])
+            self.highlight_allocation(carry["allocation"])
         self.activate(carry["active"])
 
     # -- the background pass over the value records ----------------------------------
@@ -196,6 +231,7 @@ class MainScreen(Screen):
         self.query_one(StatusBar).set_progress(None)
         self.query_one(SummaryBar).refresh()
 
+    # -- panes ------------------------------------------------------------------------
     def activate(self, pane: str, *, focus: bool = True) -> None:
         """Make ``pane`` the active one (shown on small terminals) and focus it."""
         self.active = pane
@@ -203,8 +239,9 @@ class MainScreen(Screen):
             widget.set_class(widget.id == pane, "-active")
         self.query_one(PaneTabs).set_active(pane)
         if focus:
-            widget = self.query_one(f"#{pane}")
-            widget.focus()
+            # Now, not as Widget.focus does (after the messages already queued): the
+            # keys typed in the same burst as the switch (2 → → →) go to the new pane.
+            self.set_focus(self.query_one(f"#{pane}"))
 
     def on_descendant_focus(self, event) -> None:
         widget = event.widget
@@ -216,21 +253,10 @@ class MainScreen(Screen):
     def on_pane_activated(self, message: PaneActivated) -> None:
         self.activate(message.pane)
 
-    # -- selection --------------------------------------------------------------------
-    def deliver(self, message) -> None:
-        """Handle a pane's message now (see :func:`hlotop.ui.messages.announce`)."""
-        handler = {
-            ValueSelected: self.on_value_selected,
-            AllocationHighlighted: self.on_allocation_highlighted,
-            StepChanged: self.on_step_changed,
-            PaneActivated: self.on_pane_activated,
-        }.get(type(message))
-        if handler is None:
-            self.post_message(message)
-        else:
-            handler(message)
-
-    def select_value(self, value_id: int, origin: str | None = None) -> None:
+    # -- the selection (hlotop.ui.selection.SelectionOwner): what the panes call -------
+    def select_value(
+        self, value_id: int, origin: str | None = None, *, open_detail: bool = False
+    ) -> None:
         """Select value ``value_id`` in every pane but ``origin``."""
         info = self.dump.analysis.by_id.get(value_id)
         if info is None:
@@ -241,34 +267,36 @@ class MainScreen(Screen):
                 pane.show_value(value_id)
         self.detail.show_value(value_id)
         self.query_one(StatusBar).set_value(info)
-
-    def on_value_selected(self, message: ValueSelected) -> None:
-        message.stop()
-        self.select_value(message.value_id, message.origin)
-        if message.open_detail:
+        if open_detail:
             self._open_detail()
 
-    def on_allocation_highlighted(self, message: AllocationHighlighted) -> None:
-        message.stop()
+    def highlight_allocation(
+        self, index: int, origin: str | None = None, *, open_detail: bool = False
+    ) -> None:
+        """Show allocation ``index`` (which holds several values, or none): the tree's
+        cursor on it, its card in the detail, no value selected in the other panes."""
+        alloc = self.dump.analysis.allocation_of.get(index)
+        if alloc is None:
+            return
         self.selected_value = None
-        # No single value is selected: the other panes show no selection.
+        tree = self.tree
+        if tree.id != origin:
+            tree.show_allocation(index)
         self.timeline.show_value(None)
         self.live.show_value(None)
-        self.detail.show_allocation(message.index)
-        alloc = self.dump.analysis.allocation_of.get(message.index)
-        if alloc is not None:
-            self.query_one(StatusBar).set_allocation(alloc)
-        if message.open_detail:
+        self.detail.show_allocation(index)
+        self.query_one(StatusBar).set_allocation(alloc)
+        if open_detail:
             self._open_detail()
+
+    def step_changed(self, step: int) -> None:
+        """The timeline's cursor moved to ``step``: the live set and the status bar follow."""
+        self._apply_step(step)
 
     def _open_detail(self) -> None:
         if self.compact and self.active != "detail":
             self._came_from = self.active
             self.activate("detail")
-
-    def on_step_changed(self, message: StepChanged) -> None:
-        message.stop()
-        self._apply_step(message.step)
 
     def _apply_step(self, step: int) -> None:
         self.step = step
@@ -303,13 +331,13 @@ class MainScreen(Screen):
 
     def action_search(self) -> None:
         def chosen(value_id: int | None) -> None:
+            self._search = None
             if value_id is not None:
-                self.select_value(value_id)
-                if self.compact:
-                    self._open_detail()
+                self.select_value(value_id, open_detail=self.compact)
 
         names = space_names(self.dump.memory_usage_report)
-        self.app.push_screen(SearchScreen(self.dump.analysis.values, names), chosen)
+        self._search = SearchScreen(self.dump.analysis.values, names)
+        self.app.push_screen(self._search, chosen)
 
     def action_diagnostics(self) -> None:
         pending = None if self.dump.records_read else (self.query_one(StatusBar).progress or True)

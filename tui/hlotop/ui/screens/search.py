@@ -10,7 +10,6 @@ query stops the old search.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 from functools import partial
 
@@ -23,8 +22,8 @@ from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 from textual.worker import Worker, get_current_worker
 
-from hlotop.analysis.analyze import ValueInfo
 from hlotop.analysis.search import find_values
+from hlotop.model import UsedValues, ValueInfo
 from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
@@ -35,7 +34,6 @@ MAX_RESULTS = 200
 _IN_WORKER_ABOVE = 2000  # values: above, a search may parse too many records to wait for
 _DEBOUNCE_ABOVE = 20000  # values: wait until typing pauses
 _BATCH = 512  # op_names read between two looks at the query and two list updates
-_CHUNK = 1 << 20  # characters of record text lowercased at once
 
 
 def _names_match(info: ValueInfo, q: str) -> bool:
@@ -44,30 +42,13 @@ def _names_match(info: ValueInfo, q: str) -> bool:
     return q in info.value.label.lower() or str(info.value.id) == q
 
 
-def _text_hits(values: Sequence[ValueInfo], records, q: str, cancelled) -> list[ValueInfo]:
-    """The values whose raw record text holds ``q`` (case-insensitive): those whose
-    op_name may. Without a raw text to scan, every value."""
-    text, starts, ids = (getattr(records, a, None) for a in ("text", "starts", "ids"))
-    if text is None or starts is None or ids is None:
+def _text_hits(values: Sequence[ValueInfo], q: str, cancelled) -> list[ValueInfo]:
+    """The values whose record text holds ``q`` (case-insensitive): those whose op_name
+    may. Records not kept as text (a small dump read whole): every value."""
+    records = values[0].records if values else None
+    if not isinstance(records, UsedValues):
         return list(values)
-    if isinstance(text, bytes):  # an ASCII dump's records are kept as bytes
-        if not q.isascii():
-            return []  # it cannot be in them, as in the same text decoded
-        q = q.encode("ascii")
-    numbers: set[int] = set()
-    overlap = max(len(q) - 1, 0)
-    for chunk_start in range(0, len(text), _CHUNK):
-        if cancelled():
-            return []
-        chunk = text[chunk_start : chunk_start + _CHUNK + overlap].lower()
-        at = chunk.find(q)
-        while at >= 0:
-            number = bisect_right(starts, chunk_start + at) - 1
-            numbers.add(number)
-            # Skip to the next record: one hit per record is enough.
-            nxt = starts[number + 1] - chunk_start if number + 1 < len(starts) else len(chunk)
-            at = chunk.find(q, max(at + 1, nxt))
-    wanted = {ids[n] for n in numbers if n >= 0}
+    wanted = set(records.find_text(q, cancelled))
     return [v for v in values if v.value.id in wanted]
 
 
@@ -106,6 +87,13 @@ class SearchScreen(ModalScreen["int | None"]):
 
     def on_mount(self) -> None:
         self._update(self.query_text)
+
+    def set_values(self, values: list[ValueInfo]) -> None:
+        """Search ``values`` from now on (the whole dump, once it has replaced its
+        preview), the query typed so far again."""
+        self.values = values
+        if self.is_attached:
+            self._update(self.query_one(Input).value)
 
     def on_key(self, event: events.Key) -> None:
         """Keys typed right after ``/``, before the input has the focus, still count."""
@@ -147,8 +135,7 @@ class SearchScreen(ModalScreen["int | None"]):
         matches = find_values(names, query)  # ranks 0-2, no record read
         self._post(worker, query, matches, False, "reading op_names")
         others = [v for v in self.values if not _names_match(v, q)]
-        records = self.values[0].records if self.values else None
-        candidates = _text_hits(others, records, q, cancelled)
+        candidates = _text_hits(others, q, cancelled)
         # find_values orders op_name matches by logical bytes, then id: batches taken
         # in that order keep it.
         candidates.sort(key=lambda v: (-v.logical_bytes, v.value.id))

@@ -12,12 +12,11 @@ from operator import attrgetter
 
 from rich.text import Text
 
-from hlotop.loading.loader import ModuleDump
-from hlotop.model import BufferAllocation, ValueSlot, format_shape_index
+from hlotop.model import BufferAllocation, ModuleDump, ValueSlot, format_shape_index
 from hlotop.model.memory_space import space_names, space_style
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
-from hlotop.ui.messages import AllocationHighlighted, ValueSelected, announce
+from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.legend import space_label
 from hlotop.ui.widgets.row_list import RowList, longest
 from hlotop.units import human_bytes
@@ -101,18 +100,26 @@ class TreeLayout:
 
 
 class AllocationTree(RowList):
-    """Allocations with their values. Posts :class:`ValueSelected` when the cursor is on
-    a value (or on an allocation holding exactly one), else :class:`AllocationHighlighted`."""
+    """Allocations with their values. Tells its owner (:mod:`hlotop.ui.selection`) of the
+    value the cursor is on (or the one value of an allocation holding exactly one), else
+    of the allocation."""
 
     BINDINGS = bindings("allocations")
 
     def __init__(
-        self, dump: ModuleDump, *, id: str | None = "allocations", layout: TreeLayout | None = None
+        self,
+        dump: ModuleDump,
+        *,
+        id: str | None = "allocations",
+        layout: TreeLayout | None = None,
+        owner: SelectionOwner | None = None,
     ):
         """``layout``: :meth:`TreeLayout.of` ``dump``, if it was made beforehand (off
-        the UI thread: at 100 MB it takes a fifth of a second)."""
+        the UI thread: at 100 MB it takes a fifth of a second). ``owner``: who is told
+        of the user's choices (None: nobody)."""
         super().__init__(id=id, classes="pane")
         self.dump = dump
+        self.owner = owner
         self.names = space_names(dump.memory_usage_report)
         self.by_size = True
         self.expanded: set[int] = set()
@@ -244,18 +251,18 @@ class AllocationTree(RowList):
 
     # -- selection ----------------------------------------------------------------
     def cursor_moved(self, index: int) -> None:
-        self._announce(index, open_detail=False)
+        self._tell_owner(index, open_detail=False)
 
-    def _announce(self, index: int, open_detail: bool) -> None:
-        if not self._rows:
+    def _tell_owner(self, index: int, open_detail: bool) -> None:
+        if not self._rows or self.owner is None:
             return
         alloc, slot = self._rows[index]
         if slot is None and len(alloc.values) == 1:
             slot = alloc.values[0]
         if slot is not None:
-            announce(self, ValueSelected(slot.value.id, self.id, open_detail))
+            self.owner.select_value(slot.value.id, self.id, open_detail=open_detail)
         else:
-            announce(self, AllocationHighlighted(alloc.index, self.id, open_detail))
+            self.owner.highlight_allocation(alloc.index, self.id, open_detail=open_detail)
 
     def current(self) -> tuple[BufferAllocation, ValueSlot | None] | None:
         return self._rows[self.cursor] if self._rows else None
@@ -278,12 +285,17 @@ class AllocationTree(RowList):
         self._move_to(alloc_index, value_id)
         return True
 
-    def show_allocation(self, alloc_index: int) -> None:
-        """Put the cursor on allocation ``alloc_index`` and announce it, as if the user
-        had moved there."""
-        if alloc_index in self._position:
-            self._move_to(alloc_index, None)
-            self._announce(self.cursor, open_detail=False)
+    def show_allocation(self, alloc_index: int) -> bool:
+        """Put the cursor on allocation ``alloc_index`` (no telling the owner), folding
+        the allocation unfolded for the previous selection. Returns False when there
+        is no such allocation."""
+        if alloc_index not in self._position:
+            self.hide_selection()
+            return False
+        if self._auto is not None and self._auto != alloc_index:
+            self._set_expanded(self._auto, False)
+        self._move_to(alloc_index, None)
+        return True
 
     def _move_to(self, alloc_index: int, value_id: int | None) -> None:
         row = self.row_of(alloc_index)
@@ -307,7 +319,7 @@ class AllocationTree(RowList):
             return
         alloc, slot = here
         if slot is not None:
-            self._announce(self.cursor, open_detail=True)
+            self._tell_owner(self.cursor, open_detail=True)
         elif alloc.index in self.expanded:
             self.action_collapse()
         else:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from rich.text import Text
 from textual.widget import Widget
 
-from hlotop.loading.loader import ModuleDump
+from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_name, space_names, space_style, space_tag
 from hlotop.units import human_bytes
 

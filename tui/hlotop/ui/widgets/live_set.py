@@ -11,15 +11,14 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.geometry import Size
 
-from hlotop.analysis.analyze import ValueInfo
-from hlotop.loading.loader import ModuleDump
-from hlotop.model import StackTraceNode, format_shape_index
+from hlotop.model import ModuleDump, StackTraceNode, ValueInfo, format_shape_index
 from hlotop.model.memory_space import space_names, space_style
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
-from hlotop.ui.messages import ValueSelected, announce
+from hlotop.ui.selection import SelectionOwner
+from hlotop.ui.textual_compat import set_virtual_size
 from hlotop.ui.widgets.legend import space_label
-from hlotop.ui.widgets.row_list import RowList, longest, set_virtual_size, shown_len
+from hlotop.ui.widgets.row_list import RowList, longest, shown_len
 from hlotop.ui.widgets.steps import LiveIndex, StepIndex
 from hlotop.units import human_bytes, spaced_bytes
 
@@ -45,10 +44,17 @@ class LiveSet(RowList):
     BINDINGS = bindings("live")
 
     def __init__(
-        self, dump: ModuleDump, steps: StepIndex | None = None, *, id: str | None = "live"
+        self,
+        dump: ModuleDump,
+        steps: StepIndex | None = None,
+        *,
+        id: str | None = "live",
+        owner: SelectionOwner | None = None,
     ):
+        """``owner``: who is told of the value the user chooses (None: nobody)."""
         super().__init__(id=id, classes="pane")
         self.dump = dump
+        self.owner = owner
         self.names = space_names(dump.memory_usage_report)
         a = dump.analysis
         self.step = a.peak_step or 0
@@ -299,8 +305,8 @@ class LiveSet(RowList):
 
     def cursor_moved(self, index: int) -> None:
         info = self.current_value()
-        if info is not None:
-            announce(self, ValueSelected(info.value.id, self.id))
+        if info is not None and self.owner is not None:
+            self.owner.select_value(info.value.id, self.id)
 
     def show_value(self, value_id: int | None) -> bool:
         """Put the cursor on ``value_id`` if it is live here (no message); None: no
@@ -324,8 +330,8 @@ class LiveSet(RowList):
                 self.action_collapse()
             return
         info = self.current_value()
-        if info is not None:
-            announce(self, ValueSelected(info.value.id, self.id, open_detail=True))
+        if info is not None and self.owner is not None:
+            self.owner.select_value(info.value.id, self.id, open_detail=True)
 
     def action_expand(self) -> None:
         if not self._rows:

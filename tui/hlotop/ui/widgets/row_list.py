@@ -15,9 +15,9 @@ from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widget import Widget
 
 from hlotop.safe_text import printable
+from hlotop.ui.textual_compat import set_virtual_size
 
 GUTTER_FOCUSED = "▶"
 GUTTER_BLURRED = "›"
@@ -264,21 +264,6 @@ def longest(lengths, cap: int, least: int = 0) -> int:
 def shown_len(text: str) -> int:
     """``len(printable(text))``, without building it for the usual printable text."""
     return len(text) if text.isprintable() else len(printable(text))
-
-
-def set_virtual_size(widget: Widget, size: Size) -> None:
-    """Change a Line API widget's scrollable size without a layout pass of the whole
-    screen (assigning ``virtual_size`` asks for one, which costs tens of ms on every
-    step or selection that changes a row count). Only the widget's scrollbars change;
-    if one appears or goes, Textual asks for the layout itself."""
-    if widget.virtual_size == size:
-        return
-    if not widget.is_mounted or not widget.container_size:
-        widget.virtual_size = size  # not laid out yet: the first layout takes it
-        return
-    widget.set_reactive(Widget.virtual_size, size)
-    widget._scroll_update(size)  # as Widget._size_updated does with layout=False
-    widget.refresh()
 
 
 def text_strip(console, text: Text) -> Strip:

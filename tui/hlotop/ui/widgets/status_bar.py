@@ -6,8 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from hlotop.analysis.analyze import ValueInfo
-from hlotop.model import BufferAllocation
+from hlotop.model import BufferAllocation, ValueInfo
 from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, spaced_bytes

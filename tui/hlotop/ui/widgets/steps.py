@@ -10,8 +10,7 @@ from itertools import accumulate
 
 from rich.text import Text
 
-from hlotop.analysis.analyze import ValueInfo
-from hlotop.loading.loader import ModuleDump
+from hlotop.model import ModuleDump, ValueInfo
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from hlotop.loading.loader import ModuleDump
+from hlotop.model import ModuleDump
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 

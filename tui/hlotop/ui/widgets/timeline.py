@@ -17,12 +17,11 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hlotop.analysis.analyze import ValueInfo
-from hlotop.loading.loader import ModuleDump
+from hlotop.model import ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
-from hlotop.ui.messages import StepChanged, ValueSelected, announce
+from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.legend import space_fill
 from hlotop.ui.widgets.row_list import longest, text_strip
 from hlotop.ui.widgets.steps import StepIndex, no_live_ranges, step_summary
@@ -93,10 +92,17 @@ class Timeline(ScrollView, can_focus=True):
     """
 
     def __init__(
-        self, dump: ModuleDump, steps: StepIndex | None = None, *, id: str | None = "timeline"
+        self,
+        dump: ModuleDump,
+        steps: StepIndex | None = None,
+        *,
+        id: str | None = "timeline",
+        owner: SelectionOwner | None = None,
     ):
+        """``owner``: who is told of the user's choices of step and value (None: nobody)."""
         super().__init__(id=id, classes="pane")
         self.dump = dump
+        self.owner = owner
         a = dump.analysis
         steps = steps if steps is not None else StepIndex(a.values, a.max_time)
         self.rows: list[ValueInfo] = steps.rows
@@ -230,15 +236,15 @@ class Timeline(ScrollView, can_focus=True):
         self.step = max(0, min(step, self.max_time))
         self._keep_visible()
         self.refresh()
-        if notify:
-            announce(self, StepChanged(self.step))
+        if notify and self.owner is not None:
+            self.owner.step_changed(self.step)
 
     def set_row(self, row: int, *, notify: bool = True) -> None:
         if not self.rows:
             return
         self._select_row(max(0, min(row, len(self.rows) - 1)))
-        if notify:
-            announce(self, ValueSelected(self.rows[self.row].value.id, self.id))
+        if notify and self.owner is not None:
+            self.owner.select_value(self.rows[self.row].value.id, self.id)
 
     def show_value(self, value_id: int | None) -> bool:
         """Highlight the row of ``value_id`` and scroll to it (no message); None: no

@@ -20,17 +20,14 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hlotop.analysis.analyze import ValueInfo
-from hlotop.loading.loader import ModuleDump
-from hlotop.model import BufferAllocation
+from hlotop.model import BufferAllocation, ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_names, space_style
 from hlotop.safe_text import printable
-from hlotop.shapes.grammar import try_parse_shape
-from hlotop.shapes.shape import ArrayShape, BufferShape
+from hlotop.shapes import ArrayShape, BufferShape, try_parse_shape
 from hlotop.ui.bindings import bindings
+from hlotop.ui.textual_compat import set_virtual_size
 from hlotop.ui.widgets.allocation_tree import kinds_text
 from hlotop.ui.widgets.legend import space_label
-from hlotop.ui.widgets.row_list import set_virtual_size
 from hlotop.ui.widgets.steps import instruction_at
 from hlotop.units import human_bytes
 

@@ -1,0 +1,102 @@
+"""Every use hlotop makes of Textual's private API, each with the reason for it.
+
+Textual is pinned (``textual==8.2.8`` in pyproject.toml); a new release may rename or
+remove any name used here, and this module is the only place to look when it does. Each
+function says which private name it touches, why no public API would do, and what to
+check on an upgrade. Nothing else under ``hlotop/ui`` touches a private Textual name
+(``tests/test_textual_compat.py`` checks that).
+"""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from textual.app import App
+from textual.geometry import Size
+from textual.screen import Screen
+from textual.widget import Widget
+
+
+def set_virtual_size(widget: Widget, size: Size) -> None:
+    """Change a Line API widget's scrollable size without a layout pass of the whole
+    screen.
+
+    Why private: assigning ``widget.virtual_size`` (public) asks the screen for a
+    layout, which costs tens of ms at 120x40 on every step or selection that changes
+    a row count. Setting the reactive without its watcher (public ``set_reactive``)
+    leaves the scrollbars with the old size; ``Widget._scroll_update`` is what Textual
+    itself calls to resize them when only the virtual size changed
+    (``Widget._size_updated`` with ``layout=False``). If a scrollbar appears or goes,
+    Textual asks for the layout by itself. On an upgrade: check that
+    ``_size_updated`` still calls ``_scroll_update(virtual_size)``."""
+    if widget.virtual_size == size:
+        return
+    if not widget.is_mounted or not widget.container_size:
+        widget.virtual_size = size  # not laid out yet: the first layout takes it
+        return
+    widget.set_reactive(Widget.virtual_size, size)
+    widget._scroll_update(size)
+    widget.refresh()
+
+
+class UnhandledExceptionHook:
+    """Mix into an ``App`` (before ``App`` in the bases) to be told of every exception
+    nobody caught inside the running app: :meth:`unhandled_exception` is called with it.
+
+    Why private: Textual 8.2.8 has no public hook for them; every one (a key handler,
+    a message handler, a worker, a paint) goes to ``App._handle_exception``, which
+    prints a Rich traceback with locals once the app has exited. On an upgrade: check
+    that ``_handle_exception`` is still the one place they all go."""
+
+    def _handle_exception(self, error: Exception) -> None:
+        self.unhandled_exception(error)
+
+    def unhandled_exception(self, error: Exception) -> None:
+        """Textual's own handling (override it to replace it)."""
+        super()._handle_exception(error)  # type: ignore[misc]
+
+
+def keep_exception_for_tests(app: App, error: BaseException) -> None:
+    """Keep ``error`` as the app's first unhandled exception, as
+    ``App._handle_exception`` does, so that ``App.run_test`` re-raises it when the test
+    ends (a test that drives the app then sees the bug).
+
+    Why private: ``run_test`` reads ``App._exception``, set with
+    ``App._exception_event``, and nothing public sets them."""
+    if getattr(app, "_exception", None) is None:
+        app._exception = error  # type: ignore[assignment]
+        app._exception_event.set()
+
+
+def set_exit_message(app: App, renderable: RenderableType) -> None:
+    """Make ``renderable`` the only message printed when the app has exited.
+
+    Why private: ``App.exit(message=...)`` appends to ``App._exit_renderables``, and
+    Textual prints every entry plus a note when there are several; a crash must print
+    exactly one line, whatever was queued before."""
+    app._exit_renderables[:] = [renderable]
+
+
+def stop_processing_messages(app: App) -> None:
+    """Make the app stop at once, without waiting for its message queue to reach the
+    exit message (the app may be broken: a crash).
+
+    Why private: this is what ``App._handle_exception`` itself does
+    (``App._close_messages_no_wait``); ``App.exit`` only queues the exit."""
+    app._close_messages_no_wait()
+
+
+def screen_lines(screen: Screen) -> list[str]:
+    """The text of every line of ``screen`` as last composed, for tests.
+
+    Why private: the compositor (``Screen._compositor``) is the only place that holds
+    the screen as painted, all widgets and layers combined; ``App.export_screenshot``
+    gives an SVG instead of text."""
+    return ["".join(seg.text for seg in strip) for strip in screen._compositor.render_strips()]
+
+
+def screen_strips(screen: Screen):
+    """The Strips of every line of ``screen`` as last composed, styles included (for
+    tests of contrast).
+
+    Why private: as :func:`screen_lines`, the compositor (``Screen._compositor``)."""
+    return list(screen._compositor.render_strips())
