@@ -1,0 +1,95 @@
+"""The bytes live at each schedule step and XLA's peak moment (``HloLiveRange``'s
+sweep), the live set at a step, and the allocation space a set of values occupies."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from itertools import accumulate
+
+from hlotop.model import ValueInfo
+
+
+def xla_peak_step(ranges: Iterable[tuple[int, int, int]]) -> tuple[int, int]:
+    """XLA's peak moment (``HloLiveRange::ComputePeakMemoryMoment``).
+
+    ``ranges`` are ``(start, end, bytes)`` with inclusive steps and the defining
+    instruction's ByteSizeOf. Events at ``start`` (+) and ``end + 1`` (-) are swept in
+    (time, is_end) order, so starts at a step count before ends at that step; the
+    earliest strict maximum wins, 0 if there is none. Returns ``(step, bytes at the
+    sweep's maximum)``. Raises nothing.
+    """
+    starts: dict[int, int] = {}
+    ends: dict[int, int] = {}
+    starts_get, ends_get = starts.get, ends.get
+    for start, end, size in ranges:
+        starts[start] = starts_get(start, 0) + size
+        ends[end + 1] = ends_get(end + 1, 0) + size
+    usage = peak = peak_time = 0
+    for t in sorted(starts.keys() | ends.keys()):
+        usage += starts_get(t, 0)
+        if usage > peak:
+            peak, peak_time = usage, t
+        usage -= ends_get(t, 0)
+    return peak_time, peak
+
+
+def live_bytes_per_step(infos: Iterable[ValueInfo], max_time: int) -> list[int]:
+    """Logical bytes of the values live at each step 0..max_time (``start <= t <= end``).
+
+    Returns a list of ``max_time + 1`` ints. Raises nothing.
+    """
+    diff = [0] * (max_time + 2)
+    for info in infos:
+        live = info.live
+        if live is None:
+            continue
+        start, end = live.start, live.end
+        if start < 0 or end > max_time:  # only in damaged dumps: clamp to the schedule
+            start = min(max(start, 0), max_time + 1)
+            end = min(max(end, -1), max_time)
+        if end < start:
+            continue
+        diff[start] += info.logical_bytes
+        diff[end + 1] -= info.logical_bytes
+    diff.pop()
+    return list(accumulate(diff))
+
+
+def live_set(infos: Iterable[ValueInfo], step: int) -> list[ValueInfo]:
+    """Values live at ``step``, in XLA's peak-list order: logical bytes descending,
+    then instruction name, then ShapeIndex."""
+    live = [i for i in infos if i.is_live_at(step)]
+    live.sort(key=lambda i: (-i.logical_bytes, i.value.name, i.value.shape_index or ()))
+    return live
+
+
+def occupied_bytes(infos: Iterable[ValueInfo]) -> int:
+    """Bytes of allocation space the values occupy: the union of their slots'
+    ``[offset, offset + size)`` ranges in each allocation, padding included.
+
+    Unlike a sum of logical bytes (XLA's peak figure), values that share a slice of an
+    allocation (a donated parameter and the output aliasing it, a bitcast) count once.
+    Values with no allocation line count their logical bytes. Raises nothing.
+    """
+    by_alloc: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    loose = 0
+    for info in infos:
+        if info.slot is None:
+            loose += info.logical_bytes
+        else:
+            by_alloc[info.slot.allocation].append(
+                (info.slot.offset, info.slot.offset + info.slot.size)
+            )
+    total = loose
+    for ranges in by_alloc.values():
+        ranges.sort()
+        cur_start, cur_end = ranges[0]
+        for start, end in ranges[1:]:
+            if start > cur_end:
+                total += cur_end - cur_start
+                cur_start, cur_end = start, end
+            else:
+                cur_end = max(cur_end, end)
+        total += cur_end - cur_start
+    return total
