@@ -71,6 +71,10 @@ def preview(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Modul
                 return None
             head, read = _allocation_section(main)
             peak_step = _peak_step(kinds.get("live-range") or main)
+            values = kinds.get("values")
+            if values is not None:  # its first lines hold Total bytes used (jax >= 0.10)
+                with open(values, "rb") as f:
+                    head += b"\n" + f.read(4096)
         else:
             head, read = _allocation_section(main)
             peak_step = _peak_step(main)
