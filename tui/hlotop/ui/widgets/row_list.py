@@ -151,11 +151,17 @@ class RowList(ScrollView, can_focus=True):
         return index
 
     @property
+    def view_height(self) -> int:
+        """Lines on screen: the pane's height less a horizontal scrollbar, which is
+        drawn over the last line (``size`` counts it)."""
+        return self.scrollable_content_region.height
+
+    @property
     def visible_rows(self) -> int:
-        return max(1, self.size.height - self.fixed_height)
+        return max(1, self.view_height - self.fixed_height)
 
     def scroll_cursor_into_view(self, center: bool = False) -> None:
-        if self.size.height == 0:
+        if self.view_height == 0:
             return
         top = self.scroll_offset.y
         visible = self.visible_rows

@@ -130,7 +130,8 @@ class Timeline(ScrollView, can_focus=True):
     # -- geometry -------------------------------------------------------------------
     # Computed once per size and zoom (``self.size`` is too slow to ask per cell).
     def _update_geometry(self) -> _Geometry:
-        width, height = self.size
+        # Less the scrollbars, which are drawn over the last line and columns.
+        width, height = self.scrollable_content_region.size
         key = (width, height, self.zoom_level)
         if self._geo_key == key:
             return self._geo
@@ -229,6 +230,10 @@ class Timeline(ScrollView, can_focus=True):
         self._relayout()
         self._keep_visible()
 
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        # The bars are narrower or wider by its width: the fitting zoom may change.
+        self.call_after_refresh(self._relayout)
+
     # -- state changes ------------------------------------------------------------
     def set_step(self, step: int, *, notify: bool = True) -> None:
         if not self.counts:
@@ -291,10 +296,10 @@ class Timeline(ScrollView, can_focus=True):
         self._keep_visible(center_col=True)
 
     def _keep_visible(self, center_row: bool = False, center_col: bool = False) -> None:
-        height = self.size.height
+        self._update_geometry()
+        height = self.scrollable_content_region.height
         if height == 0:
             return
-        self._update_geometry()
         visible = max(1, height - self.header_height)
         top = self.scroll_offset.y
         if center_row and not top <= self.row < top + visible:
@@ -332,7 +337,8 @@ class Timeline(ScrollView, can_focus=True):
 
     def action_row_page(self, direction: int) -> None:
         self._update_geometry()
-        self.set_row(self.row + direction * max(1, self.size.height - self.header_height))
+        height = self.scrollable_content_region.height
+        self.set_row(self.row + direction * max(1, height - self.header_height))
 
     def action_zoom(self, delta: int) -> None:
         self.set_zoom(self._effective_level() + delta)

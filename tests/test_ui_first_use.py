@@ -1,0 +1,125 @@
+"""What a new user ran into on first use (issue 9), each checked as the user met it:
+keys in, what the screen shows out."""
+
+from __future__ import annotations
+
+from textual import events
+
+from conftest import sample
+from hlotop.ui.app import HlotopApp
+from hlotop.ui.screens.main import MainScreen
+from hlotop.ui.widgets.row_list import RowList
+from hlotop.ui.widgets.timeline import Timeline
+from test_app_pilot import TPU, pilot_test, started
+
+JAX_BIG = (
+    "jax/jax-0.10.2/transformer_big/module_0016.jit_transformer_train_step."
+    "cpu_after_optimizations-buffer-assignment.txt"
+)  # 1 000+ allocations, long op_names: both scrollbars in every list pane
+
+
+def burst(app: HlotopApp, *keys: str) -> None:
+    """Hand ``keys`` to the app at once, as a terminal does when they are typed (or
+    pasted) faster than a frame: none is handled before the last is queued."""
+    for key in keys:
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        app.post_message(event)
+
+
+def cursor_on_screen(pane: RowList) -> bool:
+    """Whether the cursor row is drawn where it can be seen: above the horizontal
+    scrollbar, under the fixed lines."""
+    y = pane.fixed_height + pane.cursor - pane.scroll_offset.y
+    return pane.fixed_height <= y < pane.scrollable_content_region.height
+
+
+# -- keys typed in the same burst as a pane switch -----------------------------------------
+
+
+@pilot_test
+async def test_keys_typed_with_a_pane_switch_go_to_the_new_pane():
+    """``2 → → →`` moves the timeline's cursor three steps; the tree (the pane before)
+    is not touched."""
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        tree, timeline = screen.tree, screen.timeline
+        rows, step = tree.row_count(), timeline.step
+        burst(app, "2", "home", "right", "right", "right")
+        await pilot.pause()
+        assert app.focused is timeline
+        assert timeline.step == 3 == screen.step
+        assert tree.row_count() == rows and not tree.expanded  # nothing expanded
+        burst(app, "1", "G")
+        await pilot.pause()
+        assert tree.cursor == tree.row_count() - 1
+        assert timeline.step == 3 and step is not None
+
+
+@pilot_test
+async def test_keys_typed_with_a_pane_switch_on_a_small_terminal():
+    """One pane at a time: ``3`` shows the live set and ``G`` (typed at once) goes to
+    its last row, not to the tree's."""
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await started(app, pilot)
+        burst(app, "3", "G")
+        await pilot.pause()
+        live = screen.live
+        assert screen.active == "live" and app.focused is live
+        assert live.cursor == max(i for i in range(live.row_count()) if live.selectable(i))
+
+
+# -- the last row of a long list, under the horizontal scrollbar --------------------------
+
+
+async def _last_row_shown(pilot, screen: MainScreen, pane_key: str, pane: RowList) -> None:
+    await pilot.press(pane_key, "G")
+    await pilot.pause()
+    if screen.size.width >= 120:  # two panes a row: a horizontal scrollbar in each
+        assert pane.show_horizontal_scrollbar
+    assert pane.cursor == max(i for i in range(pane.row_count()) if pane.selectable(i))
+    assert cursor_on_screen(pane), (pane.id, pane.cursor, pane.scroll_offset)
+    await pilot.press("g", "pagedown", "pagedown")
+    await pilot.pause()
+    assert cursor_on_screen(pane), (pane.id, pane.cursor, pane.scroll_offset)
+
+
+@pilot_test
+async def test_G_shows_the_last_row_above_the_scrollbar():
+    for size in ((120, 40), (80, 24)):
+        app = HlotopApp(sample(JAX_BIG))
+        async with app.run_test(size=size) as pilot:
+            screen = await started(app, pilot)
+            await _last_row_shown(pilot, screen, "1", screen.tree)
+            await pilot.press("2", "p", "3")  # a live set longer than the pane
+            await pilot.pause()
+            await _last_row_shown(pilot, screen, "3", screen.live)
+
+
+@pilot_test
+async def test_every_value_chosen_elsewhere_is_shown_in_the_tree_and_the_timeline():
+    """A value chosen by search (or in another pane) is put on screen in the tree and
+    the timeline, wherever it is in them: values from first to last, one after the
+    other."""
+    app = HlotopApp(sample(JAX_BIG))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("2", "plus", "plus", "plus")  # zoomed in: a horizontal scrollbar
+        await pilot.press("1")
+        await pilot.pause()
+        tree, timeline = screen.tree, screen.timeline
+        assert tree.show_horizontal_scrollbar and timeline.show_horizontal_scrollbar
+        values = screen.dump.analysis.values
+        for info in values[:: max(1, len(values) // 150)] + values[-5:]:
+            screen.select_value(info.value.id)
+            if info.slot is not None:
+                assert cursor_on_screen(tree), info.value.id
+            if info.live is not None:
+                assert timeline_row_on_screen(timeline), info.value.id
+
+
+def timeline_row_on_screen(timeline: Timeline) -> bool:
+    y = timeline.header_height + timeline.row - timeline.scroll_offset.y
+    return timeline.header_height <= y < timeline.scrollable_content_region.height
