@@ -12,7 +12,7 @@ import pytest
 from parsy import ParseError
 
 from conftest import SAMPLES
-from hlotop.parse import allocations, live_range, values
+from hlotop.parse import allocations, live_range, memory_report, stack_trace, values
 from hlotop.parse.dump import split_lines
 
 FORMS = {
@@ -26,8 +26,13 @@ FORMS = {
     "sequence": live_range.SEQUENCE_LINE,
     "buffer": live_range.BUFFER_LINE,
     "peak": live_range.PEAK_LINE,
+    "stack trace": stack_trace.TREE_LINE,
+    "report allocation": allocations.REPORT_ALLOCATION_LINE,
+    "report row": memory_report.TABLE_ROW,
+    "report list row": memory_report.LIST_ROW,
 }
 DUMPS = sorted(p for p in SAMPLES.rglob("*.txt") if "memory-usage-report" not in p.name)
+REPORTS = sorted(p for p in SAMPLES.rglob("*-memory-usage-report.txt"))
 
 
 @pytest.mark.parametrize("kind", FORMS)
@@ -35,8 +40,9 @@ def test_fast_path_agrees_with_the_fine_grammar(kind):
     form = FORMS[kind]
     context = tuple(range(7, 7 + len(form.context)))  # an allocation, a line number
     matched = 0
-    for path in DUMPS:
+    for path in DUMPS + REPORTS:
         for line in split_lines(Path(path).read_text()):
+            line = line.lstrip("\t") if kind == "report row" else line
             m = form.match(line)
             if m is None:
                 continue
@@ -267,3 +273,38 @@ def test_long_scans_in_pieces_find_what_one_scan_finds(monkeypatch):
         assert scan.contains(data, b"\n positions:\n") and not scan.contains(data, b"\r\n")
         assert scan.contains(data.replace(b"\n", b"\r\n"), b"\r\n")
         assert loader.read_text(str(path), data, []) is data
+
+
+def test_shapes_read_by_the_shortcuts_as_by_the_grammar():
+    """parse_shape reads plain arrays by one match and splits tuples into their elements:
+    on every shape of every sample (value lines, parameters, outputs, defining
+    instructions), it gives what the character-level grammar gives, or fails where
+    it fails."""
+    from hlotop import load
+    from hlotop.shapes.grammar import parse_shape, shape
+
+    texts: set[str] = set()
+    for path in DUMPS:
+        if not path.name.endswith(("-buffer-assignment.txt", ".txt")) or "live-range" in path.name:
+            continue
+        try:
+            m = load(path)
+        except Exception:  # noqa: BLE001 - module texts and siblings are not dumps
+            continue
+        for a in m.allocations:
+            texts.update(s.shape for s in a.values)
+            texts.update(t for t in (a.parameter_shape, a.output_shape) if t)
+        texts.update(
+            r.instruction.shape for r in m.used_values if r.instruction and r.instruction.shape
+        )
+    tuples = 0
+    for text in texts:
+        try:
+            expected = shape.parse(text)
+        except ParseError:
+            with pytest.raises(ParseError):
+                parse_shape(text)
+            continue
+        assert parse_shape(text) == expected, text
+        tuples += text.startswith("(")
+    assert tuples > 10 and len(texts) > 100

@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import AnyStr, TypeAlias
 
 from parsy import regex, string
 
-from hlotop.model import Diagnostic, ParsedSections, UsedValues
+from hlotop.model import Diagnostic, ParsedSections, UsedValue, UsedValues
 from hlotop.parse import live_range as lr
 from hlotop.parse import scan
 from hlotop.parse.allocations import AllocationSection
@@ -58,12 +59,16 @@ class ReadHooks:
 
     pause: Callable[[], object] | None = None  # every 4096 lines: a browser gives way
     # to key presses in it
-    on_records: Callable[[UsedValues], object] | None = None  # a Used values section,
-    # once indexed, before the rest of its file is read
+    # a Used values section, once indexed, before the rest of its file is read
+    on_records: Callable[[UsedValues[str] | UsedValues[bytes]], object] | None = None
     stage: Callable[[str], object] | None = None  # what is read now: "allocations 45%"
 
 
 _NO_HOOKS = ReadHooks()
+# What reads the lines of one section (parse_text's ``section``: the one reading now).
+_Section: TypeAlias = (
+    AllocationSection | UsedValuesSection | lr.LiveRangeSection | MemoryReportSection
+)
 _STAGE_NAMES = {
     AllocationSection: "allocations",
     lr.LiveRangeSection: "live ranges",
@@ -72,7 +77,7 @@ _STAGE_NAMES = {
 
 
 def parse_text(
-    path: str, text: str | bytes, diagnostics: list[Diagnostic], hooks: ReadHooks = _NO_HOOKS
+    path: str, text: AnyStr, diagnostics: list[Diagnostic], hooks: ReadHooks = _NO_HOOKS
 ) -> ParsedSections:
     """Parse the text of one dump file of any layout or era.
 
@@ -95,7 +100,7 @@ def parse_text(
     report: MemoryReportSection | None = None
     total: int | None = None
     saw_ba = saw_values = unavailable = False
-    section = None  # the section object whose lines come now
+    section: _Section | None = None  # the section object whose lines come now
     skipping = False  # inside a "*** Begin <file> ***" block of some other dump file
     for first_line, lines in chunks:
         n = len(lines)
@@ -110,8 +115,9 @@ def parse_text(
                 next_pause = i + _PAUSE_EVERY
             # Most lines are ordinary lines of the section being read: let it take a run
             # of them by their one-match path before any dispatch.
-            if section is not None and (section is allocations or section is live):
-                taken = section.take_run(lines, i, min(n, next_pause), first_line)
+            runs = allocations if section is allocations else live if section is live else None
+            if runs is not None:
+                taken = runs.take_run(lines, i, min(n, next_pause), first_line)
                 if taken > i:
                     i = taken
                     continue
@@ -209,7 +215,7 @@ _NOT_A_RECORD_LINE = re.compile(r"\n[^ <\n]")
 _NOT_A_RECORD_LINE_BYTES = re.compile(rb"\n[^ <\n]")
 
 
-def _records_end(text: str | bytes, start: int) -> int:
+def _records_end(text: AnyStr, start: int) -> int:
     """Offset of the first line from ``start`` on that starts with one of
     :data:`_AFTER_RECORDS`, or ``len(text)``."""
     if isinstance(text, bytes):
@@ -229,20 +235,19 @@ def _records_end(text: str | bytes, start: int) -> int:
     return len(text)
 
 
-def _find_line(text: str | bytes, line: str) -> int:
+def _find_line(text: AnyStr, line: str) -> int:
     """Offset of the first line equal to ``line``, or -1."""
     nl = newline_of(text)
-    if isinstance(text, bytes):
-        line = line.encode()
-    if text.startswith(line + nl) or text == line:
+    want = line.encode() if isinstance(text, bytes) else line
+    if text.startswith(want + nl) or text == want:
         return 0
-    at = text.find(nl + line + nl)
-    if at < 0 and text.endswith(nl + line):
-        at = len(text) - len(line) - 1
+    at = text.find(nl + want + nl)
+    if at < 0 and text.endswith(nl + want):
+        at = len(text) - len(want) - 1
     return at + 1 if at >= 0 else -1
 
 
-def _lines(text: str | bytes) -> list[str]:
+def _lines(text: AnyStr) -> list[str]:
     """:func:`split_lines` of ``text`` (decoded if bytes), :data:`~scan.SCAN`
     characters at a time: one split of a 500 MB dump's allocations held the interpreter
     for 0.2 s."""
@@ -257,7 +262,9 @@ def _lines(text: str | bytes) -> list[str]:
     return lines
 
 
-def _cut_records(path: str, text: str | bytes):
+def _cut_records(
+    path: str, text: AnyStr
+) -> tuple[UsedValues[AnyStr] | None, list[tuple[int, list[str]]]]:
     """Cut the body of the first ``Used values:`` section out as a lazy
     :class:`~hlotop.model.UsedValues`; return it (or None) and the rest as (first line, lines) chunks.
     ``text`` may be the file's bytes if they are all ASCII: only the rest is decoded."""
@@ -272,7 +279,9 @@ def _cut_records(path: str, text: str | bytes):
     return table, [(1, _lines(text[:body_start])), (tail_first, _lines(text[body_end:]))]
 
 
-def _records_of(table: UsedValues | None, eager: list, sink: Sink):
+def _records_of(
+    table: UsedValues[AnyStr] | None, eager: list[UsedValue], sink: Sink
+) -> UsedValues[AnyStr] | tuple[UsedValue, ...]:
     if table is None:
         return tuple(eager)
     if eager:
@@ -287,7 +296,7 @@ def _next_nonblank(lines: list[str], i: int) -> str | None:
     return None
 
 
-def _unexpected(sink: Sink, line: str, lineno: int, section) -> None:
+def _unexpected(sink: Sink, line: str, lineno: int, section: _Section | None) -> None:
     where = {
         AllocationSection: "an allocation line 'allocation N: size S, ...:' or ' value: <...>'",
         UsedValuesSection: "a value record line ('<id name @color>', ' positions:', ' uses:', "

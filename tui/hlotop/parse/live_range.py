@@ -54,6 +54,7 @@ PEAK_LINE = LineForm(
 
 _buffer_match, _build_buffer = BUFFER_LINE.pattern.match, BUFFER_LINE.build
 _sequence_match = SEQUENCE_LINE.pattern.match
+_peak_match, _build_peak = PEAK_LINE.pattern.match, PEAK_LINE.build
 
 
 class LiveRangeSection:
@@ -74,8 +75,8 @@ class LiveRangeSection:
         self._buffers_line = 0  # line of "  BufferLiveRange:", which ends the sequence
 
     def take_run(self, lines: list[str], i: int, stop: int, first_line: int) -> int:
-        """Read the ordinary lines of the current sub-section (instruction sequence or
-        live ranges) from ``lines[i]`` on, at most up to ``lines[stop]``, by their
+        """Read the ordinary lines of the current sub-section (instruction sequence, live
+        ranges, peak list or stack-trace tree) from ``lines[i]`` on, at most up to ``lines[stop]``, by their
         one-match path; ``first_line`` is the 1-based line number of ``lines[0]``.
         Returns the index of the first line not taken (``i`` if none was), which goes
         through :meth:`feed`."""
@@ -96,6 +97,16 @@ class LiveRangeSection:
                     break
                 sequence.append(m.group(2))
                 j += 1
+        elif self._state == "peak":
+            entries = self.peak_entries
+            while j < stop:
+                m = _peak_match(lines[j])
+                if m is None:
+                    break
+                entries.append(_build_peak(m, first_line + j))
+                j += 1
+        elif self._state == "stack":
+            j = self.stack.take_run(lines, j, stop, first_line)
         return j
 
     def feed(self, line: str, lineno: int) -> bool:

@@ -8,7 +8,8 @@ from parsy import regex, seq, string
 
 from hlotop.model import MemorySpaceReport, MemoryUsageReport, ReportAllocation, ReportRow
 from hlotop.parse.allocations import REPORT_ALLOCATION_LINE
-from hlotop.parse.tokens import Sink, human_bytes_token
+from hlotop.parse.line_form import Field, LineForm, Lit, Part, Skip
+from hlotop.parse.tokens import Sink, int_field
 from hlotop.shapes.grammar import integer
 
 SORTED_HEADER = "Allocations sorted by size:"
@@ -16,24 +17,44 @@ DETAIL_HEADER = "Allocations sorted by size with their values:"
 LIST_COLUMNS = "cumulative_size; total_size - cumulative_size; allocation"
 TABLE_COLUMNS = "cumulative_size;       size;       offset; used_by_n_values; shapes_list"
 
-_pct = regex(r"\(\s*(\d+(?:\.\d+)?)%\); ", group=1).map(float)
+_SIZE = r"-?\d+(?:\.\d+)?(?:B|KiB|MiB|GiB|TiB|PiB|EiB)"  # as printed: 36.0KiB
+
+
+def _sizes_and_share() -> tuple[Part, ...]:
+    """``"   22.5KiB( 62%);    13.5KiB; "``: a cumulative size, its share, a size."""
+    return (
+        Skip(r"\s*", "spaces"),
+        Field("cumulative_size", _SIZE, "a size like 36.0KiB"),
+        Lit("("),
+        Skip(r"\s*", "spaces"),
+        Field("percent", r"\d+(?:\.\d+)?", "a percentage", float),
+        Lit("%); "),
+        Skip(r"\s*", "spaces"),
+        Field("size", _SIZE, "a size like 36.0KiB"),
+        Lit("; "),
+    )
+
+
 # "   22.5KiB( 62%);    13.5KiB; allocation 4: size 22.5KiB, preallocated-temp:"
-LIST_ROW = seq(
-    regex(r"\s*") >> human_bytes_token,
-    _pct,
-    regex(r"\s*") >> human_bytes_token << string("; "),
-    regex(r"allocation .*"),
+LIST_ROW = LineForm(
+    "memory report allocation row",
+    *_sizes_and_share(),
+    Field("allocation", r"allocation .*", "an allocation line"),
 )
-_shape_item = seq(
-    regex(r"(\d+)×", group=1).map(int).optional(), regex(r"[^,(]+(?:\([^)]*\))?|\([^)]*\)")
-)
-TABLE_ROW = seq(
-    regex(r"\s*") >> human_bytes_token,
-    _pct,
-    regex(r"\s*") >> human_bytes_token << string("; "),
-    regex(r"\s*") >> integer << string("; "),
-    regex(r"\s*") >> integer << string("; "),
-    regex(r".*"),
+# "    36.0KiB( 100%);     36.0KiB;            0;                1; f32[3,3072]" (era B
+# rows start with a tab)
+TABLE_ROW = LineForm(
+    "memory report table row",
+    *_sizes_and_share(),
+    Skip(r"\s*", "spaces"),
+    int_field("offset", "a byte offset"),
+    Lit("; "),
+    Skip(r"\s*", "spaces"),
+    int_field("used_by_n_values", "a count of values"),
+    Lit("; "),
+    Field("shapes", r".*", "a list of shapes", lambda text: _split_shapes(text)),
+    make=ReportRow,
+    context=("line",),
 )
 SPACE_HEADER = seq(
     string("Memory Space: ") >> regex(r"\S+"), string(" (color=") >> integer << string(")")
@@ -119,13 +140,13 @@ class MemoryReportSection:
         return True
 
     def _list_row(self, line: str, lineno: int) -> None:
-        parsed = self.sink.parse(LIST_ROW, line, lineno, "memory report allocation row")
-        if parsed is None:
+        row = LIST_ROW.read(self.sink, line, lineno)
+        if row is None:
             return
-        alloc = REPORT_ALLOCATION_LINE.read(self.sink, parsed[3], lineno)
+        alloc = REPORT_ALLOCATION_LINE.read(self.sink, row["allocation"], lineno)
         if alloc is not None:
             self.listed.append(
-                ReportAllocation(alloc["index"], alloc["size"], parsed[3], list_line=lineno)
+                ReportAllocation(alloc["index"], alloc["size"], row["allocation"], list_line=lineno)
             )
 
     def _detail_header(self, line: str, lineno: int) -> None:
@@ -135,12 +156,9 @@ class MemoryReportSection:
             self._detail[alloc["index"]] = self._table
 
     def _table_row(self, line: str, lineno: int) -> None:
-        parsed = self.sink.parse(TABLE_ROW, line.lstrip("\t"), lineno, "memory report table row")
-        if parsed is not None:
-            cum, pct, size, offset, n, shapes = parsed
-            self._table["rows"].append(
-                ReportRow(cum, pct, size, offset, n, _split_shapes(shapes), lineno)
-            )
+        row = TABLE_ROW.read(self.sink, line.lstrip("\t"), lineno, lineno)
+        if row is not None:
+            self._table["rows"].append(row)
 
     def finish(self) -> MemoryUsageReport:
         """The report; era A tables are joined to their allocation rows by index (the

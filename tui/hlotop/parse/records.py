@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from typing import AnyStr
 
 from hlotop.model import Diagnostic, HloValue, UsedValue, UsedValues
 from hlotop.parse.tokens import NAME_RE, Sink
@@ -47,10 +48,10 @@ class _RecordGrammar:
     one-match path (:data:`RECORD`), else line by line by the grammar of
     :mod:`hlotop.parse.values`, which reports what it cannot read."""
 
-    def index(self, text: str | bytes, begin: int, end: int) -> tuple[array, array]:
+    def index(self, text: AnyStr, begin: int, end: int) -> tuple[array, array]:
         starts, ids = array("q"), array("q")
         pattern = _RECORD_START_BYTES if isinstance(text, bytes) else _RECORD_START
-        for m in pattern.finditer(text, begin, end):  # type: ignore[arg-type]
+        for m in pattern.finditer(text, begin, end):
             vid = int(m.group(1))
             if vid >= 1 << 63:  # no value id: its lines go with the record before,
                 continue  # and are reported when it is read
@@ -90,12 +91,12 @@ RECORDS = _RecordGrammar()
 
 def used_values(
     path: str,
-    text: str | bytes,
+    text: AnyStr,
     first_line: int,
     begin: int = 0,
     end: int | None = None,
     end_line: int | None = None,
-) -> UsedValues:
+) -> UsedValues[AnyStr]:
     """The lazy collection of the records in ``text[begin:end]`` (the body of a ``Used
     values:`` section; ``first_line`` is the 1-based line of ``text[begin]``,
     ``end_line`` that of ``text[end]`` if known), read with this module's grammar."""

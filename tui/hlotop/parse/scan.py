@@ -4,15 +4,17 @@ browser's keys wait for it (a 500 MB dump's records were one 0.3 s scan)."""
 
 from __future__ import annotations
 
+from typing import AnyStr
+
 SCAN = 1 << 23  # characters one call into C scans at most
 
 
-def newline_of(text: str | bytes) -> str | bytes:
+def newline_of(text: AnyStr) -> AnyStr:
     """``"\\n"`` in the type of ``text``."""
     return b"\n" if isinstance(text, bytes) else "\n"
 
 
-def count_lines(text: str | bytes, start: int, end: int) -> int:
+def count_lines(text: AnyStr, start: int, end: int) -> int:
     """Line ends in ``text[start:end]``."""
     nl = newline_of(text)
     return sum(text.count(nl, at, min(at + SCAN, end)) for at in range(start, end, SCAN))

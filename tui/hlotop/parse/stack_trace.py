@@ -4,29 +4,41 @@ character, so each line is read from the right, from its fixed numeric suffix.""
 
 from __future__ import annotations
 
-from parsy import regex, seq, string
+from parsy import string
 
 from hlotop.model import StackTrace, StackTraceNode
-from hlotop.parse.tokens import Sink, spaced_int
+from hlotop.parse.line_form import Field, LineForm, Lit
+from hlotop.parse.tokens import Sink, spaced_int, spaced_int_field
 
 STACK_HEADER_PREFIX = "  Stack trace breakdown for peak usage: "
 HEADER = string(STACK_HEADER_PREFIX) >> spaced_int << string(" bytes")
 
-# Prefix: "  " then either "  " (top level) or guides + a connector.
-_prefix = regex(r"  (?:(?:    |│   )*(?:├── |└── )|  )").desc("tree indentation")
-_suffix = seq(
-    regex(r" \((\d+(?:\.\d+)?)%, total: ", group=1).map(float),
-    spaced_int << string(" bytes, current: "),
-    spaced_int << string(" bytes, remaining: "),
-    spaced_int << string(" bytes)"),
-)
 _SUFFIX_RE = (
     r" \(\d+(?:\.\d+)?%, total: [\d ]+ bytes, current: [\d ]+ bytes, remaining: [\d ]+ bytes\)$"
 )
-TREE_LINE = seq(
-    _prefix,
-    regex(r".*(?=" + _SUFFIX_RE + ")").desc("a label followed by (pct%, total: ...)"),
-    _suffix,
+
+
+def _node(prefix, label, percent, total, current, remaining, line) -> StackTraceNode:
+    return StackTraceNode(label, percent, total, current, remaining, _depth(prefix), line)
+
+
+# "    ├── jit(f)/dot (12.5%, total: 1 024 bytes, current: 512 bytes, remaining: 0 bytes)"
+TREE_LINE = LineForm(
+    "stack trace line",
+    # "  " then either "  " (top level) or guides and a connector.
+    Field("prefix", r"  (?:(?:    |│   )*(?:├── |└── )|  )", "tree indentation"),
+    Field("label", r".*(?=" + _SUFFIX_RE + ")", "a label followed by (pct%, total: ...)"),
+    Lit(" ("),
+    Field("percent", r"\d+(?:\.\d+)?", "a percentage", float),
+    Lit("%, total: "),
+    spaced_int_field("total"),
+    Lit(" bytes, current: "),
+    spaced_int_field("current"),
+    Lit(" bytes, remaining: "),
+    spaced_int_field("remaining"),
+    Lit(" bytes)"),
+    make=_node,
+    context=("line",),
 )
 
 
@@ -54,16 +66,30 @@ class StackTraceSection:
 
     def feed(self, line: str, lineno: int) -> None:
         """Read one tree line and hang it under its parent by indentation depth."""
-        parsed = self.sink.parse(TREE_LINE, line, lineno, "stack trace line")
-        if parsed is None:
-            return
-        prefix, label, (pct, total, current, remaining) = parsed
-        depth = _depth(prefix)
-        node = StackTraceNode(label, pct, total, current, remaining, depth, lineno)
+        node = TREE_LINE.read(self.sink, line, lineno, lineno)
+        if node is not None:
+            self._hang(node)
+
+    def take_run(self, lines: list[str], i: int, stop: int, first_line: int) -> int:
+        """Read the tree lines from ``lines[i]`` on (at most to ``lines[stop]``) by their
+        one-match path; the index of the first line not taken (see
+        :meth:`hlotop.parse.live_range.LiveRangeSection.take_run`)."""
+        match, build = TREE_LINE.pattern.match, TREE_LINE.build
+        j = i
+        while j < stop:
+            m = match(lines[j])
+            if m is None:
+                break
+            self._hang(build(m, first_line + j))
+            j += 1
+        return j
+
+    def _hang(self, node: StackTraceNode) -> None:
+        depth = node.depth
         del self._path[depth:]
         if depth == 0 or not self._path:
             if depth:
-                self.sink.warning(lineno, "stack trace node deeper than its parent allows")
+                self.sink.warning(node.line, "stack trace node deeper than its parent allows")
             self.roots.append(node)
         else:
             self._path[-1].children.append(node)

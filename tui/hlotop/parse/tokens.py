@@ -10,12 +10,18 @@ from parsy import ParseError, Parser, Result, eof, regex
 from hlotop.model import Diagnostic, HloValue
 from hlotop.parse.line_form import Field, Lit, Nested, Opt, Part, flag
 
-spaced_int = (
-    regex(r"\d{1,3}(?: \d{3})*|\d+")
-    .map(lambda s: int(s.replace(" ", "")))
-    .desc("a byte count like 41 943 040")
-)
-human_bytes_token = regex(r"-?(\d+(\.\d+)?)(B|KiB|MiB|GiB|TiB|PiB|EiB)").desc("a size like 36.0KiB")
+SPACED_INT_RE = r"\d{1,3}(?: \d{3})*|\d+"  # 41 943 040 (the stack-trace tree's byte counts)
+
+
+def spaced_int_value(text: str) -> int:
+    return int(text.replace(" ", ""))
+
+
+def spaced_int_field(field: str) -> Field:
+    return Field(field, SPACED_INT_RE, "a byte count like 41 943 040", spaced_int_value)
+
+
+spaced_int = regex(SPACED_INT_RE).map(spaced_int_value).desc("a byte count like 41 943 040")
 
 
 # NameUniquer names are [A-Za-z0-9_.-]; be tolerant of anything that cannot be a

@@ -5,6 +5,7 @@ ToString``, ``HloUse::ToString``; FORMATS.md sections 3.5-3.6), including the
 from __future__ import annotations
 
 import re
+from typing import TypedDict
 
 from hlotop.model import HloPosition, HloUse, HloValue, UsedValue
 from hlotop.parse.instruction import parse_instruction_text
@@ -65,13 +66,23 @@ RECORD_TEXT = _RecordText()
 _GLUED_REF = re.compile(r"<\d+ [^\s<>{}]+(?:\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?>\Z")
 
 
+class _OpenRecord(TypedDict):
+    """The record being read, until its next line is not its own."""
+
+    value: HloValue
+    positions: list[HloPosition]
+    uses: list[HloUse] | None  # None: "uses are not initialized yet"
+    instruction: str | None
+    line: int
+
+
 class UsedValuesSection:
     """Reads value records line by line; ``feed`` says whether a line was its own."""
 
     def __init__(self, sink: Sink):
         self.sink = sink
         self.records: list[UsedValue] = []
-        self._current: dict | None = None
+        self._current: _OpenRecord | None = None
         self._state = ""  # "positions" or "uses" inside a record
         self.glued = 0  # records found glued to the previous line
 
@@ -95,11 +106,13 @@ class UsedValuesSection:
         self._close()
         value = RECORD_HEAD.read(self.sink, text, lineno)
         if value is not None:
-            self._current = dict(value=value, positions=[], uses=[], instruction=None, line=lineno)
+            self._current = _OpenRecord(
+                value=value, positions=[], uses=[], instruction=None, line=lineno
+            )
 
-    def feed(self, line: str, lineno: int, next_line: str | None) -> bool:
-        """Read one record line; ``next_line`` tells a glued 2024-era head from text.
-        True if it was ours (read, or reported), False if not."""
+    def feed(self, line: str, lineno: int, next_line: str | None = None) -> bool:
+        """Read one record line; ``next_line`` (None if no line follows) tells a glued
+        2024-era head from text. True if it was ours (read, or reported), False if not."""
         if line.startswith("<"):
             self._start(line, lineno)
             return True
@@ -108,8 +121,9 @@ class UsedValuesSection:
             self._need_record(lineno)
             return True
         if line == " uses are not initialized yet.":
-            if self._need_record(lineno):
-                self._current["uses"] = None
+            current = self._need_record(lineno)
+            if current is not None:
+                current["uses"] = None
             self._state = ""
             return True
         if line.startswith(FROM_PREFIX):
@@ -119,8 +133,9 @@ class UsedValuesSection:
                 m = _GLUED_REF.search(text)
                 if m:
                     glued, text = m.group(0), text[: m.start()]
-            if self._need_record(lineno):
-                self._current["instruction"] = text.lstrip(" ")
+            current = self._need_record(lineno)
+            if current is not None:
+                current["instruction"] = text.lstrip(" ")
             self._state = ""
             if glued is not None:
                 self.glued += 1
@@ -131,25 +146,26 @@ class UsedValuesSection:
         return False
 
     def _feed_entry(self, line: str, lineno: int) -> bool:
-        if not self._need_record(lineno):
+        current = self._need_record(lineno)
+        if current is None:
             return True
         if self._state == "positions":
             pos = POSITION_LINE.read(self.sink, line, lineno)
             if pos is not None:
-                self._current["positions"].append(pos)
+                current["positions"].append(pos)
         elif line != "  (none)":
             use = USE_LINE.read(self.sink, line, lineno)
-            if use is not None and self._current["uses"] is not None:
-                self._current["uses"].append(use)
+            if use is not None and current["uses"] is not None:
+                current["uses"].append(use)
         return True
 
-    def _need_record(self, lineno: int) -> bool:
+    def _need_record(self, lineno: int) -> _OpenRecord | None:
+        """The record open now; None, reported, if there is none."""
         if self._current is None:
             self.sink.error(
                 lineno, "line belongs to a value record, but no record '<id name @color>' is open"
             )
-            return False
-        return True
+        return self._current
 
     def finish(self) -> list[UsedValue]:
         """The records read, in dump order."""

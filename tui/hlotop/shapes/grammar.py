@@ -98,10 +98,53 @@ shape: Parser = _shape
 _SIMPLE_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([0-9,]*)\](?:\{([0-9,]*)\})?\Z")
 
 
+_BRACKETS = re.compile(r"[()\[\]{}]|, ")
+_INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def _tuple_elements(body: str) -> list[str] | None:
+    """The texts of a tuple's elements (``body`` is the text between its parentheses),
+    split at the ", " that stand outside any bracket; None if the brackets do not
+    balance."""
+    elements: list[str] = []
+    depth = start = 0
+    for m in _BRACKETS.finditer(body):
+        token = m.group()
+        if token == ", ":
+            if depth == 0:
+                elements.append(body[start : m.start()])
+                start = m.end()
+        elif token in _OPEN:
+            depth += 1
+        else:
+            depth -= 1
+            if depth < 0:
+                return None
+    if depth:
+        return None
+    if body:
+        elements.append(body[start:])
+    return elements
+
+
+def _without_index_comment(element: str) -> str:
+    """A tuple element without the ``/*index=5*/`` XLA prints before every fifth."""
+    m = _INDEX_COMMENT.match(element)
+    return element[m.end() :] if m else element
+
+
 @lru_cache(maxsize=65536)
 def parse_shape(text: str) -> Shape:
     """Parse a whole shape, with or without layout: ``"f32[8,128]{1,0:T(8,128)}"`` ->
     :class:`ArrayShape`; ``"(f32[1], u32[])"`` -> :class:`TupleShape`.
+
+    Plain arrays are read by one match, and a tuple is split into its elements, each
+    parsed (and cached) on its own: a big model's while-loop state is one tuple of
+    thousands of elements with a few dozen distinct texts, which the character-level
+    grammar (:data:`shape`) took seconds to read. Everything else, and what these
+    shortcuts cannot split, goes to the grammar; a test checks they agree on every
+    shape of every sample dump.
 
     Raises ``parsy.ParseError`` (with the column) when ``text`` is not a shape.
     """
@@ -113,6 +156,10 @@ def parse_shape(text: str) -> Shape:
             m2m = tuple(int(d) for d in m.group(3).split(",")) if m.group(3) else ()
             lay = Layout(m2m)
         return ArrayShape(m.group(1), dims, (False,) * len(dims), lay)
+    if text.startswith("(") and text.endswith(")"):
+        elements = _tuple_elements(text[1:-1])
+        if elements is not None:
+            return TupleShape(tuple(parse_shape(_without_index_comment(e)) for e in elements))
     return shape.parse(text)
 
 
