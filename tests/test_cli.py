@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import json_oracle
 from conftest import ROOT, sample
 from hlotop.cli import main
 
@@ -142,7 +143,8 @@ def test_bad_lines_become_diagnostics_and_strict_fails(tmp_path):
     doc = json.loads(out.stdout)
     diags = [(d["line"], d["severity"]) for d in doc["diagnostics"] if d["severity"] == "error"]
     assert diags == [(6, "error"), (9, "error")]
-    assert "expected a byte count" in doc["diagnostics"][1]["message"]
+    assert "expected" in doc["diagnostics"][1]["message"]  # what, and what it found:
+    assert "lots" in doc["diagnostics"][1]["message"]
     assert len(doc["allocations"]) == 12  # the rest of the dump still opens
     assert doc["analysis"]["peak_step"] == 11
     assert run("--json", "--strict", str(bad)).returncode == 1
@@ -184,35 +186,22 @@ def test_an_internal_error_is_one_line_and_a_log_file(tmp_path, monkeypatch, cap
 )
 @pytest.mark.parametrize("batch", [1, 7, 1024])
 def test_json_is_streamed_as_the_same_document(relative, batch, monkeypatch):
-    """--json writes the records a batch at a time: the same document, key for key and
-    in the same order, as to_dict builds whole, whatever the batch size."""
+    """--json writes the records a batch at a time: the same document, byte for byte,
+    as the dict oracle builds whole, whatever the batch size."""
     import hlotop.report.json_doc as export
-    import hlotop.report.record_writer as record_writer
     from hlotop.loading.loader import load
 
-    monkeypatch.setattr(record_writer, "BATCH", batch)
+    monkeypatch.setattr(export, "BATCH", batch)
     out = io.StringIO()
     export.write_json(load(sample(relative), lazy=True), out)
+    assert out.getvalue() == json_oracle.dumps(load(sample(relative), lazy=True))
     written = json.loads(out.getvalue())
-    whole = export.to_dict(load(sample(relative), lazy=True))
-    assert written == whole and list(written) == list(whole)
     assert len(written["used_values"]) == len(load(sample(relative)).used_values) > 1
     assert out.getvalue().endswith("}\n")
 
 
-@pytest.mark.parametrize("child_fails", ["never", "at once", "midway"])
-def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
-    child_fails, monkeypatch, tmp_path
-):
-    """From PARALLEL_RECORDS records on, a forked child writes chunks of records from
-    the back while hlotop writes them from the front; the document (with the
-    diagnostics of both) is the one a single process writes, and if the child fails,
-    hlotop writes what the child did not hand over itself."""
-    import hlotop.report.forked as forked
-    import hlotop.report.json_doc as export
-    import hlotop.report.record_writer as record_writer
-    from hlotop.loading.loader import load
-
+def _damaged_at_both_ends(tmp_path) -> tuple[Path, str]:
+    """A big sample with an unreadable use line in its first and its last record."""
     text = Path(
         sample(
             "jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_"
@@ -227,51 +216,68 @@ def test_json_of_a_big_dump_written_by_two_processes_is_the_same_document(
         + text[first + cut : last]
         + "\n uses:\n  ?worse\n"
         + text[last + cut :]
-    )  # a record at each end
+    )
     path = tmp_path / "damaged-buffer-assignment.txt"
     path.write_text(damaged)
-    monkeypatch.setattr(record_writer, "PARALLEL_RECORDS", 10**9)
+    return path, damaged
+
+
+@pytest.mark.parametrize("workers_fail", ["never", "cannot start", "one dies", "one raises"])
+def test_json_of_a_big_dump_written_by_workers_is_the_same_document(
+    workers_fail, monkeypatch, tmp_path
+):
+    """From PARALLEL_RECORDS records on, worker processes format chunks of records and
+    hlotop writes them in order; the document (with the diagnostics of every chunk, in
+    dump order) is the one a single process writes, and if the pool cannot start or
+    fails on the way, hlotop formats the chunks it did not get itself."""
+    import os
+
+    import hlotop.report.json_doc as export
+    import hlotop.report.json_text as json_text
+    import hlotop.report.parallel as parallel
+    from hlotop.loading.loader import load
+
+    path, damaged = _damaged_at_both_ends(tmp_path)
     single = io.StringIO()
     export.write_json(load(path, lazy=True), single)
-    children = []
-    real_start = forked.start
+    parent = os.getpid()
+    real_format = json_text.FORMATTERS["used_value"]
+    formatted = {"here": 0}
 
-    def start(work):
-        child = real_start((lambda out: 1 / 0) if child_fails == "at once" else work)
-        children.append(child)
-        return child
+    def fmt(record, ctx):
+        if os.getpid() == parent:
+            formatted["here"] += 1
+        else:
+            formatted["there"] = formatted.get("there", 0) + 1  # in the worker's copy
+            if workers_fail == "one dies" and formatted["there"] == 100:
+                os._exit(1)
+            if workers_fail == "one raises" and formatted["there"] == 100:
+                raise RuntimeError("simulated bug in a worker")
+        return real_format(record, ctx)
 
-    def work_then_fail(table, frames, chunks, out):
-        taken = next(chunks.back())  # one chunk taken from the back, never handed over
-        assert taken == chunks.count - 1
-        raise RuntimeError("simulated crash")
+    def no_pool(*args, **kwargs):
+        raise OSError("no fork here")
 
-    handed_over = []
-    real_wait = forked.Child.wait
-
-    def wait(self):
-        result = real_wait(self)
-        handed_over.append(result)
-        return result
-
-    monkeypatch.setattr(forked.Child, "wait", wait)
-    monkeypatch.setattr(forked, "start", start)
-    monkeypatch.setattr(forked, "_allowed", True)  # as the hlotop command allows it
-    if child_fails == "midway":
-        monkeypatch.setattr(record_writer, "_write_from_the_back", work_then_fail)
-    monkeypatch.setattr(record_writer, "PARALLEL_RECORDS", 100)
-    monkeypatch.setattr(record_writer, "CHUNK", 64)
-    double = io.StringIO()
-    export.write_json(load(path, lazy=True), double)
-    assert children and children[0] is not None, "no child was forked"
-    if child_fails == "never":
-        assert len(handed_over[0]) > 10, "the child wrote (almost) nothing"
+    monkeypatch.setitem(json_text.FORMATTERS, "used_value", fmt)
+    if workers_fail == "cannot start":
+        monkeypatch.setattr(parallel, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(export, "PARALLEL_RECORDS", 100)
+    monkeypatch.setattr(parallel, "CHUNK", 64)
+    many = io.StringIO()
+    module = load(path, lazy=True)
+    export.write_json(module, many, workers=2)
+    assert many.getvalue() == single.getvalue()
+    records = len(module.used_values)
+    if workers_fail == "never":
+        assert formatted["here"] == 0, "the parent formatted records itself"
+    elif workers_fail == "cannot start":
+        assert formatted["here"] == records
     else:
-        assert handed_over == [None]
-    assert double.getvalue() == single.getvalue()
-    lines = [d["line"] for d in json.loads(double.getvalue())["diagnostics"]]
+        assert 0 < formatted["here"] < records, "the parent did not take over"
+    lines = [d["line"] for d in json.loads(many.getvalue())["diagnostics"]]
     for bad in ("  ?bad", "  ?worse"):
         assert lines.count(damaged[: damaged.index(bad)].count("\n") + 1) == 1, bad
+    assert lines == sorted(lines)
 
 
 def test_json_writes_any_text_of_a_record_as_the_encoder_would(tmp_path):
@@ -293,8 +299,8 @@ def test_json_writes_any_text_of_a_record_as_the_encoder_would(tmp_path):
     dump.write_text(text)
     out = io.StringIO()
     export.write_json(load(dump, lazy=True), out)
+    assert out.getvalue() == json_oracle.dumps(load(dump, lazy=True))
     written = json.loads(out.getvalue())
-    assert written == export.to_dict(load(dump, lazy=True))
     op_names = [v["op_name"] for v in written["used_values"] if v["op_name"]]
     assert any(n.startswith('q"uo\\te é \x1b]0;t\x07 \t') for n in op_names), op_names[:3]
     assert out.getvalue().isascii()
@@ -322,11 +328,11 @@ def test_a_reader_that_stops_early_ends_hlotop_quietly():
 def test_json_of_a_damaged_split_module_is_the_whole_document_in_file_order(
     tmp_path, monkeypatch, capsys
 ):
-    """``hlotop --json`` reads a split module's values file first and hands its records
-    to a second process while it reads the rest; the document, diagnostics included and
-    in the same order, is the one built whole from the same files."""
+    """``hlotop --json`` reads a split module's values file first and starts worker
+    processes on its records while it reads the rest; the document, diagnostics
+    included and in the same order, is the one built whole from the same files."""
     import hlotop.report.json_doc as export
-    import hlotop.report.record_writer as record_writer
+    import hlotop.report.parallel as parallel
     from hlotop.loading.loader import load
 
     folder = Path(
@@ -345,32 +351,50 @@ def test_json_of_a_damaged_split_module_is_the_whole_document_in_file_order(
             text = "".join(lines)
         (tmp_path / f.name).write_text(text)
     entry = next(tmp_path.glob("*-buffer-assignment.txt"))
-    monkeypatch.setattr(record_writer, "PARALLEL_RECORDS", 10)
-    monkeypatch.setattr(record_writer, "CHUNK", 4)
+    started = []
+    real = export.OrderedChunks
+
+    def spy(records, fmt, ctx, workers):
+        started.append(real(records, fmt, ctx, workers))
+        return started[-1]
+
+    monkeypatch.setattr(export, "OrderedChunks", spy)
+    monkeypatch.setattr("hlotop.process.report_workers", lambda: 2)
+    monkeypatch.setattr(export, "PARALLEL_RECORDS", 10)
+    monkeypatch.setattr(parallel, "CHUNK", 4)
     assert main(["--json", str(entry)]) == 0
-    written = json.loads(capsys.readouterr().out)
-    assert written == export.to_dict(load(entry, lazy=True))
+    text = capsys.readouterr().out
+    assert text == json_oracle.dumps(load(entry, lazy=True))
+    written = json.loads(text)
     damaged = {Path(d["path"]).name for d in written["diagnostics"] if d["severity"] == "error"}
     assert len(damaged) == 3, damaged
+    assert len(started) == 1 and started[0].parallel  # once, while the dump was read
 
 
-def test_only_the_hlotop_command_forks(monkeypatch):
-    """A program that loads dumps through the library gets no second process (it may
-    run threads Python cannot see); the command's reports may, and only while they run."""
+def test_only_the_hlotop_command_starts_workers(monkeypatch):
+    """A program that writes --json through the library gets no worker process (it may
+    run threads Python cannot see); the command passes as many as
+    hlotop.process.report_workers allows."""
     import gc
 
-    import hlotop.report.forked as forked
+    import hlotop.report.json_doc as export
+    from hlotop.loading.loader import load
 
-    assert forked.start(lambda out: 0) is None
-    seen = []
-    real_start = forked.start
-    monkeypatch.setattr(
-        forked, "start", lambda work: seen.append(forked._allowed) or real_start(work)
-    )
-    monkeypatch.setattr("hlotop.report.record_writer.PARALLEL_RECORDS", 10)
+    asked = []
+    real = export.OrderedChunks
+
+    def spy(records, fmt, ctx, workers):
+        asked.append(workers)
+        return real(records, fmt, ctx, workers)
+
+    monkeypatch.setattr(export, "OrderedChunks", spy)
+    monkeypatch.setattr(export, "PARALLEL_RECORDS", 10)
+    export.write_json(load(SEED3, lazy=True), io.StringIO())
+    assert asked == []
+    monkeypatch.setattr("hlotop.process.report_workers", lambda: 3)
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)
-    assert main(["--json", sample("seeds/003_a3085531593bac68.txt")]) == 0
-    assert seen and all(seen)
-    assert not forked._allowed and gc.isenabled()
+    assert main(["--json", SEED3]) == 0
+    assert asked == [3]
+    assert gc.isenabled()
     assert json.loads(out.getvalue())["used_values"]

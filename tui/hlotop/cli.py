@@ -9,13 +9,12 @@ Exit status: 0 on success; 1 with ``--strict`` when the dump has diagnostics;
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 from contextlib import contextmanager
 
-from hlotop.version import __version__
 from hlotop.safe_text import printable
+from hlotop.version import __version__
 
 EPILOG = """\
 examples:
@@ -150,33 +149,26 @@ def _main(args) -> int:
 def _reporting():
     """While a report is made: no cyclic GC (the model lives until the report is out
     and makes no cycles, so the GC would only re-scan it: a full pass over 10^6
-    objects right after loading a 100 MB dump took 0.16 s), and a second process may
-    share the work (:mod:`hlotop.report.forked`: this is the only process of ours and it runs
-    no threads)."""
-    from hlotop.report import forked
+    objects right after loading a 100 MB dump took 0.16 s)."""
+    from hlotop.process import gc_paused
 
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        with forked.allowed():
-            yield
-    finally:
-        if was_enabled:
-            gc.enable()
+    with gc_paused():
+        yield
 
 
 def _write_json(args, load) -> int:
-    """``--json``: records are read once as they are written, the later ones by a second
-    process that starts as soon as they are indexed."""
-    from hlotop.report.json_doc import write_json
-    from hlotop.report.record_writer import RecordWriter
+    """``--json``: records are read once as they are written; on a big dump by worker
+    processes, one a core (this is the only process of ours and it runs no threads)."""
+    from hlotop.process import report_workers
+    from hlotop.report.json_doc import RecordsAhead, write_json
 
-    records = RecordWriter()
+    workers = report_workers()
+    ahead = RecordsAhead(workers)  # on the records while the rest of the dump is read
     try:
-        module = load(args.path, lazy=True, on_records=records.start)
-        write_json(module, sys.stdout, records)
+        module = load(args.path, lazy=True, on_records=ahead.start)
+        write_json(module, sys.stdout, workers, ahead)
     finally:
-        records.close()
+        ahead.close()
     return _strict_status(module, args.strict)
 
 

@@ -1,260 +1,135 @@
-"""``hlotop --json``: the parsed model and its analysis as JSON (schema in README.md).
+"""``hlotop --json``: the parsed model and its analysis as one JSON document, written as
+:mod:`hlotop.report.json_table` says (schema: ``hlotop.schema.json`` beside this file,
+and README.md).
 
-Bytes are ints, steps are ints, ShapeIndexes are lists of ints (``null`` where XLA
-prints no index). Dump text is passed through unchanged: JSON escapes what needs it.
+The document is streamed a key at a time and its records a batch at a time (the
+whole document of a 100 MB dump held at once took 800 MB); on a big dump the records
+are formatted by worker processes when the caller allows them
+(:mod:`hlotop.report.parallel`). Dump text is passed through unchanged: JSON escapes
+what needs it.
 """
 
 from __future__ import annotations
 
-import json
 from typing import IO, Any
 
-from hlotop import __version__
-from hlotop.loading.loader import ModuleDump, gc_paused
-from hlotop.model import Diagnostic, StackTraceNode
-from hlotop.model.memory_space import space_name, space_names
-from hlotop.parse.records import RecordTable
-from hlotop.report.json_text import allocation_json, number_json, used_value_json
-from hlotop.report.record_writer import RecordWriter, write_batches
+from hlotop.model.memory_space import space_names
+from hlotop.report.json_table import DOCUMENT, KINDS, Context
+from hlotop.report.json_text import FORMATTERS, KEY_FORMATTERS, STREAMED_ITEMS
+from hlotop.report.parallel import OrderedChunks
+
+BATCH = 1024  # records written at once by this process
+PARALLEL_RECORDS = 20_000  # from this many unread records on, workers format them
 
 
-def _index(index) -> list[int] | None:
-    return None if index is None else list(index)
-
-
-def _tree(node: StackTraceNode) -> dict[str, Any]:
-    return {
-        "label": node.label,
-        "percent": node.percent,
-        "total": node.total,
-        "current": node.current,
-        "remaining": node.remaining,
-        "children": [_tree(c) for c in node.children],
-    }
-
-
-def to_dict(module: ModuleDump) -> dict[str, Any]:
-    """The JSON document for ``module`` as plain dicts and lists. Raises nothing."""
-    head = _head(module)
-    frames = module.sections.stack_frames
-    used_values = [_used_value(r, frames) for r in module.checked_records()]
-    return {**head, "used_values": used_values, **_tail(module)}
-
-
-def _head(module: ModuleDump) -> dict[str, Any]:
-    """The document's keys before ``used_values``."""
-    names = space_names(module.memory_usage_report)
-    allocations = [
-        {
-            "index": x.index,
-            "size": x.size,
-            "color": x.color,
-            "memory_space": space_name(x.color, names),
-            "kinds": list(x.kinds),
-            "parameter": None
-            if x.parameter is None
-            else {
-                "number": x.parameter,
-                "shape": x.parameter_shape,
-                "shape_index": _index(x.parameter_shape_index),
-            },
-            "output_shape": x.output_shape,
-            "values": [
-                {
-                    "id": s.value.id,
-                    "name": s.value.name,
-                    "shape_index": _index(s.value.shape_index),
-                    "phi": s.value.is_phi,
-                    "color": s.value.color,
-                    "offset": s.offset,
-                    "size": s.size,
-                    "shape": s.shape,
-                }
-                for s in x.values
-            ],
-        }
-        for x in module.allocations
-    ]
-    return {
-        **_about(module),
-        "allocations": allocations,
-        "total_bytes_used": module.total_bytes_used,
-    }
-
-
-def _about(module: ModuleDump) -> dict[str, Any]:
-    """The document's first keys: which hlotop read which files."""
-    return {
-        "hlotop_version": __version__,
-        "module": module.name,
-        "layout": module.layout,
-        "files": [{"path": f.path, "kind": f.kind} for f in module.files],
-    }
-
-
-def _head_json(module: ModuleDump, dumps) -> str:
-    """``_head(module)`` as compact JSON text, without its closing brace; the
-    allocations and their values (one per value line: 10^5 in a big dump) written
-    directly, as the records are."""
-    names = space_names(module.memory_usage_report)
-    allocations = ",".join(allocation_json(x, names) for x in module.allocations)
-    return (
-        dumps(_about(module))[:-1] + f',"allocations":[{allocations}],'
-        f'"total_bytes_used":{number_json(module.total_bytes_used)}'
+def context(module: Any) -> Context:
+    """What the formatters need besides the model's objects."""
+    return Context(
+        frames=module.sections.stack_frames, names=space_names(module.memory_usage_report)
     )
 
 
-def _used_value(r, frames) -> dict[str, Any]:
-    """One ``Used values`` record (a :class:`~hlotop.model.UsedValue`)."""
-    instr = r.instruction
-    stack = (
-        frames.stack(instr.stack_frame_id)
-        if (frames is not None and instr is not None and instr.stack_frame_id is not None)
-        else ()
-    )
-    source = None
-    if instr and instr.source_file:
-        source = {"file": instr.source_file, "line": instr.source_line}
-    elif stack:
-        source = {"file": stack[0].file, "line": stack[0].line}
-    return {
-        "id": r.value.id,
-        "name": r.value.name,
-        "shape_index": _index(r.value.shape_index),
-        "positions": r.position_texts(),
-        "uses": r.use_texts(),
-        "instruction": instr.name if instr else None,
-        "opcode": instr.opcode if instr else None,
-        "instruction_shape": instr.shape if instr else None,
-        "op_name": instr.op_name if instr else None,
-        "source": source,
-        "stack": [{"file": f.file, "line": f.line, "function": f.function} for f in stack],
-    }
+class RecordsAhead:
+    """Worker processes that start on a big dump's records as soon as they are indexed,
+    while the rest of the dump is read (most of the loading time): pass :meth:`start`
+    to :func:`hlotop.loading.loader.load` as ``on_records``, then this object to
+    :func:`write_json`; :meth:`close` it in any case. ``workers``: as for
+    :func:`write_json`."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self.records: Any = None
+        self.chunks: OrderedChunks | None = None
+
+    def start(self, records: Any, frames: Any) -> None:
+        """Start the workers on ``records`` (the first records only, and only if they
+        are worth it); ``frames``: the module's stack frames, or None. Raises nothing."""
+        if self.records is None:
+            self.records = records
+            # The records' formatter needs only the stack frames of the context.
+            self.chunks = _record_chunks(records, Context(frames=frames), self.workers)
+
+    def take(self, module: Any) -> OrderedChunks | None:
+        """The chunks, if they are ``module``'s unread records."""
+        if self.chunks is None or self.records is not module.used_values:
+            return None
+        return None if module.records_read else self.chunks
+
+    def close(self) -> None:
+        """Stop the workers if they still run. Raises nothing."""
+        if self.chunks is not None:
+            self.chunks.close()
 
 
-def _tail(module: ModuleDump) -> dict[str, Any]:
-    """The document's keys after ``used_values``; its diagnostics are final once every
-    record has been read."""
-    a = module.analysis
-    live = module.live_range
-    live_range = None
-    if live is not None:
-        peak = live.peak
-        live_range = {
-            "max": live.max_time,
-            "instruction_sequence": list(live.instruction_sequence),
-            "buffers": [
-                {"name": b.name, "shape_index": list(b.shape_index), "start": b.start, "end": b.end}
-                for b in live.buffers
-            ],
-            "peak": None
-            if peak is None
-            else {
-                "time": peak.time,
-                "variant": peak.variant,
-                "entries": [
-                    {
-                        "name": e.name,
-                        "shape_index": _index(e.shape_index),
-                        "bytes": e.bytes,
-                        "cumulative": e.cumulative,
-                    }
-                    for e in peak.entries
-                ],
-            },
-        }
-    stack = live.stack_trace if live is not None else None
-    report = module.memory_usage_report
-    return {
-        "live_range": live_range,
-        "stack_trace": None
-        if stack is None
-        else {"total": stack.total, "tree": [_tree(n) for n in stack.roots]},
-        "memory_usage_report": None if report is None else _report(report),
-        "analysis": {
-            "peak_step": a.peak_step,
-            "peak_bytes": a.peak_bytes,
-            "peak_occupied_bytes": a.peak_occupied_bytes,
-            "peak_values": [
-                {
-                    "id": v.value.id,
-                    "name": v.value.name,
-                    "shape_index": _index(v.value.shape_index),
-                    "logical_bytes": v.logical_bytes,
-                    "allocated_bytes": v.allocated_bytes,
-                }
-                for v in a.peak_values
-            ],
-            "live_bytes": a.live_bytes,
-            "totals_by_kind": a.totals_by_kind,
-            "totals_by_memory_space": {str(c): b for c, b in a.totals_by_color.items()},
-        },
-        "diagnostics": [
-            {"path": d.path, "line": d.line, "message": d.message, "severity": d.severity}
-            for d in module.diagnostics
-        ],
-    }
-
-
-def _report(report) -> dict[str, Any]:
-    def alloc(x):
-        return {
-            "index": x.index,
-            "size": x.size,
-            "summary": x.summary,
-            "hidden_rows": x.hidden_rows,
-            "rows": [
-                {
-                    "cumulative_size": r.cumulative_size,
-                    "percent": r.percent,
-                    "size": r.size,
-                    "offset": r.offset,
-                    "used_by_n_values": r.used_by_n_values,
-                    "shapes": [{"count": c, "shape": s} for c, s in r.shapes],
-                }
-                for r in x.rows
-            ],
-        }
-
-    return {
-        "era": report.era,
-        "total_bytes": report.total_bytes,
-        "allocations": [alloc(x) for x in report.allocations],
-        "hidden_allocations": report.hidden_allocations,
-        "memory_spaces": [
-            {
-                "name": s.name,
-                "color": s.color,
-                "total_bytes": s.total_bytes,
-                "allocations": [alloc(x) for x in s.allocations],
-            }
-            for s in report.memory_spaces
-        ],
-    }
-
-
-def write_json(module: ModuleDump, out: IO[str], records: RecordWriter | None = None) -> None:
-    """Write the JSON document for ``module`` to ``out``, newline-terminated: the same
-    document as :func:`to_dict`, streamed a batch of records at a time (the whole
-    document of a 100 MB dump held at once took 800 MB). A big dump's records are
-    written by two processes: with ``records``' child if it runs for these records,
-    else with one forked now."""
-    dumps = json.JSONEncoder(separators=(",", ":")).encode  # the C encoder, no indent
-    frames = module.sections.stack_frames
-    table = module.used_values
-    mine = RecordWriter() if records is None else records
+def write_json(
+    module: Any, out: IO[str], workers: int = 0, ahead: RecordsAhead | None = None
+) -> None:
+    """Write the JSON document of ``module`` (a :class:`~hlotop.model.ModuleDump`) to
+    ``out``, newline-terminated. Its records are read once, as they are written, and
+    their diagnostics are in the document's ``diagnostics``. ``workers``: how many
+    worker processes may format the records of a big dump (0: none; forking is the
+    caller's decision, see :func:`hlotop.process.report_workers`), or ``ahead``, those
+    started while the dump was read; the document is the same either way."""
+    ctx = context(module)
+    values = KEY_FORMATTERS[DOCUMENT]
+    chunks = ahead.take(module) if ahead is not None else None
+    if chunks is None and not module.records_read:
+        chunks = _record_chunks(module.used_values, ctx, workers)
     try:
-        if not module.records_read and isinstance(table, RecordTable):
-            mine.start(table, frames)
-        with gc_paused():  # millions of objects and no cycles
-            out.write(_head_json(module, dumps) + ',"used_values":[')
-            if module.records_read or not isinstance(table, RecordTable):
-                write_batches((used_value_json(r, frames) for r in table), out)
+        separator = "{"
+        head: list[str] = []
+        for key in KINDS[DOCUMENT].keys:
+            if not key.streamed:
+                head.append(f'{separator}"{key.name}":{values[key.name](module, ctx)}')
+                separator = ","
+                continue
+            out.write("".join(head) + f'{separator}"{key.name}":[')
+            head = []
+            if chunks is not None:  # the records' chunks, from the workers
+                _write_chunks(module, chunks, out)
             else:
-                found: list[Diagnostic] = []
-                mine.write(table, frames, out, found)
-                module.take_record_diagnostics(found)
-            out.write("]," + dumps(_tail(module))[1:] + "\n")
+                items, kind = STREAMED_ITEMS[DOCUMENT][key.name]
+                _write_batches(items(module, ctx), FORMATTERS[kind], ctx, out)
+            out.write("]")
+        out.write("".join(head) + "}\n")
     finally:
-        if records is None:
-            mine.close()
+        if chunks is not None:
+            chunks.close()
+
+
+def _record_chunks(records: Any, ctx: Context, workers: int) -> OrderedChunks | None:
+    """Unread ``records``' chunks, formatted by ``workers`` processes that start now,
+    if that is worth it: there are many of them. (The same records as ``used_values``'
+    getter in the table, ``checked_records()``, gives one by one: each read once.)"""
+    if workers < 1 or not hasattr(records, "checked"):
+        return None
+    if len(records) < PARALLEL_RECORDS:
+        return None
+    chunks = OrderedChunks(records, FORMATTERS["used_value"], ctx, workers)
+    return chunks if chunks.parallel else None
+
+
+def _write_chunks(module: Any, chunks: OrderedChunks, out: IO[str]) -> None:
+    found: list = []
+    wrote = False
+    for text, diagnostics in chunks:
+        if text:
+            out.write("," + text if wrote else text)
+            wrote = True
+        found += diagnostics
+    module.take_record_diagnostics(found)
+
+
+def _write_batches(items, fmt, ctx: Context, out: IO[str]) -> None:
+    """``items`` formatted by ``fmt`` and written here, :data:`BATCH` at a time,
+    comma-separated."""
+    batch: list[str] = []
+    separator = ""
+    for item in items:
+        batch.append(fmt(item, ctx))
+        if len(batch) == BATCH:
+            out.write(separator + ",".join(batch))
+            separator = ","
+            batch.clear()
+    if batch:
+        out.write(separator + ",".join(batch))

@@ -1,99 +1,190 @@
-"""The parts of the ``--json`` document a big dump has most of (an allocation with its
-value lines, a value record) written as compact JSON text directly, without building
-dicts for the encoder: the encoder's cost per object was most of ``--json``'s time on
-a 100 MB dump. The values are those of :mod:`hlotop.report.json_doc`'s dicts, key for key and
-in the same order (a test compares the two documents)."""
+"""``--json``'s objects written as compact JSON text directly, by formatters compiled
+from the one table (:mod:`hlotop.report.json_table`).
+
+Building dicts for the encoder cost most of ``--json``'s time on a 100 MB dump (10^5
+records and as many allocation values), so each kind of object gets a function that
+reads its keys' values from the model and returns its text in one f-string, the way a
+hand-written formatter would; the functions are generated once, at import, from the
+table (as :mod:`dataclasses` generates ``__init__``). The text is what
+``json.dumps(..., separators=(",", ":"))`` writes for the same values (ASCII, strings
+escaped by the encoder's own C function); a test compares the two on every sample.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Iterable
 from json.encoder import encode_basestring_ascii
 
-from hlotop.model.memory_space import space_name
+from hlotop.report.json_table import (
+    KINDS,
+    NAMES,
+    Bool,
+    Enum,
+    Int,
+    Kind,
+    List,
+    Map,
+    Null,
+    Number,
+    Obj,
+    Str,
+    Type,
+)
 
-_string = encode_basestring_ascii  # a JSON string, as json.dumps writes it (C)
+Formatter = Callable[[object, object], str]  # (object, Context) -> JSON text
 
 
-def _strings(items) -> str:
-    return "[" + ",".join(map(_string, items)) + "]"
+def number_json(v: float | int) -> str:
+    """A JSON number as the encoder writes it (``NaN`` and ``Infinity`` included)."""
+    if v.__class__ is float:
+        if math.isfinite(v):
+            return float.__repr__(v)
+        return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+    return int.__repr__(v)
 
 
-def used_value_json(r, frames) -> str:
-    """One ``Used values`` record (a :class:`~hlotop.model.UsedValue`; ``frames`` the
-    module's :class:`~hlotop.model.StackFrameTable` or None) as JSON text."""
-    instr = r.instruction
-    stack = (
-        frames.stack(instr.stack_frame_id)
-        if (frames is not None and instr is not None and instr.stack_frame_id is not None)
-        else ()
-    )
-    value = r.value
-    uses = r.use_texts()
-    if instr is None:
-        described = '"instruction":null,"opcode":null,"instruction_shape":null,"op_name":null'
-        source = "null"
-    else:
-        described = (
-            f'"instruction":{_optional(instr.name)},"opcode":{_optional(instr.opcode)},'
-            f'"instruction_shape":{_optional(instr.shape)},'
-            f'"op_name":{_optional(instr.op_name)}'
+class _Compiler:
+    """Python source for the formatters of every kind of :data:`KINDS`."""
+
+    def __init__(self, kinds: dict[str, Kind]):
+        self.kinds = kinds
+        self.source: list[str] = []
+        self.helpers: dict[Type, str] = {}
+
+    def text(self, t: Type, e: str) -> str:
+        """An expression for the JSON text of ``e`` (a plain name) of type ``t``."""
+        if isinstance(t, Int):
+            return f"str({e})"
+        if isinstance(t, (Str, Enum)):
+            return f"_string({e})"
+        if isinstance(t, Bool):
+            return f'("true" if {e} else "false")'
+        if isinstance(t, Number):
+            return f"_number({e})"
+        if isinstance(t, Obj):
+            return f"{_name(t.kind)}({e}, ctx)"
+        return f"{self.helper(t)}({e}, ctx)"
+
+    def helper(self, t: Null | List | Map) -> str:
+        """The name of a function ``(value, ctx) -> text`` for a composite type."""
+        if t in self.helpers:
+            return self.helpers[t]
+        name = self.helpers[t] = f"_{type(t).__name__.lower()}_{len(self.helpers)}"
+        if isinstance(t, Null):
+            body = f'"null" if v is None else {self.text(t.of, "v")}'
+        elif isinstance(t, List) and isinstance(t.of, (Str, Enum)):
+            body = '"[" + ",".join(map(_string, v)) + "]"'
+        elif isinstance(t, List) and isinstance(t.of, Int):
+            body = '"[" + ",".join(map(str, v)) + "]"'
+        elif isinstance(t, List):
+            body = f'"[" + ",".join([{self.text(t.of, "i")} for i in v]) + "]"'
+        elif isinstance(t, Map):
+            item = f'_string(str(k)) + ":" + {self.text(t.of, "w")}'
+            body = f'"{{" + ",".join([{item} for k, w in v.items()]) + "}}"'
+        else:  # pragma: no cover - the table's types are all above
+            raise TypeError(t)
+        self.source += [f"def {name}(v, ctx):", f"    return {body}", ""]
+        return name
+
+    def kind(self, kind: Kind) -> None:
+        """``_json_<kind>(x, ctx)``: the object's text; or, for a kind with a streamed
+        key (the document, written key by key), ``_json_<kind>__<key>(x, ctx)`` for
+        each other key: that key's value alone, and ``_get_json_<kind>__<key>(x, ctx)``
+        for a streamed key: its items, to be written one by one."""
+        lets = [f"    {name} = {expression}" for name, expression in kind.lets]
+        by_key = any(key.streamed for key in kind.keys)
+        parts = []
+        body = list(lets)
+        for n, key in enumerate(kind.keys):
+            if not key.name.isidentifier():
+                raise ValueError(f"{kind.name}: key {key.name!r} is not a plain name")
+            if by_key and key.streamed:
+                if not (isinstance(key.type, List) and isinstance(key.type.of, Obj)):
+                    raise ValueError(f"{kind.name}: streamed key {key.name!r} is not a list")
+                self.source += [
+                    f"def _get{_name(kind.name)}__{key.name}(x, ctx):",
+                    *lets,
+                    f"    return {key.get}",
+                    "",
+                ]
+                continue
+            if by_key:
+                self.source += [
+                    f"def {_name(kind.name)}__{key.name}(x, ctx):",
+                    *lets,
+                    f"    _v = {key.get}",
+                    f"    return {self.text(key.type, '_v')}",
+                    "",
+                ]
+                continue
+            body.append(f"    _{n} = {key.get}")
+            value = f"_{n}" if isinstance(key.type, Int) else self.text(key.type, f"_{n}")
+            parts.append(f'"{key.name}":{{{value}}}')
+        if not by_key:
+            self.source += [
+                f"def {_name(kind.name)}(x, ctx):",
+                *body,
+                "    return f'{{" + ",".join(parts) + "}}'",
+                "",
+            ]
+
+    def compile(self) -> dict[str, object]:
+        for kind in self.kinds.values():
+            self.kind(kind)
+        namespace: dict[str, object] = {
+            **NAMES,
+            "_string": encode_basestring_ascii,
+            "_number": number_json,
+        }
+        exec(compile("\n".join(self.source), "<hlotop.report.json_text>", "exec"), namespace)
+        return namespace
+
+
+def _name(kind: str) -> str:
+    return f"_json_{kind}"
+
+
+_compiled = _Compiler(KINDS).compile()
+
+FORMATTERS: dict[str, Formatter] = {
+    name: _compiled[_name(name)]  # type: ignore[misc]
+    for name in KINDS
+    if _name(name) in _compiled
+}
+"""Kind name -> ``f(object, ctx)``: the object's JSON text (every kind but those
+written key by key)."""
+
+KEY_FORMATTERS: dict[str, dict[str, Formatter]] = {
+    name: {
+        key.name: _compiled[f"{_name(name)}__{key.name}"]  # type: ignore[misc]
+        for key in kind.keys
+        if not key.streamed
+    }
+    for name, kind in KINDS.items()
+    if _name(name) not in _compiled
+}
+"""Kind name -> key -> ``f(object, ctx)``: that key's value as JSON text, for the kinds
+written key by key (the document), but for their streamed keys."""
+
+STREAMED_ITEMS: dict[str, dict[str, tuple[Callable[[object, object], Iterable], str]]] = {
+    name: {
+        key.name: (
+            _compiled[f"_get{_name(name)}__{key.name}"],  # type: ignore[misc]
+            key.type.of.kind,  # type: ignore[union-attr]  # a list of objects (checked)
         )
-        source = "null"
-        if instr.source_file:
-            source = _source(instr.source_file, instr.source_line)
-        elif stack:
-            source = _source(stack[0].file, stack[0].line)
-    frames_json = ",".join(
-        f'{{"file":{_string(f.file)},"line":{number_json(f.line)},'
-        f'"function":{_string(f.function)}}}'
-        for f in stack
-    )
-    return (
-        f'{{"id":{value.id},"name":{_string(value.name)},'
-        f'"shape_index":{_optional_numbers(value.shape_index)},'
-        f'"positions":{_strings(r.position_texts())},'
-        f'"uses":{"null" if uses is None else _strings(uses)},'
-        f'{described},"source":{source},"stack":[{frames_json}]}}'
-    )
+        for key in kind.keys
+        if key.streamed
+    }
+    for name, kind in KINDS.items()
+    if _name(name) not in _compiled
+}
+"""Kind name -> streamed key -> (``f(object, ctx)``: the items of that key's list, the
+kind of the items, to be formatted one by one with its :data:`FORMATTERS`)."""
 
 
-def _optional(text: str | None) -> str:
-    return "null" if text is None else _string(text)
-
-
-def number_json(n: int | None) -> str:
-    """An int, or null."""
-    return "null" if n is None else str(n)
-
-
-def _optional_numbers(ns) -> str:
-    return "null" if ns is None else "[" + ",".join(map(str, ns)) + "]"
-
-
-def _source(file: str, line: int | None) -> str:
-    return f'{{"file":{_string(file)},"line":{number_json(line)}}}'
-
-
-def allocation_json(x, names) -> str:
-    """One :class:`~hlotop.model.BufferAllocation` with its value lines as JSON text;
-    ``names``: the memory spaces' names (:func:`hlotop.model.memory_space.space_names`)."""
-    parameter = (
-        "null"
-        if x.parameter is None
-        else (
-            f'{{"number":{x.parameter},"shape":{_optional(x.parameter_shape)},'
-            f'"shape_index":{_optional_numbers(x.parameter_shape_index)}}}'
-        )
-    )
-    values = ",".join(
-        f'{{"id":{s.value.id},"name":{_string(s.value.name)},'
-        f'"shape_index":{_optional_numbers(s.value.shape_index)},'
-        f'"phi":{"true" if s.value.is_phi else "false"},"color":{number_json(s.value.color)},'
-        f'"offset":{s.offset},"size":{s.size},"shape":{_string(s.shape)}}}'
-        for s in x.values
-    )
-    return (
-        f'{{"index":{x.index},"size":{x.size},"color":{x.color},'
-        f'"memory_space":{_string(space_name(x.color, names))},'
-        f'"kinds":{_strings(x.kinds)},"parameter":{parameter},'
-        f'"output_shape":{_optional(x.output_shape)},"values":[{values}]}}'
-    )
+def source() -> str:
+    """The generated formatters' Python source (to read when debugging them)."""
+    compiler = _Compiler(KINDS)
+    compiler.compile()
+    return "\n".join(compiler.source)

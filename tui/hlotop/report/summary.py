@@ -14,7 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from hlotop.loading.loader import ModuleDump
+from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_name, space_names, space_style
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes

@@ -1,0 +1,597 @@
+"""The one table of ``hlotop --json``'s document: for each kind of object, its keys in
+order, each with how its value is got from the model, its JSON type and what it means.
+
+Two things are made from this table and nothing else:
+
+* the writer (:mod:`hlotop.report.json_text` compiles one text formatter per kind, so
+  that a 100 MB dump's 10^5 records and allocation values are written as text
+  directly, never as dicts through the encoder), and
+* the JSON Schema shipped in the package (:mod:`hlotop.report.json_schema`,
+  ``hlotop.schema.json``; a test checks that the committed file is what the table
+  makes, and validates every sample dump's ``--json`` against it).
+
+README.md's schema table is written by hand from this one; a test checks that it names
+exactly these keys.
+
+A key's ``get`` is a Python expression over ``x`` (the object of that kind), the
+names bound by the kind's ``lets`` (computed once per object, in order), ``ctx``
+(:class:`Context`) and the helpers in :data:`NAMES`. Bytes and schedule steps are
+ints; a ShapeIndex is a list of ints (``[]`` for ``{}``), or null where XLA prints none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlotop.model import ALLOCATION_KINDS
+from hlotop.model.memory_space import space_name
+from hlotop.version import __version__
+
+# --- JSON types -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Int:
+    """A JSON integer (bytes, steps, indexes)."""
+
+
+@dataclass(frozen=True)
+class Str:
+    """A JSON string (dump text as printed)."""
+
+
+@dataclass(frozen=True)
+class Bool:
+    """``true`` or ``false``."""
+
+
+@dataclass(frozen=True)
+class Number:
+    """A JSON number (a percentage as XLA printed it)."""
+
+
+@dataclass(frozen=True)
+class Enum:
+    """A string, one of ``values``."""
+
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Null:
+    """``of``, or null."""
+
+    of: Type
+
+
+@dataclass(frozen=True)
+class List:
+    """A JSON array of ``of``."""
+
+    of: Type
+
+
+@dataclass(frozen=True)
+class Obj:
+    """An object of the kind named ``kind`` (a key of :data:`KINDS`)."""
+
+    kind: str
+
+
+@dataclass(frozen=True)
+class Map:
+    """An object from names to ``of``; its keys are ``keys`` (an :class:`Enum`) or match
+    the regular expression ``pattern``."""
+
+    of: Type
+    keys: Enum | None = None
+    pattern: str | None = None
+
+
+Type = Int | Str | Bool | Number | Enum | Null | List | Obj | Map
+
+SHAPE_INDEX = Null(List(Int()))  # XLA's ShapeIndex; null where it prints none
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of an object: its JSON ``type``, the expression that ``get``s its value
+    from the model, and what it means (``doc``, in the JSON Schema)."""
+
+    name: str
+    type: Type
+    get: str
+    doc: str
+    streamed: bool = False  # written a batch at a time by the document writer
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of JSON object: its keys in document order."""
+
+    name: str
+    doc: str
+    keys: tuple[Key, ...]
+    lets: tuple[tuple[str, str], ...] = field(default=())  # (name, expression)
+
+
+# --- what the getters may use -------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Context:
+    """What the getters need besides the object itself: the module's stack frames
+    (:class:`~hlotop.model.StackFrameTable` or None) and its memory spaces' names
+    (:func:`hlotop.model.memory_space.space_names`)."""
+
+    frames: object = None
+    names: dict[int, str] = field(default_factory=dict)
+
+
+def stack_of(instr, frames) -> tuple:
+    """The Python stack of a record's defining instruction, innermost first; () when
+    the dump's stack frames do not say."""
+    if frames is None or instr is None or instr.stack_frame_id is None:
+        return ()
+    return frames.stack(instr.stack_frame_id)
+
+
+def source_of(instr, stack) -> tuple[str, int | None] | None:
+    """``(file, line)`` of the Python source of a record's instruction: its metadata's
+    ``source_file``/``source_line``, else the innermost frame of its stack; or None."""
+    if instr is None:
+        return None
+    if instr.source_file:
+        return (instr.source_file, instr.source_line)
+    if stack:
+        return (stack[0].file, stack[0].line)
+    return None
+
+
+NAMES = {
+    "VERSION": __version__,
+    "space_name": space_name,
+    "stack_of": stack_of,
+    "source_of": source_of,
+}
+
+# --- the document -------------------------------------------------------------------
+
+FILE_KINDS = (
+    "combined",
+    "buffer-assignment",
+    "values",
+    "live-range",
+    "memory-usage-report",
+    "module-text",
+)
+
+KINDS: dict[str, Kind] = {
+    k.name: k
+    for k in (
+        Kind(
+            "document",
+            "hlotop --json: an XLA buffer-assignment dump, parsed, and its memory analysis.",
+            (
+                Key("hlotop_version", Str(), "VERSION", "the hlotop that wrote this"),
+                Key("module", Str(), "x.name", "the module's name, from the file name"),
+                Key("layout", Enum(("combined", "split")), "x.layout", "the dump's layout"),
+                Key("files", List(Obj("file")), "x.files", "the files the module was read from"),
+                Key(
+                    "allocations",
+                    List(Obj("allocation")),
+                    "x.allocations",
+                    "the allocations, in index order",
+                ),
+                Key(
+                    "total_bytes_used",
+                    Null(Int()),
+                    "x.total_bytes_used",
+                    "the dump's 'Total bytes used', or null",
+                ),
+                Key(
+                    "used_values",
+                    List(Obj("used_value")),
+                    "x.checked_records()",
+                    "the 'Used values' records, in dump order",
+                    streamed=True,
+                ),
+                Key(
+                    "live_range",
+                    Null(Obj("live_range")),
+                    "x.live_range",
+                    "the HloLiveRange block (schedule, live ranges, peak), or null",
+                ),
+                Key(
+                    "stack_trace",
+                    Null(Obj("stack_trace")),
+                    "None if x.live_range is None else x.live_range.stack_trace",
+                    "the 'Stack trace breakdown for peak usage', or null",
+                ),
+                Key(
+                    "memory_usage_report",
+                    Null(Obj("memory_usage_report")),
+                    "x.memory_usage_report",
+                    "the memory-usage report, or null",
+                ),
+                Key("analysis", Obj("analysis"), "x.analysis", "hlotop's memory analysis"),
+                Key(
+                    "diagnostics",
+                    List(Obj("diagnostic")),
+                    "x.diagnostics",
+                    "what could not be read, and other warnings about the dump",
+                ),
+            ),
+        ),
+        Kind(
+            "file",
+            "A file of the module.",
+            (
+                Key("path", Str(), "x.path", "the file's path as given or found"),
+                Key("kind", Enum(FILE_KINDS), "x.kind", "which part of the module it holds"),
+            ),
+        ),
+        Kind(
+            "allocation",
+            "An allocation (BufferAllocation::ToString) with the values packed into it.",
+            (
+                Key("index", Int(), "x.index", "the allocation's index"),
+                Key("size", Int(), "x.size", "bytes"),
+                Key("color", Int(), "x.color", "the memory space's number (XLA's color)"),
+                Key(
+                    "memory_space",
+                    Str(),
+                    "space_name(x.color, ctx.names)",
+                    "the memory space's name",
+                ),
+                Key(
+                    "kinds",
+                    List(Enum(ALLOCATION_KINDS)),
+                    "x.kinds",
+                    "its kinds, in XLA's attribute order",
+                ),
+                Key(
+                    "parameter",
+                    Null(Obj("parameter")),
+                    "None if x.parameter is None else x",
+                    "the entry parameter it holds, or null",
+                ),
+                Key(
+                    "output_shape",
+                    Null(Str()),
+                    "x.output_shape",
+                    "the output's shape if it holds the output, else null",
+                ),
+                Key(
+                    "values",
+                    List(Obj("value_slot")),
+                    "x.values",
+                    "the values packed into it, as its value lines list them",
+                ),
+            ),
+        ),
+        Kind(
+            "parameter",
+            "The entry parameter an allocation holds.",
+            (
+                Key("number", Int(), "x.parameter", "the parameter's number"),
+                Key("shape", Null(Str()), "x.parameter_shape", "its shape, without layout"),
+                Key("shape_index", SHAPE_INDEX, "x.parameter_shape_index", "the ShapeIndex"),
+            ),
+        ),
+        Kind(
+            "value_slot",
+            "A value packed into an allocation (one value line).",
+            (
+                Key("id", Int(), "v.id", "the value's id"),
+                Key("name", Str(), "v.name", "the defining instruction's name"),
+                Key("shape_index", SHAPE_INDEX, "v.shape_index", "the value's ShapeIndex"),
+                Key("phi", Bool(), "v.is_phi", "whether the value is a phi"),
+                Key("color", Null(Int()), "v.color", "the value's color, or null"),
+                Key("offset", Int(), "x.offset", "bytes from the allocation's start"),
+                Key("size", Int(), "x.size", "bytes it takes, padding included"),
+                Key("shape", Str(), "x.shape", "its shape, with layout"),
+            ),
+            lets=(("v", "x.value"),),
+        ),
+        Kind(
+            "used_value",
+            "A 'Used values' record (HloValue::ToString).",
+            (
+                Key("id", Int(), "v.id", "the value's id"),
+                Key("name", Str(), "v.name", "the defining instruction's name"),
+                Key("shape_index", SHAPE_INDEX, "v.shape_index", "the value's ShapeIndex"),
+                Key(
+                    "positions",
+                    List(Str()),
+                    "x.position_texts()",
+                    'its positions, each "name {i}" or "name"',
+                ),
+                Key(
+                    "uses",
+                    Null(List(Str())),
+                    "x.use_texts()",
+                    'its uses, each "name, operand N {i}"; null where XLA printed them '
+                    "uninitialised",
+                ),
+                Key(
+                    "instruction",
+                    Null(Str()),
+                    "None if instr is None else instr.name",
+                    "the defining instruction's name",
+                ),
+                Key(
+                    "opcode",
+                    Null(Str()),
+                    "None if instr is None else instr.opcode",
+                    "its opcode",
+                ),
+                Key(
+                    "instruction_shape",
+                    Null(Str()),
+                    "None if instr is None else instr.shape",
+                    "its whole shape, with layout",
+                ),
+                Key(
+                    "op_name",
+                    Null(Str()),
+                    "None if instr is None else instr.op_name",
+                    "its metadata's op_name",
+                ),
+                Key(
+                    "source",
+                    Null(Obj("source")),
+                    "source_of(instr, stack)",
+                    "the Python source that made it, or null",
+                ),
+                Key(
+                    "stack",
+                    List(Obj("frame")),
+                    "stack",
+                    "the Python stack that made it, innermost first, when the "
+                    "instruction's stack_frame_id (jax >= 0.9) resolves through the "
+                    "module's *_after_optimizations.txt beside the dump; else []",
+                ),
+            ),
+            lets=(
+                ("v", "x.value"),
+                ("instr", "x.instruction"),
+                ("stack", "stack_of(instr, ctx.frames)"),
+            ),
+        ),
+        Kind(
+            "source",
+            "A source location: (file, line).",
+            (
+                Key("file", Str(), "x[0]", "the source file"),
+                Key("line", Null(Int()), "x[1]", "the line, or null"),
+            ),
+        ),
+        Kind(
+            "frame",
+            "A Python stack frame.",
+            (
+                Key("file", Str(), "x.file", "the source file"),
+                Key("line", Int(), "x.line", "the line"),
+                Key("function", Str(), "x.function", "the function"),
+            ),
+        ),
+        Kind(
+            "live_range",
+            "HloLiveRange::ToString: the schedule and each value's live range.",
+            (
+                Key("max", Int(), "x.max_time", "the schedule's last step"),
+                Key(
+                    "instruction_sequence",
+                    List(Str()),
+                    "x.instruction_sequence",
+                    "the instruction at each step",
+                ),
+                Key(
+                    "buffers",
+                    List(Obj("buffer_live_range")),
+                    "x.buffers",
+                    "each value's live range",
+                ),
+                Key("peak", Null(Obj("peak")), "x.peak", "XLA's printed peak, or null"),
+            ),
+        ),
+        Kind(
+            "buffer_live_range",
+            "A value's live range: live from step start to step end, inclusive.",
+            (
+                Key("name", Str(), "x.name", "the value's defining instruction"),
+                Key("shape_index", List(Int()), "x.shape_index", "the value's ShapeIndex"),
+                Key("start", Int(), "x.start", "the first step it is live at"),
+                Key("end", Int(), "x.end", "the last step it is live at"),
+            ),
+        ),
+        Kind(
+            "peak",
+            "XLA's printed peak: its step and the values it lists live there.",
+            (
+                Key("time", Int(), "x.time", "the peak step"),
+                Key(
+                    "variant",
+                    Enum(("V1", "V2", "V3", "V4")),
+                    "x.variant",
+                    "which form of peak lines (FORMATS.md section 5)",
+                ),
+                Key("entries", List(Obj("peak_entry")), "x.entries", "the values listed"),
+            ),
+        ),
+        Kind(
+            "peak_entry",
+            "A line of XLA's peak list.",
+            (
+                Key("name", Str(), "x.name", "the value's defining instruction"),
+                Key("shape_index", SHAPE_INDEX, "x.shape_index", "null in V1 lines"),
+                Key("bytes", Int(), "x.bytes", "the value's bytes"),
+                Key("cumulative", Null(Int()), "x.cumulative", "bytes so far (V3 on), or null"),
+            ),
+        ),
+        Kind(
+            "stack_trace",
+            "The stack-trace breakdown of the peak.",
+            (
+                Key("total", Int(), "x.total", "bytes"),
+                Key("tree", List(Obj("stack_trace_node")), "x.roots", "the tree's roots"),
+            ),
+        ),
+        Kind(
+            "stack_trace_node",
+            "A node of the stack-trace breakdown.",
+            (
+                Key("label", Str(), "x.label", "the frame or instruction, as printed"),
+                Key("percent", Number(), "x.percent", "its share of the peak, as printed"),
+                Key("total", Int(), "x.total", "bytes under it"),
+                Key("current", Int(), "x.current", "bytes at it"),
+                Key("remaining", Int(), "x.remaining", "bytes not yet listed"),
+                Key("children", List(Obj("stack_trace_node")), "x.children", "its children"),
+            ),
+        ),
+        Kind(
+            "memory_usage_report",
+            "BufferAssignment::MemoryUsageReport; sizes are XLA's rounded text read back.",
+            (
+                Key(
+                    "era",
+                    Enum(("A", "B")),
+                    "x.era",
+                    "A (2024-10 .. 2026-03) lists allocations; B groups them by memory space",
+                ),
+                Key("total_bytes", Null(Int()), "x.total_bytes", "bytes, or null"),
+                Key(
+                    "allocations",
+                    List(Obj("report_allocation")),
+                    "x.allocations",
+                    "the allocations listed (era A)",
+                ),
+                Key(
+                    "hidden_allocations",
+                    Int(),
+                    "x.hidden_allocations",
+                    "allocations the report leaves out",
+                ),
+                Key(
+                    "memory_spaces",
+                    List(Obj("memory_space_report")),
+                    "x.memory_spaces",
+                    "the memory spaces (era B)",
+                ),
+            ),
+        ),
+        Kind(
+            "report_allocation",
+            "An allocation as the memory-usage report lists it.",
+            (
+                Key("index", Int(), "x.index", "the allocation's index; -1 in era B tables"),
+                Key("size", Int(), "x.size", "bytes, read back from the text; 0 in era B"),
+                Key("summary", Str(), "x.summary", "the allocation line as printed"),
+                Key("hidden_rows", Int(), "x.hidden_rows", "rows the report leaves out"),
+                Key("rows", List(Obj("report_row")), "x.rows", "its table's rows"),
+            ),
+        ),
+        Kind(
+            "report_row",
+            "A row of a memory-usage-report table: the values at one offset.",
+            (
+                Key("cumulative_size", Str(), "x.cumulative_size", "as printed"),
+                Key("percent", Number(), "x.percent", "as printed"),
+                Key("size", Str(), "x.size", "as printed"),
+                Key("offset", Int(), "x.offset", "bytes"),
+                Key("used_by_n_values", Int(), "x.used_by_n_values", "how many values"),
+                Key("shapes", List(Obj("report_shape")), "x.shapes", "their shapes"),
+            ),
+        ),
+        Kind(
+            "report_shape",
+            "A shape in a memory-usage-report row and how many values have it.",
+            (
+                Key("count", Int(), "x[0]", "how many values"),
+                Key("shape", Str(), "x[1]", "the shape, without layout"),
+            ),
+        ),
+        Kind(
+            "memory_space_report",
+            "A memory space of an era-B memory-usage report.",
+            (
+                Key("name", Str(), "x.name", "its name"),
+                Key("color", Int(), "x.color", "its number (XLA's color)"),
+                Key("total_bytes", Int(), "x.total_bytes", "bytes"),
+                Key(
+                    "allocations",
+                    List(Obj("report_allocation")),
+                    "x.allocations",
+                    "its allocation tables",
+                ),
+            ),
+        ),
+        Kind(
+            "analysis",
+            "hlotop's memory analysis (XLA's peak sweep, computed).",
+            (
+                Key("peak_step", Null(Int()), "x.peak_step", "the peak step, or null"),
+                Key("peak_bytes", Int(), "x.peak_bytes", "logical bytes live at the peak"),
+                Key(
+                    "peak_occupied_bytes",
+                    Int(),
+                    "x.peak_occupied_bytes",
+                    "allocation bytes those values occupy, shared slices once",
+                ),
+                Key(
+                    "peak_values",
+                    List(Obj("peak_value")),
+                    "x.peak_values",
+                    "the values live at the peak, XLA's order",
+                ),
+                Key("live_bytes", List(Int()), "x.live_bytes", "logical bytes live at each step"),
+                Key(
+                    "totals_by_kind",
+                    Map(Int(), keys=Enum(ALLOCATION_KINDS)),
+                    "x.totals_by_kind",
+                    "bytes by allocation kind",
+                ),
+                Key(
+                    "totals_by_memory_space",
+                    Map(Int(), pattern="^[0-9]+$"),
+                    "x.totals_by_color",
+                    "bytes by memory space (its color, as a string)",
+                ),
+            ),
+        ),
+        Kind(
+            "peak_value",
+            "A value live at the peak.",
+            (
+                Key("id", Int(), "x.value.id", "the value's id"),
+                Key("name", Str(), "x.value.name", "the defining instruction's name"),
+                Key("shape_index", SHAPE_INDEX, "x.value.shape_index", "the value's ShapeIndex"),
+                Key("logical_bytes", Int(), "x.logical_bytes", "bytes, tiling padding ignored"),
+                Key(
+                    "allocated_bytes",
+                    Int(),
+                    "x.allocated_bytes",
+                    "bytes it takes in its allocation, padding included",
+                ),
+            ),
+        ),
+        Kind(
+            "diagnostic",
+            "A line hlotop could not use, or a problem with the dump as a whole.",
+            (
+                Key("path", Str(), "x.path", "the file"),
+                Key("line", Int(), "x.line", "1-based; 0 concerns the whole file"),
+                Key("message", Str(), "x.message", "what was expected"),
+                Key(
+                    "severity",
+                    Enum(("error", "warning")),
+                    "x.severity",
+                    "error: a line was skipped",
+                ),
+            ),
+        ),
+    )
+}
+
+DOCUMENT = "document"

@@ -1,0 +1,123 @@
+"""A long run of records formatted by worker processes and handed back in order, on the
+standard library's process pool.
+
+The records are cut into chunks of :data:`CHUNK`; each worker (a forked copy of this
+process: it shares the loaded dump copy-on-write, nothing of it is pickled) formats a
+chunk to text and returns it with the diagnostics its records gave, and the caller
+takes the chunks in dump order, so what it writes is exactly what one process would
+write. If the pool cannot start or fails on the way (a worker killed, say), the chunks
+not yet handed back are formatted here instead.
+
+How many workers there may be is the caller's to say (:func:`hlotop.process.report_workers`
+decides it for the ``hlotop`` command: forking is only safe in a process that runs no
+threads); with 0 everything is done here.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor
+from typing import Any, Protocol
+
+CHUNK = 1024  # records a worker formats at a time
+
+
+class Records(Protocol):
+    """The lazy records collection (:class:`hlotop.model.UsedValues`), as used here."""
+
+    def __len__(self) -> int: ...
+
+    def checked(self, diagnostics: list, first: int = 0, stop: int | None = None) -> Iterator: ...
+
+
+Format = Callable[[Any, Any], str]  # (record, context) -> its JSON text
+Chunk = tuple[str, list]  # the chunk's records as comma-separated text, their diagnostics
+
+_job: tuple[Records, Format, Any, int] | None = None  # in a worker: what to format
+
+
+def format_chunk(records: Records, fmt: Format, ctx: Any, number: int, chunk: int = CHUNK) -> Chunk:
+    """Chunk ``number`` of ``records`` (records ``number * chunk`` up to the next chunk's),
+    each parsed once and formatted by ``fmt(record, ctx)``, comma-separated, with the
+    diagnostics of those records in dump order (and, with chunk 0, of the text before
+    the first record)."""
+    found: list = []
+    text = ",".join(
+        [fmt(r, ctx) for r in records.checked(found, number * chunk, (number + 1) * chunk)]
+    )
+    return text, found
+
+
+def _start_worker(records: Records, fmt: Format, ctx: Any, chunk: int) -> None:
+    global _job
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ctrl-c is the parent's to handle
+    _job = (records, fmt, ctx, chunk)
+
+
+def _work(number: int) -> Chunk:
+    assert _job is not None
+    records, fmt, ctx, chunk = _job
+    return format_chunk(records, fmt, ctx, number, chunk)
+
+
+class OrderedChunks:
+    """Every chunk of ``records``, formatted by up to ``workers`` processes (started
+    at once, so they work while the caller writes something else) and iterated in
+    dump order. Use it as a context manager, or :meth:`close` it: the workers are
+    stopped there."""
+
+    def __init__(
+        self, records: Records, fmt: Format, ctx: Any, workers: int, chunk: int | None = None
+    ):
+        chunk = CHUNK if chunk is None else chunk
+        self.records, self.fmt, self.ctx, self.chunk = records, fmt, ctx, chunk
+        self.count = -(-len(records) // chunk)
+        self._pool: Executor | None = None
+        self._results: Iterator[Chunk] | None = None
+        self.parallel = False  # whether worker processes were started
+        workers = min(workers, self.count)
+        if workers < 1:
+            return
+        try:
+            self._pool = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_start_worker,
+                initargs=(records, fmt, ctx, chunk),
+            )
+            self._results = self._pool.map(_work, range(self.count))
+            self.parallel = True
+        except Exception:  # noqa: BLE001 - no pool (no fork, no pipes): done here
+            self.close()
+
+    def __iter__(self) -> Iterator[Chunk]:
+        done = 0
+        if self._results is not None:
+            results, self._results = self._results, None
+            try:
+                for result in results:
+                    yield result
+                    done += 1
+            except Exception:  # noqa: BLE001 - a worker died or failed: the rest here
+                pass
+            finally:
+                self.close()
+        for number in range(done, self.count):
+            yield format_chunk(self.records, self.fmt, self.ctx, number, self.chunk)
+
+    def close(self) -> None:
+        """Stop the workers (each finishes the chunk it is on). Raises nothing."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+            except Exception:  # noqa: BLE001
+                pass
+
+    def __enter__(self) -> OrderedChunks:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
