@@ -4,7 +4,9 @@ Run by ``benchmarks/run.py`` in a fresh process per dump::
 
     python benchmarks/app_probe.py DUMP [--moves 200]
 
-Reports seconds to the first painted main screen, seconds until every value record is
+Reports seconds to the first *truthful* screen (below), seconds to the first painted main
+screen of any kind (``preview_s``: a big dump's preview, which may show only the
+allocations printed in its head), seconds until every value record is
 read (not counting the time loading stood aside for the key presses), and per-key
 latencies in milliseconds: cursor moves in the allocation tree and the
 timeline while the records are still being read, and again once everything is loaded.
@@ -15,6 +17,14 @@ a real terminal would be sent (the headless driver skips that step; the probe do
 It is measured inside the event loop, polling every half millisecond, and not with
 ``Pilot.press``: that sleeps at least 20 ms three times per key to see the app idle,
 which alone is over 60 ms a key even on an empty app.
+
+A first screen only counts once the allocation tree shows every allocation of the dump
+sorted by size, with the true total: the app's ``"allocations"`` milestone (a main screen
+showing every allocation was painted) when the app has one; otherwise the probe checks it
+itself: the tree of a painted main screen (the preview's or the whole dump's) must have
+as many allocations as the dump, and its first row must be the dump's largest
+allocation (read from the dump's allocation lines before the app starts). Either way the
+output says which (``first_screen_by``).
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -32,12 +43,49 @@ from textual import events  # noqa: E402
 from textual._compositor import CompositorUpdate  # noqa: E402
 
 from hlotop.ui.app import HlotopApp  # noqa: E402
+from hlotop.ui.widgets.allocation_tree import AllocationTree  # noqa: E402
 
 SIZE = (120, 40)
 
 
-def _ready(app) -> bool:
-    return type(app.screen).__name__ == "MainScreen"
+_ALLOCATION = re.compile(rb"^allocation (\d+): (?:0x[0-9a-f]+, )?size (\d+)")
+
+
+def expected_allocations(path: str) -> tuple[int, int, int]:
+    """(number of allocations, index and size of the first row the allocation tree
+    must show: the largest, the lowest index among equals), read from the dump's
+    allocation lines a line at a time (the probe's peak RSS stays the app's)."""
+    count, best = 0, (-1, 0)  # (size, -index)
+    with open(path, "rb") as f:
+        for line in f:
+            if line.startswith(b"allocation "):
+                m = _ALLOCATION.match(line)
+                if m:
+                    count += 1
+                    best = max(best, (int(m.group(2)), -int(m.group(1))))
+            elif line.startswith((b"Used values:", b"Total bytes used", b"HloLiveRange")):
+                break  # the combined layout: the allocations are over
+    return count, -best[1], best[0]
+
+
+def _truthful(app, expected: tuple[int, int, int]) -> tuple[str, bool] | None:
+    """(milestone of the painted main screen shown, whether its allocation tree shows
+    every allocation by size, its largest first), or None before one is painted."""
+    screen = app.screen
+    if type(screen).__name__ != "MainScreen":
+        return None
+    milestone = "painted" if screen.dump.preview is None else "preview"
+    if milestone not in app.milestones:
+        return None
+    try:
+        tree = screen.query_one(AllocationTree)
+    except Exception:  # noqa: BLE001 - not mounted yet, or being replaced
+        return None
+    order = tree._order
+    count, index, size = expected
+    if not tree.by_size or len(order) != count:
+        return milestone, False
+    return milestone, not order or (order[0].index, order[0].size) == (index, size)
 
 
 def _loaded(app) -> bool:
@@ -101,6 +149,7 @@ async def _presses(app, frames: _Frames, keys: list[str], stop=None) -> list[flo
 
 
 async def probe(path: str, moves: int) -> dict:
+    expected = expected_allocations(path)
     start = time.perf_counter()
     app = HlotopApp(path)
     created = time.perf_counter() - start
@@ -110,7 +159,25 @@ async def probe(path: str, moves: int) -> dict:
         # look idle, which it does not while the rest of a big dump loads.
         while not {"preview", "painted"} & app.milestones.keys():
             await asyncio.sleep(0.002)
-        first = min(app.milestones.get(k, 1e9) for k in ("preview", "painted")) + created
+        preview = min(app.milestones.get(k, 1e9) for k in ("preview", "painted")) + created
+        # The first truthful screen: every allocation, the largest first. A painted
+        # screen of the whole dump that is not is reported (first_screen_s None), a
+        # second after it was seen, rather than waited on for ever.
+        by, wrong_since = None, None
+        while by is None:
+            if "allocations" in app.milestones:
+                by = "allocations"
+                break
+            seen = _truthful(app, expected)
+            if seen is not None and seen[1]:
+                by = seen[0]
+            elif seen is not None and seen[0] == "painted":
+                wrong_since = wrong_since or time.perf_counter()
+                if time.perf_counter() - wrong_since > 1.0:
+                    by = "never"
+            if by is None:
+                await asyncio.sleep(0.002)
+        first = app.milestones[by] + created if by != "never" else None
         frames = _Frames(app)
         await _key(app, frames, "1")  # not Pilot.press: as above
         keys = ["down", "up"] * (moves // 2)
@@ -121,15 +188,23 @@ async def probe(path: str, moves: int) -> dict:
         # it waited for the presses above is not loading time.
         loaded = time.perf_counter() - start - app._waited
         await pilot.press("1", "home")
-        idle = await _presses(app, frames, ["down"] * moves)
+        tree = await _presses(app, frames, ["down"] * moves)
         await pilot.press("2", "home")
-        idle += await _presses(app, frames, ["right"] * moves)
+        timeline = await _presses(app, frames, ["right"] * moves)
         await pilot.press("q")
     return {
         "first_screen_s": first,
+        "first_screen_by": {
+            "allocations": "the app's allocations milestone",
+            "never": "never: the whole dump's tree lacks allocations or its largest first",
+        }.get(by, f"the probe's check of the tree ({by} milestone)"),
+        "preview_s": preview,
+        "allocations": expected[0],
         "loaded_s": loaded,
         "keys_loading_ms": during,
-        "keys_idle_ms": idle,
+        "keys_idle_ms": tree + timeline,
+        "keys_tree_ms": tree,
+        "keys_timeline_ms": timeline,
     }
 
 

@@ -2,24 +2,38 @@
 
     .venv/bin/python benchmarks/run.py                  # 10, 100 and 500 MB
     .venv/bin/python benchmarks/run.py --sizes 10 100   # quicker
+    .venv/bin/python benchmarks/run.py --real --sizes 10          # + real big models
+    .venv/bin/python benchmarks/run.py --real --sizes --real-models gpt-256l-unrolled
 
 For each size it scales a real JAX dump (``benchmarks/make_dumps.py``) in the combined
-and the split layout, then measures, each in a fresh process:
+and the split layout. With ``--real`` it also measures the dumps of real big models
+(flax GPT train steps, 64 and 256 layers, unrolled and scanned, in ``benchmarks/real/``):
+those missing are made first by ``scripts/generate_big_models.py``, which compiles them
+with JAX in virtualenvs of its own (minutes each; see that script). Scaled copies of a
+small module are lighter than real big ones (peak RSS 3.0× the file on them, 5.9× on a
+real 45 MB dump), so the targets are checked on the real dumps of 30 MB and more.
+Each dump is measured, each in a fresh process:
 
 * the yardstick: a bare regular-expression scan of the same files (``regex_scan.py``);
 * ``hlotop --summary`` and ``hlotop --json`` wall time (output read and discarded);
   these three are run ``--repeat`` times (3) in turn, and the median of each is shown;
 * peak RSS of those and of the browser (of the largest process: ``--json`` and the
   records index of a big dump use a second, forked process, see ``hlotop.report.forked``);
-* the browser, headless (``app_probe.py``): time to the first painted main screen
-  (a big dump's preview), time until every value record is read, and key-press latency
-  (p50/p99 over cursor moves in the allocation tree and the timeline) both while the
-  dump is still loading and after; then the same dump opened again, unchanged (what
-  the records pass found comes from hlotop's cache, which is otherwise empty for every
-  measurement).
+* the browser, headless (``app_probe.py``): time to the first truthful screen (the
+  allocation tree shows every allocation, the largest first, with the true total; the
+  first painted screen of any kind, e.g. a big dump's preview of its head, is shown too),
+  time until every value record is read, and key-press latency (p50/p99 over cursor
+  moves in the allocation tree and the timeline once the dump is loaded, and p99 in the
+  tree while its records are still being read); then the same dump opened again,
+  unchanged (what the records pass found comes from hlotop's cache, which is otherwise
+  empty for every measurement).
 
-Then it checks the targets of issue 3 and prints each as met or not. Nothing here is a
-unit test: it measures and reports.
+Then it checks the targets of issue 9 and prints each as met or not: on the real dumps
+of 30 MB and more (on the scaled ~100 MB ones when no real dump was measured), the first
+truthful screen within 2× a tiny dump's, ``--summary`` within 2× and ``--json`` within 4×
+the regex scan, peak RSS at most 4× the file, key p99 under 50 ms in the tree and the
+timeline, also while loading; and linear growth over the scaled sizes. Nothing here is a
+unit test: it measures and reports. The figures are noisy on a busy machine.
 """
 
 from __future__ import annotations
@@ -40,6 +54,8 @@ ROOT = HERE.parent
 PY = sys.executable
 HLOTOP = [PY, "-m", "hlotop"]
 TINY = ROOT / "sample_dumps" / "seeds" / "000_aa093b3e4f73e23a.txt"
+GENERATE_REAL = ROOT / "scripts" / "generate_big_models.py"
+REAL_MIN_MB = 30  # real dumps this big or bigger are held to the targets
 
 
 def run(cmd: list[str], cache: str | None = None, keep: bool = False) -> tuple[float, int, str]:
@@ -79,8 +95,11 @@ def pct(values: list[float], q: float) -> float:
 
 
 def module_files(entry: Path) -> list[Path]:
+    """The module's buffer-assignment files: ``<prefix>-*.txt`` (not ``<prefix>.txt``,
+    the module's HLO text, of which hlotop reads only the head; and not the files of
+    ``combined-100mb`` for ``combined-10mb``)."""
     prefix = entry.name[: -len("-buffer-assignment.txt")]
-    return sorted(p for p in entry.parent.glob(prefix + "*") if p.suffix == ".txt")
+    return sorted(p for p in entry.parent.glob(prefix + "-*") if p.suffix == ".txt")
 
 
 def measure(entry: Path, moves: int, repeat: int) -> dict:
@@ -109,61 +128,115 @@ def measure(entry: Path, moves: int, repeat: int) -> dict:
     )
     return {
         "dump": entry.name,
+        "real": False,
         "mb": size / 1e6,
         "scan_s": scan,
         "summary_s": summary,
         "json_s": js,
         "first_s": app["first_screen_s"],
+        "first_by": app["first_screen_by"],
+        "paint_s": app["preview_s"],
         "loaded_s": app["loaded_s"],
         "reopen_s": again["loaded_s"],
         "rss_mb": max(summary_rss, json_rss, app_rss) / 1e6,
         "keys_idle": app["keys_idle_ms"],
+        "keys_tree": app["keys_tree_ms"],
+        "keys_timeline": app["keys_timeline_ms"],
         "keys_loading": app["keys_loading_ms"],
     }
 
 
+def _ratio(value: float | None, base: float, digits: int = 2) -> str:
+    if value is None:
+        return "never"
+    return f"{value:.{digits}f} ({value / base:.1f}×)"
+
+
 def table(rows: list[dict], tiny_first: float) -> str:
     head = (
-        "| dump | MB | regex scan s | --summary s (×scan) | --json s (×scan) | first screen s "
-        "(×tiny) | all loaded s | re-opened: all loaded s | peak RSS MB (×file) "
-        "| key p50/p99 ms | key p99 ms while loading |"
+        "| dump | layout | MB | regex scan s | --summary s (×scan) | --json s (×scan) "
+        "| first truthful screen s (×tiny) | first paint s | all loaded s "
+        "| re-opened: all loaded s | peak RSS MB (×file) | tree key p50/p99 ms "
+        "| timeline key p50/p99 ms | tree key p99 ms while loading |"
     )
-    lines = [head, "|" + "---|" * 11]
+    lines = [head, "|" + "---|" * 14]
     for r in rows:
+        loading = r["keys_loading"]
         lines.append(
-            f"| {r['dump']} | {r['mb']:.0f} | {r['scan_s']:.2f} "
-            f"| {r['summary_s']:.2f} ({r['summary_s'] / r['scan_s']:.1f}×) "
-            f"| {r['json_s']:.2f} ({r['json_s'] / r['scan_s']:.1f}×) "
-            f"| {r['first_s']:.2f} ({r['first_s'] / tiny_first:.1f}×) | {r['loaded_s']:.2f} "
-            f"| {r['reopen_s']:.2f} "
-            f"| {r['rss_mb']:.0f} ({r['rss_mb'] / r['mb']:.1f}×) "
-            f"| {pct(r['keys_idle'], 0.5):.0f}/{pct(r['keys_idle'], 0.99):.0f} "
-            f"| {pct(r['keys_loading'], 0.99):.0f} ({len(r['keys_loading'])} keys) |"
+            f"| {r['dump']} | {r['layout']} | {r['mb']:.0f} | {r['scan_s']:.2f} "
+            f"| {_ratio(r['summary_s'], r['scan_s'])} | {_ratio(r['json_s'], r['scan_s'])} "
+            f"| {_ratio(r['first_s'], tiny_first)} | {r['paint_s']:.2f} "
+            f"| {r['loaded_s']:.2f} | {r['reopen_s']:.2f} "
+            f"| {_ratio(r['rss_mb'], r['mb'], 0)} "
+            f"| {pct(r['keys_tree'], 0.5):.0f}/{pct(r['keys_tree'], 0.99):.0f} "
+            f"| {pct(r['keys_timeline'], 0.5):.0f}/{pct(r['keys_timeline'], 0.99):.0f} "
+            + (
+                f"| {pct(loading, 0.99):.0f} ({len(loading)} keys) |"
+                if loading
+                else "| – (loaded before a key) |"
+            )
         )
     return "\n".join(lines)
 
 
+def held(rows: list[dict]) -> list[dict]:
+    """The rows the targets apply to: the real dumps of REAL_MIN_MB and more, or, when
+    none was measured, the scaled ones of about 100 MB."""
+    real = [r for r in rows if r["real"] and r["mb"] >= REAL_MIN_MB]
+    return real or [r for r in rows if not r["real"] and 80 <= r["mb"] <= 150]
+
+
 def targets(rows: list[dict], tiny_first: float) -> list[str]:
     out = []
-    by_size: dict[str, list[dict]] = {}
-    for r in rows:
-        by_size.setdefault(r["layout"], []).append(r)
-    for r in rows:
-        if 80 <= r["mb"] <= 150:
-            checks = [
-                ("first screen within 2× a tiny dump's", r["first_s"] <= 2 * tiny_first),
-                ("--summary within 2× the regex scan", r["summary_s"] <= 2 * r["scan_s"]),
-                ("--json within 4× the regex scan", r["json_s"] <= 4 * r["scan_s"]),
-                ("peak RSS at most 4× the file size", r["rss_mb"] <= 4 * r["mb"]),
-                ("p99 key latency under 50 ms", pct(r["keys_idle"], 0.99) < 50),
-                (
-                    "p99 key latency under 50 ms while loading",
-                    pct(r["keys_loading"], 0.99) < 50 if r["keys_loading"] else True,
+    if not held(rows):
+        out.append(f"(no real dump of {REAL_MIN_MB} MB or more, nor a scaled ~100 MB one)")
+    for r in held(rows):
+        first = r["first_s"]
+        loading = r["keys_loading"]
+        checks = [
+            (
+                f"first truthful screen within 2× a tiny dump's ({_ratio(first, tiny_first)})",
+                first is not None and first <= 2 * tiny_first,
+            ),
+            (
+                f"--summary within 2× the regex scan ({r['summary_s'] / r['scan_s']:.1f}×)",
+                r["summary_s"] <= 2 * r["scan_s"],
+            ),
+            (
+                f"--json within 4× the regex scan ({r['json_s'] / r['scan_s']:.1f}×)",
+                r["json_s"] <= 4 * r["scan_s"],
+            ),
+            (
+                f"peak RSS at most 4× the file size ({r['rss_mb'] / r['mb']:.1f}×)",
+                r["rss_mb"] <= 4 * r["mb"],
+            ),
+            (
+                f"p99 key latency under 50 ms in the tree ({pct(r['keys_tree'], 0.99):.0f} ms)",
+                pct(r["keys_tree"], 0.99) < 50,
+            ),
+            (
+                "p99 key latency under 50 ms in the timeline "
+                f"({pct(r['keys_timeline'], 0.99):.0f} ms)",
+                pct(r["keys_timeline"], 0.99) < 50,
+            ),
+            (
+                "p99 key latency under 50 ms while loading "
+                + (
+                    f"({pct(loading, 0.99):.0f} ms, {len(loading)} keys)"
+                    if loading
+                    else "(no key: loaded before the first)"
                 ),
-            ]
-            for name, ok in checks:
-                out.append(f"{'met    ' if ok else 'NOT MET'}  {r['dump']}: {name}")
-    for layout, rs in by_size.items():
+                pct(loading, 0.99) < 50 if loading else True,
+            ),
+        ]
+        name = f"{r['dump']} ({r['layout']}, {r['mb']:.0f} MB)"
+        for what, ok in checks:
+            out.append(f"{'met    ' if ok else 'NOT MET'}  {name}: {what}")
+    by_layout: dict[str, list[dict]] = {}
+    for r in rows:
+        if not r["real"]:  # linear growth: over the scaled sizes
+            by_layout.setdefault(r["layout"], []).append(r)
+    for layout, rs in by_layout.items():
         rs = sorted(rs, key=lambda r: r["mb"])
         for a, b in zip(rs, rs[1:], strict=False):
             growth = b["mb"] / a["mb"]
@@ -177,9 +250,40 @@ def targets(rows: list[dict], tiny_first: float) -> list[str]:
     return out
 
 
+def real_dumps(folder: Path, names: list[str] | None) -> list[tuple[dict, Path]]:
+    """(manifest, entry file) of the real dumps in ``folder``, made first if missing
+    (all of ``generate_big_models.py``'s models, or ``names``)."""
+    cmd = [PY, str(GENERATE_REAL), "--out", str(folder)]
+    if names:
+        cmd += ["--models", *names]
+    subprocess.run(cmd, check=True)  # quick for the models already made
+    out = []
+    for path in sorted(folder.glob("*/manifest.json")):
+        manifest = json.loads(path.read_text())
+        if names and manifest["name"] not in names:
+            continue
+        out.append((manifest, path.parent / manifest["entry"]))
+    return sorted(out, key=lambda m: (m[0]["buffer_assignment_bytes"], m[0]["name"]))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 500])
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="*",
+        default=[10, 100, 500],
+        help="MB of the scaled dumps (none: only the real ones)",
+    )
+    parser.add_argument(
+        "--real",
+        action="store_true",
+        help="also the real big models (made by scripts/generate_big_models.py if missing)",
+    )
+    parser.add_argument(
+        "--real-models", nargs="+", metavar="NAME", help="only these real models (default: all)"
+    )
+    parser.add_argument("--real-dir", type=Path, default=HERE / "real")
     parser.add_argument("--out", type=Path, default=Path("/tmp/hlotop-bench"))
     parser.add_argument("--moves", type=int, default=200)
     parser.add_argument(
@@ -189,17 +293,19 @@ def main(argv: list[str] | None = None) -> int:
         help="runs of the scan, --summary and --json (the median is shown)",
     )
     args = parser.parse_args(argv)
-    subprocess.run(
-        [
-            PY,
-            str(HERE / "make_dumps.py"),
-            "--out",
-            str(args.out),
-            "--size-mb",
-            *map(str, args.sizes),
-        ],
-        check=True,
-    )
+    if args.sizes:
+        subprocess.run(
+            [
+                PY,
+                str(HERE / "make_dumps.py"),
+                "--out",
+                str(args.out),
+                "--size-mb",
+                *map(str, args.sizes),
+            ],
+            check=True,
+        )
+    real = real_dumps(args.real_dir, args.real_models) if args.real or args.real_models else []
     tiny = json.loads(
         run([PY, str(HERE / "app_probe.py"), str(TINY), "--moves", "20"], keep=True)[2]
     )
@@ -216,11 +322,25 @@ def main(argv: list[str] | None = None) -> int:
             row["layout"] = layout
             rows.append(row)
             print(f"measured {entry.name}", file=sys.stderr)
+    for manifest, entry in real:
+        row = measure(entry, args.moves, args.repeat)
+        row.update(real=True, dump=manifest["name"], layout=manifest["layout"])
+        rows.append(row)
+        print(f"measured {manifest['name']} ({entry.name})", file=sys.stderr)
     print(
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, {platform.system()} {platform.release()}"
     )
-    print(f"Tiny dump ({TINY.name}): first screen {tiny['first_screen_s']:.2f} s\n")
+    print(f"Tiny dump ({TINY.name}): first screen {tiny['first_screen_s']:.2f} s")
+    for manifest, _ in real:
+        print(
+            f"Real dump {manifest['name']}: flax {manifest['flax']} GPT train step "
+            f"({manifest['settings']['optimizer']}, dropout {manifest['settings']['dropout']}), "
+            f"{manifest['layers']} layers {manifest['layers_are']}, jax {manifest['jax']}, "
+            f"{manifest['layout']} layout, {manifest['buffer_assignment_bytes'] / 1e6:.1f} MB"
+        )
+    firsts = {r["first_by"] for r in rows}
+    print(f"First truthful screen from: {'; '.join(sorted(firsts))}\n")
     print(table(rows, tiny["first_screen_s"]))
     print()
     print("\n".join(targets(rows, tiny["first_screen_s"])))
