@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import fields, replace
 from pathlib import Path
+from typing import Any, AnyStr
 
 from hlotop.analysis.analyze import analyze
 from hlotop.loading.checks import check_consistency, check_siblings, check_truncation
@@ -52,11 +53,13 @@ __all__ = [  # what other layers take from here
     "split_module_prefix",
 ]
 _NO_HOOKS = ReadHooks()
+# load's on_records: told a file's records (str or, all ASCII, bytes) and the stack frames
+OnRecords = Callable[[UsedValues[str] | UsedValues[bytes], StackFrameTable | None], object]
 
 
 def _merge(parts: list[ParsedSections]) -> ParsedSections:
     """Combine the sections read from several files: the first non-empty of each."""
-    merged = {}
+    merged: dict[str, Any] = {}  # field name -> value, whatever the field's type
     for f in fields(ParsedSections):
         values = [getattr(p, f.name) for p in parts]
         merged[f.name] = next((v for v in values if v), values[0] if values else None)
@@ -100,6 +103,16 @@ def _parse_one(
         text = read_text(label, data.pop(), diagnostics)
     else:
         text = read_text(label, data, diagnostics)
+    # The same code reads either kind of text; the type checker follows it one at a time.
+    if isinstance(text, bytes):
+        return _parse_decoded(label, text, diagnostics, hooks)
+    return _parse_decoded(label, text, diagnostics, hooks)
+
+
+def _parse_decoded(
+    label: str, text: AnyStr, diagnostics: list[Diagnostic], hooks: ReadHooks
+) -> ParsedSections:
+    """Parse one file's text (as :func:`~hlotop.loading.decode.read_text` gives it)."""
     file_diags: list[Diagnostic] = []
     parsed = parse_text(label, text, file_diags, hooks)
     if not _is_dump(parsed):
@@ -109,9 +122,8 @@ def _parse_one(
             "'Used values:' or 'HloLiveRange' section)",
         )
     head = text[: len(UNAVAILABLE)]
-    if isinstance(head, bytes):
-        head = head.decode("ascii")
-    if not text.endswith(scan.newline_of(text)) and not head.startswith(UNAVAILABLE):
+    start = head.decode("ascii") if isinstance(head, bytes) else head
+    if not text.endswith(scan.newline_of(text)) and not start.startswith(UNAVAILABLE):
         last = scan.count_lines(text, 0, len(text)) + 1
         file_diags.append(
             Diagnostic(
@@ -132,7 +144,7 @@ def load(
     stdin=None,
     lazy: bool = False,
     pause: Callable[[], object] | None = None,
-    on_records: Callable[[UsedValues, StackFrameTable | None], object] | None = None,
+    on_records: OnRecords | None = None,
     stage: Callable[[str], object] | None = None,
 ) -> ModuleDump:
     """Open a dump and analyse it.
@@ -154,11 +166,17 @@ def load(
     Raises :class:`LoadError` (one-line reason) when the input is missing,
     unreadable, empty, binary or not a dump.
     """
-    return _load(path, stdin=stdin, lazy=lazy, hooks=ReadHooks(pause, on_records, stage))
+    hooks = ReadHooks(pause, None, stage)
+    return _load(path, stdin=stdin, lazy=lazy, hooks=hooks, on_records=on_records)
 
 
 def _load(
-    path: str | os.PathLike, *, stdin=None, lazy: bool = False, hooks: ReadHooks = _NO_HOOKS
+    path: str | os.PathLike,
+    *,
+    stdin=None,
+    lazy: bool = False,
+    hooks: ReadHooks = _NO_HOOKS,
+    on_records: OnRecords | None = None,
 ) -> ModuleDump:
     if str(path) == "-":
         stream = stdin if stdin is not None else sys.stdin
@@ -169,8 +187,7 @@ def _load(
     # Read before the dump's files: on_records is handed them with the records.
     frame_diagnostics: list[Diagnostic] = []
     frames = read_stack_frames(p, frame_diagnostics)
-    if hooks.on_records is not None:
-        on_records = hooks.on_records
+    if on_records is not None:
         hooks = replace(hooks, on_records=lambda table: on_records(table, frames))
     parts: list[ParsedSections] = []
     files: list[DumpFile] = []
@@ -182,7 +199,8 @@ def _load(
     order = sorted(range(len(entries)), key=lambda i: entries[i][1] != "values")
     for i in order:
         file_path, _ = entries[i]
-        label, found = str(file_path), []
+        label = str(file_path)
+        found: list[Diagnostic] = []
         if hooks.stage is not None:
             hooks.stage(f"reading {file_path.name}")
         read[i] = (
@@ -221,7 +239,7 @@ def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> Mo
     return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics, lazy)
 
 
-def read_stack_frames(path: Path, diagnostics: list[Diagnostic]):
+def read_stack_frames(path: Path, diagnostics: list[Diagnostic]) -> StackFrameTable | None:
     """The stack-frame tables from the head of the module's HLO text beside the dump
     (``<module>.<backend>_after_optimizations.txt``), or None. Only the head is read."""
     split = split_module_prefix(path)
@@ -238,7 +256,7 @@ def read_stack_frames(path: Path, diagnostics: list[Diagnostic]):
 
 def _parse_sibling(
     label: str, path: Path, diagnostics: list[Diagnostic], hooks: ReadHooks = _NO_HOOKS
-):
+) -> ParsedSections | None:
     """A sibling that cannot be read is a warning: the rest of the module still opens."""
     try:
         return _parse_one(label, [read_bytes(path)], diagnostics, hooks)

@@ -22,7 +22,8 @@ class ParsedSections:
 
     allocations: tuple[BufferAllocation, ...] = ()
     total_bytes_used: int | None = None
-    used_values: UsedValues | tuple[UsedValue, ...] = ()  # lazy when read from a file
+    # Lazy when read from a file (its text a str, or bytes when it is all ASCII).
+    used_values: UsedValues[str] | UsedValues[bytes] | tuple[UsedValue, ...] = ()
     live_range: HloLiveRange | None = None
     live_range_unavailable: bool = False
     memory_usage_report: MemoryUsageReport | None = None
@@ -57,7 +58,7 @@ class ModuleDump:
         return self.sections.total_bytes_used
 
     @property
-    def used_values(self) -> UsedValues | tuple[UsedValue, ...]:
+    def used_values(self) -> UsedValues[str] | UsedValues[bytes] | tuple[UsedValue, ...]:
         """The ``Used values`` records: a sequence, parsed on demand."""
         return self.sections.used_values
 

@@ -20,7 +20,8 @@ class ValueInfo:
 
     value: HloValue
     slot: ValueSlot | None = None  # where it lives; None if no allocation line names it
-    records: UsedValues | Mapping[int, UsedValue] | None = None  # looked up by value id, lazily
+    # looked up by value id, lazily
+    records: UsedValues[str] | UsedValues[bytes] | Mapping[int, UsedValue] | None = None
     live: BufferLiveRange | None = None
     shape: str | None = None  # the value's own shape, with layout
     logical_bytes: int = 0  # ByteSizeOf(value shape): tiling padding ignored

@@ -18,7 +18,7 @@ import threading
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import AnyStr, Generic, Protocol
 
 from hlotop.model.dump_file import Diagnostic
 from hlotop.model.values import HloValue, UsedValue
@@ -31,7 +31,7 @@ SCAN = 1 << 23  # characters one call into C scans at most (a browser's keys wai
 class RecordGrammar(Protocol):
     """How the records' text is read: the parser's (:mod:`hlotop.parse.records`)."""
 
-    def index(self, text: str | bytes, begin: int, end: int) -> tuple[array, array]:
+    def index(self, text: AnyStr, begin: int, end: int) -> tuple[array, array]:
         """The offset of each record's head in ``text[begin:end]``, and its value id."""
         ...
 
@@ -51,10 +51,11 @@ class RecordGrammar(Protocol):
         ...
 
 
-class UsedValues:
+class UsedValues(Generic[AnyStr]):
     """The records of one ``Used values`` section, by value id, read on demand.
 
-    The section's body is ``text[begin:end]``; ``first_line`` is the 1-based line of
+    The section's body is ``text[begin:end]``, ``text`` a ``str`` or (an all-ASCII
+    dump's) ``bytes``; ``first_line`` is the 1-based line of
     ``text[begin]`` in ``path`` and ``end_line`` (if known) that of ``text[end]``.
     Behaves as a read-only sequence of :class:`UsedValue` in dump order; every method
     may be called from any thread.
@@ -63,7 +64,7 @@ class UsedValues:
     def __init__(
         self,
         path: str,
-        text: str | bytes,
+        text: AnyStr,
         grammar: RecordGrammar,
         first_line: int,
         begin: int = 0,
@@ -71,13 +72,13 @@ class UsedValues:
         end_line: int | None = None,
     ):
         self.path = path
-        self.text = text
+        self.text: AnyStr = text
         self.grammar = grammar
         self.first_line = first_line
         self.begin = begin
         self.end = len(text) if end is None else end
         self.end_line = end_line
-        self._nl: str | bytes = b"\n" if isinstance(text, bytes) else "\n"
+        self._nl: AnyStr = b"\n" if isinstance(text, bytes) else "\n"
         self._lock = threading.RLock()
         self._starts: array | None = None
         self._ids: array | None = None
@@ -244,23 +245,23 @@ class UsedValues:
         (case-insensitive), scanned :data:`SCAN` characters at a time; [] if
         ``cancelled()`` turns true between two pieces."""
         text, starts, ids = self.text, self.starts, self.ids
-        needle: str | bytes = query.lower()
-        if isinstance(text, bytes):  # an ASCII dump's records are kept as bytes
-            if not query.isascii():
-                return []  # it cannot be in them, as in the same text decoded
-            needle = query.lower().encode("ascii")
+        # An ASCII dump's records are kept as bytes: a query that is not ASCII cannot be
+        # in them, as in the same text decoded.
+        if isinstance(text, bytes) and not query.isascii():
+            return []
+        needle = query.lower().encode("ascii") if isinstance(text, bytes) else query.lower()
         numbers: list[int] = []
         overlap = max(len(needle) - 1, 0)
         for piece_start in range(self.begin, self.end, SCAN):
             if cancelled is not None and cancelled():
                 return []
             piece = text[piece_start : min(piece_start + SCAN + overlap, self.end)].lower()
-            at = piece.find(needle)  # type: ignore[arg-type]
+            at = piece.find(needle)
             while at >= 0:
                 number = bisect_right(starts, piece_start + at) - 1
                 if number >= 0 and (not numbers or numbers[-1] != number):
                     numbers.append(number)
                 # Skip to the next record: one hit per record is enough.
                 nxt = starts[number + 1] - piece_start if number + 1 < len(starts) else len(piece)
-                at = piece.find(needle, max(at + 1, nxt))  # type: ignore[arg-type]
+                at = piece.find(needle, max(at + 1, nxt))
         return [ids[n] for n in sorted(set(numbers))]
