@@ -51,19 +51,26 @@ _field = (
     .combine(lambda key, quoted, bare: (key, unescape(quoted) if quoted is not None else bare))
     .desc('key="value" or key=value')
 )
+# The whole metadata block as one token; its fields split by the same field pattern.
+_METADATA_BLOCK = re.compile(rf'metadata=\{{((?:[a-z_]+=(?:"{_QUOTED_BODY}"|[^\s}}"]+) ?)*)\}}')
+
+
+def _metadata_fields(body: str) -> dict[str, str]:
+    return {k: unescape(q) if q else b for k, q, b in _FIELD_RE.findall(body)}
+
+
 # metadata={op_type="..." op_name="..." source_file="..." source_line=71 ...}
 METADATA = LineGrammar(
     string("metadata={") >> _field.sep_by(string(" ")).map(dict) << string("}"),
-    # The whole block as one token; its fields split by the same field pattern.
-    rf'metadata=\{{((?:[a-z_]+=(?:"{_QUOTED_BODY}"|[^\s}}"]+) ?)*)\}}',
-    lambda body: {k: unescape(q) if q else b for k, q, b in _FIELD_RE.findall(body)},
+    _METADATA_BLOCK.pattern,
+    _metadata_fields,
 )
 
 
 def _read_metadata(text: str, at: int) -> dict:
-    fast = METADATA.pattern.match(text, at)
+    fast = _METADATA_BLOCK.match(text, at)
     if fast is not None:
-        return METADATA.convert(*fast.groups())
+        return _metadata_fields(fast.group(1))
     try:
         return METADATA.fine.parse_partial(text[at:])[0]
     except ParseError:

@@ -134,7 +134,7 @@ class MemoryReportSection:
         elif line.startswith("allocation "):
             self._detail_header(line, lineno)
         elif self._table is not None:
-            self._table_row(line, lineno)
+            self._table_row(self._table, line, lineno)
         else:
             return False
         return True
@@ -155,10 +155,10 @@ class MemoryReportSection:
             self._table = self._new_table(alloc["index"], alloc["size"], line, lineno)
             self._detail[alloc["index"]] = self._table
 
-    def _table_row(self, line: str, lineno: int) -> None:
+    def _table_row(self, table: dict, line: str, lineno: int) -> None:
         row = TABLE_ROW.read(self.sink, line.lstrip("\t"), lineno, lineno)
         if row is not None:
-            self._table["rows"].append(row)
+            table["rows"].append(row)
 
     def finish(self) -> MemoryUsageReport:
         """The report; era A tables are joined to their allocation rows by index (the

@@ -44,33 +44,39 @@ def parse_stack_frames(path: str, lines: Iterable[str], sink: Sink) -> StackFram
     computation (a line starting with ``%`` or ``ENTRY``). Returns None when the file
     has no ``StackFrames`` table (jax < 0.9). Unreadable table lines become diagnostics.
     """
-    tables: dict[str, dict[int, object]] = {t: {} for t in TABLES}
-    current = None
+    # FileNames and FunctionNames: id -> name; FileLocations and StackFrames: id -> fields
+    names: dict[str, dict[int, str]] = {"FileNames": {}, "FunctionNames": {}}
+    entries: dict[str, dict[int, dict[str, int]]] = {"FileLocations": {}, "StackFrames": {}}
+    current: dict[int, str] | dict[int, dict[str, int]] | None = None
     for lineno, line in enumerate(lines, 1):
         if line.startswith(("%", "ENTRY")):
             break
-        if line in TABLES:
-            current = tables[line]
+        if line in names:
+            current, grammar = names[line], NAME_LINE
+            kind = line
+            continue
+        if line in entries:
+            current, grammar = entries[line], ENTRY_LINE
             kind = line
             continue
         if not line or current is None:
             continue
-        grammar = NAME_LINE if kind in ("FileNames", "FunctionNames") else ENTRY_LINE
         parsed = sink.parse(grammar, line, lineno, f"{kind} entry")
         if parsed is not None:
             current[parsed[0]] = parsed[1]
-    if not tables["StackFrames"]:
+    if not entries["StackFrames"]:
         return None
+    file_names, function_names = names["FileNames"], names["FunctionNames"]
     locations = {}
-    for lid, f in tables["FileLocations"].items():
+    for lid, f in entries["FileLocations"].items():
         locations[lid] = SourceFrame(
-            file=tables["FileNames"].get(f.get("file_name_id"), "?"),
-            function=tables["FunctionNames"].get(f.get("function_name_id"), "?"),
+            file=file_names.get(f.get("file_name_id", -1), "?"),  # ids are never negative
+            function=function_names.get(f.get("function_name_id", -1), "?"),
             line=f.get("line", 0),
             column=f.get("column"),
         )
     frames = {}
-    for fid, f in tables["StackFrames"].items():
+    for fid, f in entries["StackFrames"].items():
         # XLA prints the parent as its id + 1; 1 means no parent (checked against the
         # Python stacks of real jax 0.10 dumps).
         frames[fid] = (f.get("file_location_id", 0), f.get("parent_frame_id", 1) - 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from parsy import ParseError, Parser, Result, eof, regex
 
@@ -31,7 +32,7 @@ INDEX_RE = r"\{(?:\d+(?:,\d+)*)?\}"  # a ShapeIndex as printed: {} or {0,1}
 
 # The ShapeIndex texts most values and live ranges carry, with braces (value lines) and
 # without (live-range lines), read once: a dict look-up in the hot loops, not a call.
-KNOWN_INDEXES = {
+KNOWN_INDEXES: dict[str, tuple[int, ...]] = {
     text: index for k in range(64) for text, index in ((f"{{{k}}}", (k,)), (str(k), (k,)))
 }
 KNOWN_INDEXES.update({"{}": (), "": ()})
@@ -89,20 +90,33 @@ class LineGrammar:
     checks both agree on every line of every sample dump).
     """
 
-    def __init__(self, fine: Parser, pattern: str | None = None, convert: Callable | None = None):
+    def __init__(
+        self,
+        fine: Parser,
+        pattern: str | None = None,
+        convert: Callable[..., Any] | None = None,
+    ):
         self.fine = fine
         self._whole = fine << eof
         self.pattern = re.compile(pattern) if pattern else None
         self.convert = convert
-        self.fast = _token(self.pattern, convert) if pattern else None
+        self.fast = (
+            _token(self.pattern, convert)
+            if self.pattern is not None and convert is not None
+            else None
+        )
 
-    def quick(self, line: str):
-        """The line's value by the one-match path, or None if it does not fit it."""
-        m = self.pattern.match(line)
-        return self.convert(*m.groups()) if m else None
+    def quick(self, line: str) -> Any:
+        """The line's value by the one-match path, or None if it does not fit it (or
+        there is no such path)."""
+        pattern, convert = self.pattern, self.convert
+        if pattern is None or convert is None:
+            return None
+        m = pattern.match(line)
+        return convert(*m.groups()) if m else None
 
 
-def _token(compiled: re.Pattern, convert: Callable) -> Parser:
+def _token(compiled: re.Pattern[str], convert: Callable[..., Any]) -> Parser:
     @Parser
     def token(stream: str, index: int) -> Result:
         m = compiled.match(stream, index)
@@ -132,10 +146,11 @@ class Sink:
         """Read the whole of ``text`` with ``grammar``; on failure record a diagnostic
         naming the column and what was expected, and return None."""
         if isinstance(grammar, LineGrammar):
-            if grammar.pattern is not None:
-                m = grammar.pattern.match(text)
+            pattern, convert = grammar.pattern, grammar.convert
+            if pattern is not None and convert is not None:
+                m = pattern.match(text)
                 if m is not None:
-                    return grammar.convert(*m.groups())
+                    return convert(*m.groups())
             parser = grammar._whole
         else:
             parser = grammar << eof
