@@ -64,7 +64,9 @@ def analyze(
     peak_step = peak_bytes = None
     peak_values: list[ValueInfo] = []
     if live is not None:
-        peak_step, _ = xla_peak_step((i.live.start, i.live.end, i.sweep_bytes) for i in live_infos)
+        peak_step, _ = xla_peak_step(
+            (rng.start, rng.end, i.sweep_bytes) for i in live_infos if (rng := i.live) is not None
+        )
         peak_values = live_set(live_infos, peak_step)
         peak_bytes = sum(i.logical_bytes for i in peak_values)
     by_kind = kind_totals(sections.allocations)

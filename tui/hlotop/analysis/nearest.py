@@ -202,7 +202,7 @@ def _report_places(dump, known) -> list[tuple[int, str, int]]:
         pairs.extend(
             _pair_tables(space.allocations, [a for a in dump.allocations if a.color == space.color])
         )
-    out = []
+    out: list[tuple[int, str, int]] = []
     for line, list_line, rows, alloc in pairs:
         if alloc is None:
             continue

@@ -36,7 +36,7 @@ def instruction_shapes(
         ):
             continue
         instr = record.instruction
-        if instr.shape:
+        if instr is not None and instr.shape:
             out[vname] = instr.shape
     return out
 
@@ -66,9 +66,12 @@ def join_values(
     value becomes a synthetic value with a negative id. Returns ValueInfo sorted by id.
     Problems are appended to ``diagnostics`` (if given) as warnings.
     """
-    records = sections.used_values
-    if not isinstance(records, UsedValues):
-        records = {r.value.id: r for r in records}
+    table = sections.used_values
+    records: UsedValues[str] | UsedValues[bytes] | dict[int, UsedValue]
+    if isinstance(table, UsedValues):
+        records = table
+    else:
+        records = {r.value.id: r for r in table}
     frames = sections.stack_frames
     infos: dict[int, ValueInfo] = {}
     for alloc in sections.allocations:
@@ -107,14 +110,14 @@ def join_values(
     live = sections.live_range
     for rng in live.buffers if live else ():
         key = (rng.name, rng.shape_index)
-        info = by_key.get(key)
-        if info is None:
-            info = ValueInfo(
+        joined = by_key.get(key)
+        if joined is None:
+            joined = ValueInfo(
                 HloValue(next_synthetic, rng.name, rng.shape_index or None), frames=frames
             )
-            infos[next_synthetic] = by_key[key] = info
+            infos[next_synthetic] = by_key[key] = joined
             next_synthetic -= 1
-        info.live = rng
+        joined.live = rng
     missing_sizes = []
     logical_of = _LogicalBytes()
     for info in infos.values():

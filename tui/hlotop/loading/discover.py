@@ -36,7 +36,7 @@ def module_files(path: Path) -> list[tuple[Path, str | None]]:
     if split is None:
         return [(path, None)]
     prefix, _ = split
-    out = []
+    out: list[tuple[Path, str | None]] = []
     for suffix, kind in SPLIT_SUFFIXES.items():
         candidate = path.with_name(prefix + suffix)
         if candidate == path or candidate.exists():

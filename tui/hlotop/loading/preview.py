@@ -66,9 +66,10 @@ def preview(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Modul
             return None
         if split_module_prefix(main) is not None:
             kinds = dict((kind, f) for f, kind in files)
-            main = kinds.get("buffer-assignment")
-            if main is None:
+            allocations_file = kinds.get("buffer-assignment")
+            if allocations_file is None:
                 return None
+            main = allocations_file
             head, read = _allocation_section(main)
             peak_step = _peak_step(kinds.get("live-range") or main)
             values = kinds.get("values")
@@ -144,5 +145,5 @@ def _peak_step(path: Path | None) -> int | None:
             block = mm.rfind(b"\nHloLiveRange (max ")
             if block < 0 and not mm[:18] == b"HloLiveRange (max ":
                 return None
-            m = _PEAK.search(mm, block)  # type: ignore[call-overload]
+            m = _PEAK.search(mm, block)
             return int(m.group(1)) if m else None
