@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,8 +43,34 @@ def test_summary_reports_the_peak_and_largest_values():
     assert "286.05MiB  (299,944,008 B)" in text
     assert "Peak step         11 = XLA's  at fusion" in text
     assert "VMEM (color 1)" in text and "SMEM (color 2)" in text
-    lines = [ln for ln in text.splitlines() if ln.lstrip().startswith("1  ")]
+    lines = [ln for ln in text.splitlines() if ln.split()[:1] == ["1"]]
     assert "copy-start{0}" in lines[0] and "56.00MiB" in lines[0]
+
+
+def test_summary_at_80_columns_keeps_names_and_shapes_whole():
+    """``COLUMNS=80 hlotop --summary`` (80x24 over SSH): no line is wider, and the
+    values' names, sizes, shapes and memory spaces are whole (op_name goes first)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "hlotop", "--summary", SEED3],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.decode().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    top = lines[next(i for i, ln in enumerate(lines) if ln.startswith("Largest values")) :]
+    assert top[1].split() == ["#", "value", "bytes", "allocated", "shape", "space"]
+    assert top[2].split() == [
+        "1",
+        "copy-start{0}",
+        "56.00MiB",
+        "56.00MiB",
+        "f32[4096,3584]{1,0:T(8,128)S(1)}",
+        "VMEM",
+    ]
+    assert "f32[8,128,4096]{2,1,0:T(8,128)S(1)}" in top[6]
 
 
 def test_piped_output_without_flags_is_the_summary():

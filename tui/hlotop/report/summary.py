@@ -8,9 +8,12 @@ terminal.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
+from typing import Literal, NamedTuple
 
-from rich.console import Console, Group
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -29,6 +32,187 @@ def _bytes(n: int) -> Text:
 
 def _space(color: int, names: dict[int, str]) -> Text:
     return Text(f"{space_name(color, names)} (color {color})", style=space_style(color))
+
+
+class _PeakRow(NamedTuple):
+    rank: str
+    value: str
+    bytes: str
+    allocated: str
+    shape: str
+    alloc: str
+    color: int
+    op_name: str
+
+
+_JUSTIFY: dict[str, Literal["left", "right"]] = {
+    "#": "right",
+    "value": "left",
+    "bytes": "right",
+    "allocated": "right",
+    "shape": "left",
+    "alloc": "right",
+    "space": "left",
+    "op_name": "left",
+}
+_GAP = 2  # between two columns: a table without box or edge padding
+MIN_OP_NAME = 12  # narrower than this, op_name is left out
+WRAPPED_SHAPE = 30  # columns a shape too long for any layout (a big tuple) may take
+_ELEMENT_BREAKS = re.compile(r"(?<=, )")  # between a tuple shape's elements
+_SHAPE_BREAKS = re.compile(r"(?<=,)|(?=[{(])")  # in an element: after a comma, before { (
+_NAME_BREAKS = re.compile(r"(?<=[._\-])")  # a name after . _ -
+
+
+class PeakTable:
+    """The largest values live at the peak, made to fit the console's width (80 columns
+    over SSH) without cutting a name, a size or a shape. When the table is too wide,
+    the columns that say nothing here are left out (one memory space for all, no
+    padding, no op_name), then op_name is shortened (its end kept, after an ellipsis)
+    or left out, then the allocation number; then the columns are one space apart
+    instead of two, and the memory space is left out. Only if it is still too wide are
+    names and shapes wrapped, at a comma or a brace (a name after a dot, a dash or an
+    underscore), never inside a number or a word."""
+
+    def __init__(self, step: int, rows: list[_PeakRow], names: dict[int, str], more: int):
+        self.step, self.rows, self.names, self.more = step, rows, names, more
+
+    def _cells(self, row: _PeakRow) -> dict[str, str]:
+        return {
+            "#": row.rank,
+            "value": row.value,
+            "bytes": row.bytes,
+            "allocated": row.allocated,
+            "shape": row.shape,
+            "alloc": row.alloc,
+            "space": space_name(row.color, self.names),
+            "op_name": row.op_name,
+        }
+
+    def layout(self, width: int) -> tuple[list[str], dict[str, int], int]:
+        """The columns shown at ``width``, the widths of those that must be made
+        narrower than their longest cell (op_name cut, shape and value wrapped), and
+        the gap between two columns."""
+        cells = [self._cells(r) for r in self.rows]
+        widths = {c: max([cell_len(c)] + [cell_len(x[c]) for x in cells]) for c in _JUSTIFY}
+        gap = _GAP
+        # A shape too long for any layout (a big tuple) is wrapped whatever is left
+        # out, so it does not count: the other columns stay.
+        most = width - widths["#"] - widths["value"] - widths["bytes"] - 3
+        wrapped = [x["shape"] for x in cells if cell_len(x["shape"]) > most]
+        if wrapped:  # given up to WRAPPED_SHAPE columns, or what the others need
+            widths["shape"] = max(
+                [min(cell_len(x["shape"]), WRAPPED_SHAPE) for x in cells if x["shape"] in wrapped]
+                + [cell_len(x["shape"]) for x in cells if x["shape"] not in wrapped]
+            )
+
+        def total(columns: list[str]) -> int:
+            return sum(widths[c] for c in columns) + gap * (len(columns) - 1)
+
+        def done(narrow: dict[str, int]) -> tuple[list[str], dict[str, int], int]:
+            if wrapped:  # the room the other columns leave
+                others = [narrow.get(c, widths[c]) for c in shown if c != "shape"]
+                room = width - sum(others) - gap * (len(shown) - 1)
+                narrow["shape"] = max(widths["shape"], room)
+            return shown, narrow, gap
+
+        shown = list(_JUSTIFY)
+        if total(shown) <= width:
+            return done({})
+        # Columns that say nothing here: one memory space, no padding, no op_name.
+        for column, idle in (
+            ("space", len({x["space"] for x in cells}) <= 1),
+            ("allocated", all(x["allocated"] == x["bytes"] for x in cells)),
+            ("op_name", not any(x["op_name"] for x in cells)),
+        ):
+            if idle:
+                shown.remove(column)
+        if total(shown) <= width:
+            return done({})
+        if "op_name" in shown:
+            room = width - total([c for c in shown if c != "op_name"]) - gap
+            if room >= MIN_OP_NAME:
+                return done({"op_name": room})
+            shown.remove("op_name")
+        for step in ("alloc", "gap", "space"):
+            if total(shown) <= width:
+                return done({})
+            if step == "gap":
+                gap = 1
+            elif step in shown:
+                shown.remove(step)
+        if total(shown) <= width:
+            return done({})
+        # Still too wide (long names): the names and shapes share what is left, wrapped.
+        room = width - total([c for c in shown if c not in ("value", "shape")]) - 2 * gap
+        value = min(widths["value"], max(room // 3, cell_len("value")))
+        return shown, {"value": value, "shape": max(room - value, cell_len("shape"))}, gap
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        shown, narrow, gap = self.layout(options.max_width)
+        table = Table(
+            title=f"Largest values live at the peak (step {self.step})",
+            title_justify="left",
+            box=None,
+            pad_edge=False,
+            collapse_padding=gap < _GAP,  # one space between two columns, not two
+        )
+        for column in shown:
+            table.add_column(column, justify=_JUSTIFY[column], overflow="fold")
+        for row in self.rows:
+            cells = self._cells(row)
+            if "op_name" in narrow:
+                cells["op_name"] = _tail(cells["op_name"], narrow["op_name"])
+            if "value" in narrow:
+                cells["value"] = _wrap(cells["value"], narrow["value"], _NAME_BREAKS)
+            if "shape" in narrow:
+                cells["shape"] = _wrap(
+                    cells["shape"], narrow["shape"], _ELEMENT_BREAKS, _SHAPE_BREAKS
+                )
+            styled = {c: Text(cells[c]) for c in shown}
+            if "space" in styled:
+                styled["space"].stylize(space_style(row.color))
+            table.add_row(*(styled[c] for c in shown))
+        if self.more > 0:
+            table.caption = f"... and {self.more:,} smaller values"
+        yield table
+
+
+def _tail(text: str, width: int) -> str:
+    """``text`` in ``width`` cells: whole, or its end after an ellipsis (an op_name's
+    last part names the operation)."""
+    if cell_len(text) <= width:
+        return text
+    cut = text[len(text) - (width - 1) :]
+    while cell_len(cut) > width - 1:
+        cut = cut[1:]
+    if "/" in cut:  # from a whole part of the name scope on
+        cut = cut[cut.index("/") :]
+    return "…" + cut
+
+
+def _pieces(text: str, width: int, breaks: tuple[re.Pattern[str], ...]) -> list[str]:
+    if not breaks:
+        return [text]
+    out: list[str] = []
+    for piece in breaks[0].split(text):
+        out += _pieces(piece, width, breaks[1:]) if cell_len(piece) > width else [piece]
+    return out
+
+
+def _wrap(text: str, width: int, *breaks: re.Pattern[str]) -> str:
+    """``text`` on lines of at most ``width`` cells, broken only where the first of
+    ``breaks`` allows, or, in a piece still longer than a line, where the next allows
+    (a piece longer than a line even so is left to the table to fold)."""
+    if cell_len(text) <= width:
+        return text
+    lines, line = [], ""
+    for piece in _pieces(text, width, breaks):
+        if line and cell_len(line + piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line, piece = "", piece.lstrip()
+        line += piece
+    lines.append(line)
+    return "\n".join(lines)
 
 
 def render_summary(module: ModuleDump) -> Group:
@@ -104,37 +288,21 @@ def render_summary(module: ModuleDump) -> Group:
     parts += [Text(""), kinds, Text(""), spaces]
 
     if a.peak_step is not None:
-        top = Table(
-            title=f"Largest values live at the peak (step {a.peak_step})",
-            title_justify="left",
-            box=None,
-            pad_edge=False,
-        )
-        for col, justify in (
-            ("#", "right"),
-            ("value", "left"),
-            ("bytes", "right"),
-            ("allocated", "right"),
-            ("shape", "left"),
-            ("alloc", "right"),
-            ("space", "left"),
-            ("op_name", "left"),
-        ):
-            top.add_column(col, justify=justify, overflow="fold")
-        for rank, v in enumerate(a.peak_values[:TOP_VALUES], 1):
-            top.add_row(
+        rows = [
+            _PeakRow(
                 str(rank),
-                Text(printable(v.value.label)),
+                printable(v.value.label),
                 human_bytes(v.logical_bytes),
                 human_bytes(v.allocated_bytes),
-                Text(printable(v.shape or "?")),
+                printable(v.shape or "?"),
                 str(v.slot.allocation) if v.slot else "-",
-                Text(space_name(v.color, names), style=space_style(v.color)),
-                Text(printable(v.op_name or "")),
+                v.color,
+                printable(v.op_name or ""),
             )
-        if len(a.peak_values) > TOP_VALUES:
-            top.caption = f"... and {len(a.peak_values) - TOP_VALUES:,} smaller values"
-        parts += [Text(""), top]
+            for rank, v in enumerate(a.peak_values[:TOP_VALUES], 1)
+        ]
+        more = len(a.peak_values) - TOP_VALUES
+        parts += [Text(""), PeakTable(a.peak_step, rows, names, more)]
 
     if module.diagnostics:
         parts.append(Text(""))
