@@ -3,11 +3,16 @@ keys in, what the screen shows out."""
 
 from __future__ import annotations
 
+import threading
+
 from textual import events
 
 from conftest import sample
+from hlotop.loading.loader import load
+from hlotop.loading.preview import preview
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.screens.main import MainScreen
+from hlotop.ui.screens.search import SearchScreen
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.timeline import Timeline
 from test_app_pilot import TPU, pilot_test, started
@@ -123,3 +128,54 @@ async def test_every_value_chosen_elsewhere_is_shown_in_the_tree_and_the_timelin
 def timeline_row_on_screen(timeline: Timeline) -> bool:
     y = timeline.header_height + timeline.row - timeline.scroll_offset.y
     return timeline.header_height <= y < timeline.scrollable_content_region.height
+
+
+# -- a search opened while a big dump loads ---------------------------------------------
+
+
+@pilot_test
+async def test_a_search_opened_while_the_dump_loads_does_not_hold_the_load_up():
+    """``/`` on the preview of a big dump: the whole dump is swapped in under the open
+    search (which goes on in it), without waiting for the search to be closed."""
+    path = sample(JAX_BIG)
+    go = threading.Event()
+
+    def slow_load():
+        assert go.wait(30)
+        return load(path, lazy=True)
+
+    app = HlotopApp(path, open_dump=slow_load, open_preview=lambda: preview_of(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(500):
+            if "preview" in app.milestones:
+                break
+            await pilot.pause(0.01)
+        main = app.screen
+        assert isinstance(main, MainScreen) and main.dump.preview is not None
+        await pilot.press("slash", *"fusion")
+        search = app.screen
+        assert isinstance(search, SearchScreen)
+        go.set()
+        for _ in range(500):
+            if "painted" in app.milestones:
+                break
+            await pilot.pause(0.01)
+        assert "painted" in app.milestones, "the load waited for the search to close"
+        assert app.screen is search and main.dump.preview is None
+        assert search.values is main.dump.analysis.values  # it searches the whole dump
+        for _ in range(500):
+            if search._worker is None or search._worker.is_finished:
+                break
+            await pilot.pause(0.02)
+        await pilot.pause()
+        assert search.matches and search.query_text == "fusion"
+        chosen = search.matches[0].value.id
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is main and main.selected_value == chosen
+        await app.wait_until_loaded()
+
+
+def preview_of(path: str):
+    """The first look the app would show at a big dump (this one is small)."""
+    return preview(path, from_bytes=0)
