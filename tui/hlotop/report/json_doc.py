@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_names
 from hlotop.report.json_table import DOCUMENT, KINDS, Context
 from hlotop.report.json_text import FORMATTERS, KEY_FORMATTERS, STREAMED_ITEMS
@@ -22,7 +23,7 @@ BATCH = 1024  # records written at once by this process
 PARALLEL_RECORDS = 20_000  # from this many unread records on, workers format them
 
 
-def context(module: Any) -> Context:
+def context(module: ModuleDump) -> Context:
     """What the formatters need besides the model's objects."""
     return Context(
         frames=module.sections.stack_frames, names=space_names(module.memory_usage_report)
@@ -49,7 +50,7 @@ class RecordsAhead:
             # The records' formatter needs only the stack frames of the context.
             self.chunks = _record_chunks(records, Context(frames=frames), self.workers)
 
-    def take(self, module: Any) -> OrderedChunks | None:
+    def take(self, module: ModuleDump) -> OrderedChunks | None:
         """The chunks, if they are ``module``'s unread records."""
         if self.chunks is None or self.records is not module.used_values:
             return None
@@ -62,7 +63,7 @@ class RecordsAhead:
 
 
 def write_json(
-    module: Any, out: IO[str], workers: int = 0, ahead: RecordsAhead | None = None
+    module: ModuleDump, out: IO[str], workers: int = 0, ahead: RecordsAhead | None = None
 ) -> None:
     """Write the JSON document of ``module`` (a :class:`~hlotop.model.ModuleDump`) to
     ``out``, newline-terminated. Its records are read once, as they are written, and
@@ -98,9 +99,9 @@ def write_json(
 
 
 def _record_chunks(records: Any, ctx: Context, workers: int) -> OrderedChunks | None:
-    """Unread ``records``' chunks, formatted by ``workers`` processes that start now,
-    if that is worth it: there are many of them. (The same records as ``used_values``'
-    getter in the table, ``checked_records()``, gives one by one: each read once.)"""
+    """The chunks of unread ``records`` (the lazy collection: what the table's
+    ``checked_records()`` gives one by one), formatted by up to ``workers`` processes
+    that start now, if there are enough records to be worth it; else None."""
     if workers < 1 or not hasattr(records, "checked"):
         return None
     if len(records) < PARALLEL_RECORDS:
@@ -109,7 +110,7 @@ def _record_chunks(records: Any, ctx: Context, workers: int) -> OrderedChunks | 
     return chunks if chunks.parallel else None
 
 
-def _write_chunks(module: Any, chunks: OrderedChunks, out: IO[str]) -> None:
+def _write_chunks(module: ModuleDump, chunks: OrderedChunks, out: IO[str]) -> None:
     found: list = []
     wrote = False
     for text, diagnostics in chunks:
