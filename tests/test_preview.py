@@ -12,8 +12,8 @@ from hlotop.ui.app import HlotopApp
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.status_bar import StatusBar
-from hlotop.ui.widgets.timeline import Timeline
-from test_app_pilot import pilot_test
+from hlotop.units import human_bytes
+from test_app_pilot import TPU, pilot_test, screen_text, started
 
 BIG = (
     "jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_step"
@@ -39,9 +39,7 @@ async def test_the_browser_shows_the_preview_then_swaps_in_the_whole_dump():
         assert go.wait(30)
         return load(path, lazy=True)
 
-    app = HlotopApp(
-        path, open_dump=slow_load, open_preview=lambda: preview(path, from_bytes=0)
-    )
+    app = HlotopApp(path, open_dump=slow_load, open_preview=lambda: preview(path, from_bytes=0))
     async with app.run_test(size=(120, 40)) as pilot:
         while "preview" not in app.milestones:
             await pilot.pause(0.01)
@@ -50,8 +48,20 @@ async def test_the_browser_shows_the_preview_then_swaps_in_the_whole_dump():
         head_rows = _tree(app).row_count()
         status = screen.query_one(StatusBar)
         assert "reading all" in status.note.plain
-        timeline_text = screen.query_one(Timeline).render_line(0).text
-        assert "not read yet" in timeline_text
+        # The truth at once: every allocation by size, the total and XLA's peak step;
+        # what is still loading says so by name.
+        whole = load(path, lazy=True)
+        assert head_rows == len(whole.allocations)
+        sizes = [a.size for a, _ in _tree(app)._rows]
+        assert sizes == sorted(sizes, reverse=True)
+        text = screen_text(app)
+        assert "first" not in text
+        assert f"total {human_bytes(whole.total_bytes_used)} in " in text
+        assert f"peak at step {whole.analysis.peak_step}" in text
+        assert "values: loading…" in text and "diagnostics: loading…" in text
+        assert "live ranges: loading…" in text and "live set: loading…" in text
+        assert "0 values" not in text and "0 diagnostics" not in text
+        assert app.milestones["allocations"] == app.milestones["preview"]
         # The user moves on while the rest loads: sort by index, third allocation.
         await pilot.press("s", "home", "down", "down")
         chosen = _tree(app).current()[0].index
@@ -70,3 +80,12 @@ async def test_the_browser_shows_the_preview_then_swaps_in_the_whole_dump():
         assert f"allocation {chosen} " in screen.query_one(StatusBar).selection.plain
         assert screen.query_one(StatusBar).note is None
         assert app.focused is tree
+
+
+@pilot_test
+async def test_without_a_first_look_every_allocation_shows_with_the_whole_dump():
+    app = HlotopApp(sample(TPU))  # small: no first look
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        assert "preview" not in app.milestones
+        assert app.milestones["allocations"] == app.milestones["painted"]

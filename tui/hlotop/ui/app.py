@@ -2,10 +2,12 @@
 
 Opening a dump happens in passes, all off the UI thread:
 
-0. for a big dump, its head (:func:`hlotop.loading.preview.preview`: the allocations printed in
-   its first half megabyte) is shown at once, in a main screen that says the rest is
-   still being read; the whole dump replaces it when pass 1 ends, keeping the pane, the
-   sort order and the selection;
+0. for a big dump, a first look (:func:`hlotop.loading.preview.preview`: every
+   allocation, the true total and XLA's peak step, read from the allocation lines
+   alone) is shown at once, in a main screen whose panes say what is still loading
+   (values, live ranges, the live set, diagnostics); the whole dump replaces it in
+   place when pass 1 ends, keeping the pane, the sort order and the selection, and
+   whatever dialog is open over it;
 1. a thread worker loads the dump lazily (``load(path, lazy=True)``: the ``Used
    values`` records are only indexed) while a loading screen shows the file's name,
    size and the stage; the main screen takes over as soon as it returns;
@@ -74,9 +76,11 @@ class HlotopApp(CrashGuard, App[None]):
     default when ``open_dump`` is given).
 
     ``milestones`` holds seconds since the app was made, for benchmarks: ``"preview"``
-    (the head of a big dump was painted), ``"loaded"`` (the lazy load returned),
-    ``"painted"`` (the main screen of the whole dump was painted once) and ``"records"``
-    (the background pass read every record)."""
+    (the first look at a big dump was painted), ``"allocations"`` (a main screen
+    showing every allocation was painted: the first look, which holds them all, or else
+    the whole dump), ``"loaded"`` (the lazy load returned), ``"painted"`` (the main
+    screen of the whole dump was painted once) and ``"records"`` (the background pass
+    read every record)."""
 
     CSS_PATH = "hlotop.tcss"
     TITLE = "hlotop"
@@ -135,8 +139,11 @@ class HlotopApp(CrashGuard, App[None]):
     def exiting(self) -> bool:
         return self._exiting.is_set()
 
-    def _mark(self, milestone: str) -> None:
-        self.milestones[milestone] = time.perf_counter() - self._started
+    def _mark(self, *milestones: str) -> None:
+        """Set each of ``milestones`` (unless set before) to the seconds since start."""
+        now = time.perf_counter() - self._started
+        for milestone in milestones:
+            self.milestones.setdefault(milestone, now)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(
@@ -310,11 +317,13 @@ class HlotopApp(CrashGuard, App[None]):
 
     # -- pass 2: every record, in the background --------------------------------------
     def on_main_screen_painted(self, message: MainScreenPainted) -> None:
+        # The first look holds every allocation (hlotop.loading.preview), as the whole
+        # dump does: whichever is painted first shows them all.
         if message.dump.preview is not None:
-            self._mark("preview")
+            self._mark("allocations", "preview")
             self._preview_painted.set()
             return
-        self._mark("painted")
+        self._mark("allocations", "painted")
         # The panes' own indexes (timeline rows, live index) are built: freeze them too.
         freeze_heap()
         dump = self.dump

@@ -285,7 +285,7 @@ class MainScreen(Screen):
         self.timeline.show_value(None)
         self.live.show_value(None)
         self.detail.show_allocation(index)
-        self.query_one(StatusBar).set_allocation(alloc)
+        self.query_one(StatusBar).set_allocation(alloc, self.dump.preview is not None)
         if open_detail:
             self._open_detail()
 
@@ -321,6 +321,10 @@ class MainScreen(Screen):
 
     def action_jump_peak(self) -> None:
         peak = self.dump.analysis.peak_step
+        if self.dump.preview is not None:
+            where = f" (XLA's peak is at step {peak})" if peak is not None else ""
+            self.notify(f"The live ranges are still loading{where}.")
+            return
         if peak is None:
             self.notify("This dump has no live ranges, so no peak step.", severity="warning")
             return

@@ -184,8 +184,9 @@ class AllocationTree(RowList):
 
     def _update_title(self) -> None:
         order = "by size" if self.by_size else "by index"
-        first = "first " if self.dump.preview is not None else ""
-        self.border_title = f"1 Allocations ({first}{len(self._order)}, {order})"
+        # The first look at a big dump has every allocation, not yet their values.
+        loading = " · values: loading…" if self.dump.preview is not None else ""
+        self.border_title = f"1 Allocations ({len(self._order)}, {order}){loading}"
         self.border_subtitle = "s: sort by " + ("index" if self.by_size else "size")
 
     def row_count(self) -> int:
@@ -227,7 +228,7 @@ class AllocationTree(RowList):
         text.append(f"{space_label(alloc.color, self.names):<{self._space_w}}", style=style)
         text.append("  " + kinds_text(alloc))
         n = len(alloc.values)
-        if n != 1:
+        if n != 1 and self.dump.preview is None:  # a first look has no values yet
             text.append(f"  ({n} values)", style="dim")
         return text
 
@@ -330,6 +331,9 @@ class AllocationTree(RowList):
         if here is None:
             return
         alloc, slot = here
+        if self.dump.preview is not None:
+            self.notify("The values are still loading: they come with the whole dump.")
+            return
         if slot is not None or not alloc.values:
             return
         if alloc.index in self.expanded:

@@ -165,7 +165,7 @@ class LiveSet(RowList):
         a = self.dump.analysis
         if not a.live_bytes:
             self.border_title = (
-                "3 Live set (not read yet)" if self.dump.preview else "3 Live set (no live ranges)"
+                "3 Live set · loading…" if self.dump.preview else "3 Live set (no live ranges)"
             )
             return
         what = "peak breakdown" if self.step == a.peak_step else "live set"
@@ -196,6 +196,8 @@ class LiveSet(RowList):
 
     def _summary(self) -> list[Text]:
         a = self.dump.analysis
+        if self.dump.preview is not None:  # the first look at a big dump
+            return [Text("live set: loading… (it comes with the live ranges)", style="italic")]
         if not a.live_bytes:
             return [Text("No live ranges in this dump: nothing to show per step.", style="dim")]
         logical = sum(i.logical_bytes for i in self.live)
@@ -212,7 +214,7 @@ class LiveSet(RowList):
         return [text]
 
     def header_lines(self) -> list[Text]:
-        return self._header
+        return [] if self.dump.preview is not None else self._header
 
     def _make_header(self) -> list[Text]:
         return [

@@ -76,10 +76,12 @@ class StatusBar(Widget):
         self.selection = text
         self.refresh()
 
-    def set_allocation(self, alloc: BufferAllocation) -> None:
+    def set_allocation(self, alloc: BufferAllocation, values_loading: bool = False) -> None:
+        """Name allocation ``alloc``; ``values_loading``: its values are not read yet."""
         text = Text("▶ ", end="")
         text.append(f"allocation {alloc.index}", style=f"bold {space_style(alloc.color)}")
-        text.append(f" {human_bytes(alloc.size)}, {len(alloc.values)} values")
+        values = "values: loading…" if values_loading else f"{len(alloc.values)} values"
+        text.append(f" {human_bytes(alloc.size)}, {values}")
         self.selection = text
         self.refresh()
 

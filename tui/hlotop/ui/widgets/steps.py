@@ -39,10 +39,10 @@ def live_counts(values: list[ValueInfo], max_time: int) -> list[int]:
 
 
 def no_live_ranges(dump: ModuleDump) -> str:
-    """Why a dump shows no live ranges: it has none, or (a preview of a big dump) they
-    are not read yet."""
+    """Why a dump shows no live ranges: it has none, or (the first look at a big dump)
+    they are still loading."""
     if dump.preview is not None:
-        return "live ranges not read yet: they come once the whole dump is read"
+        return "live ranges: loading…"
     return "no live ranges in this dump"
 
 

@@ -7,7 +7,7 @@ from textual.widget import Widget
 
 from hlotop.model import ModuleDump
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, spaced_bytes
 
 
 def short_name(name: str, width: int) -> str:
@@ -42,28 +42,34 @@ class SummaryBar(Widget):
 
     def figures(self) -> Text:
         d, a = self.dump, self.dump.analysis
+        wide = self.size.width >= 110
         text = Text(no_wrap=True, end="")
         total = d.total_bytes_used
         if total is None:
             total = sum(x.size for x in d.allocations)
-        if d.preview is not None:  # only the head of a big dump is read so far
-            text.append(f" │ first {len(d.allocations)} allocations", style="bold")
-            if self.size.width >= 110:
-                text.append(f" ({human_bytes(total)})")
-        else:
-            text.append(" │ total ")
-            text.append(human_bytes(total), style="bold")
-            if self.size.width >= 110:
-                text.append(f" in {len(d.allocations)} allocations")
-        if a.peak_step is not None:
+        text.append(" │ total ")
+        text.append(human_bytes(total), style="bold")
+        if wide:
+            text.append(f" in {spaced_bytes(len(d.allocations))} allocations")
+        loading = d.preview is not None  # the first look at a big dump: no values yet
+        if a.peak_step is not None and loading:  # the step XLA printed; its bytes later
+            text.append(f" │ peak at step {a.peak_step}")
+            if self.size.width >= 140:
+                text.append(" · bytes: loading…", style="italic")
+        elif a.peak_step is not None:
             text.append(" │ peak ")
             text.append(human_bytes(a.peak_bytes), style="bold")
             text.append(f"{' logical' if self.size.width >= 100 else ''} at step {a.peak_step}")
+        elif loading:
+            text.append(" │ peak: loading…", style="italic")
         else:
-            text.append(" │ peak not read yet" if d.preview else " │ no live ranges", style="dim")
+            text.append(" │ no live ranges", style="dim")
+        text.append(" │ ")
+        if loading:
+            text.append("diagnostics: loading…", style="italic")
+            return text
         n = len(d.diagnostics)
         errors = sum(1 for x in d.diagnostics if x.severity == "error")
-        text.append(" │ ")
         text.append(
             f"{n} diagnostic{'s' if n != 1 else ''}"
             + (f", {errors} error{'s' if errors != 1 else ''}" if errors else ""),

@@ -124,7 +124,11 @@ class Timeline(ScrollView, can_focus=True):
         ids = self.row_of.keys()
         self._id_w = max(len(str(min(ids, default=0))), len(str(max(ids, default=0))))
         self._name_max = longest((len(v.value.label) for v in self.rows), _NAME_MAX, 4)
-        self.border_title = f"2 Timeline ({len(self.rows)} live ranges)"
+        self.border_title = (
+            "2 Timeline · live ranges: loading…"
+            if dump.preview is not None
+            else f"2 Timeline ({len(self.rows)} live ranges)"
+        )
         self._update_subtitle()
 
     # -- geometry -------------------------------------------------------------------
@@ -367,10 +371,11 @@ class Timeline(ScrollView, can_focus=True):
         base = self.rich_style
         if not self.counts:
             if y == 0:
-                note = no_live_ranges(self.dump)
-                if self.dump.preview is None:
-                    note += " (no HloLiveRange section)"
-                return self._strip(Text(note, style="dim"), base, width)
+                if self.dump.preview is not None:  # the first look at a big dump
+                    note = Text(no_live_ranges(self.dump), style="italic")
+                else:
+                    note = Text(no_live_ranges(self.dump) + " (no HloLiveRange section)", "dim")
+                return self._strip(note, base, width)
             return Strip.blank(width, base)
         self._update_geometry()
         if self._layout_key != (*self.zoom, self.n_cols):

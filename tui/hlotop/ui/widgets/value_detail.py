@@ -287,7 +287,7 @@ class ValueDetail(ScrollView, can_focus=True):
                 ),
             )
         elif self.dump.preview is not None:
-            t.add_row("live range", Text("not read yet", style="dim"))
+            t.add_row("live range", Text("loading…", style="italic"))
         else:
             t.add_row(
                 "live range",
@@ -344,9 +344,14 @@ class ValueDetail(ScrollView, can_focus=True):
             t.add_row("parameter shape", Text(printable(alloc.parameter_shape or "?")))
         if alloc.output_shape is not None:
             t.add_row("output shape", Text(printable(alloc.output_shape)))
-        t.add_row("values", Text(f"{len(alloc.values)}"))
+        loading = self.dump.preview is not None  # a first look: no values yet
+        t.add_row(
+            "values", Text("loading…", style="italic") if loading else Text(f"{len(alloc.values)}")
+        )
         if alloc.line:
             t.add_row("dump line", Text(str(alloc.line)))
+        if loading:
+            return Group(title, t)
         values = _grid()
         for slot in alloc.values[:_MAX_VALUES]:
             values.add_row(
