@@ -72,7 +72,7 @@ class _Lines:
 
 class _Records:
     """The heads of a lazily read ``Used values`` section (a
-    :class:`~hlotop.parse.records.RecordTable`): found by bisection over their line
+    :class:`~hlotop.model.UsedValues`): found by bisection over their line
     numbers, which only grow in dump order, so no record is parsed."""
 
     def __init__(self, table, known: dict):

@@ -39,7 +39,6 @@ from hlotop.parse.dump import ReadHooks, parse_text
 from hlotop.parse.live_range import UNAVAILABLE
 from hlotop.parse.stack_frames import parse_stack_frames
 from hlotop.parse.tokens import Sink
-from hlotop.process import gc_paused  # noqa: F401 - TEMPORARY: report/ still imports it here
 
 __all__ = [  # what other layers take from here
     "SPLIT_SUFFIXES",

@@ -128,6 +128,3 @@ def _feed(section: UsedValuesSection, text: str, first_line: int) -> None:
             section.sink.error(
                 first_line + i, f"unexpected line {line[:60]!r}: expected a value record line"
             )
-
-
-RecordTable = UsedValues  # TEMPORARY alias while report/ moves to hlotop.model.UsedValues
