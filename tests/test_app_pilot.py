@@ -30,7 +30,7 @@ from hlotop.ui.textual_compat import screen_lines
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.live_set import LiveSet
 from hlotop.ui.widgets.status_bar import StatusBar
-from hlotop.ui.widgets.steps import LiveIndex
+from hlotop.ui.widgets.steps import LiveIndex, StepIndex
 from hlotop.ui.widgets.summary_bar import SummaryBar
 from hlotop.ui.widgets.timeline import Timeline
 from hlotop.ui.widgets.value_detail import ValueDetail
@@ -394,7 +394,7 @@ async def test_stack_trace_tree_collapses_and_op_names_are_not_markup():
         rows = live.row_count()
         shown = "\n".join(widget_lines(live))
         assert "Stack-trace breakdown" in shown and "args[0]" in shown
-        root = next(i for i, r in enumerate(live._rows) if r.kind == "node")
+        root = next(i for i in range(rows) if live.row(i).kind == "node")
         live.set_cursor(root)
         await pilot.press("enter")
         await pilot.pause()
@@ -404,7 +404,9 @@ async def test_stack_trace_tree_collapses_and_op_names_are_not_markup():
         assert live.row_count() == rows
         # The leaf args[0] stands for value 10 (op_name "args[0]"): selecting it selects 10.
         leaf = next(
-            i for i, r in enumerate(live._rows) if r.kind == "node" and r.node.label == "args[0]"
+            i
+            for i in range(live.row_count())
+            if live.row(i).kind == "node" and live.row(i).node.label == "args[0]"
         )
         await pilot.press(*["down"] * (leaf - root))
         await pilot.pause()
@@ -500,7 +502,7 @@ def test_live_index_matches_live_set_at_every_step_either_way(relative):
     """The live set pane's incremental index agrees with analysis.live_set, walking
     forwards, backwards and jumping."""
     a = load(sample(relative)).analysis
-    index = LiveIndex(a.values)
+    index = LiveIndex(StepIndex(a.values, a.max_time))
     steps = list(range(a.max_time + 1))
     order = steps + steps[::-1] + [a.max_time, 0, a.max_time // 2, a.max_time // 3]
     for step in order:

@@ -38,7 +38,7 @@ from hlotop.ui.widgets.legend import Legend
 from hlotop.ui.widgets.live_set import LiveSet
 from hlotop.ui.widgets.pane_tabs import PANES, PaneTabs
 from hlotop.ui.widgets.status_bar import StatusBar
-from hlotop.ui.widgets.steps import StepIndex, step_summary
+from hlotop.ui.widgets.steps import LiveIndex, StepIndex, step_summary
 from hlotop.ui.widgets.summary_bar import SummaryBar
 from hlotop.ui.widgets.timeline import Timeline
 from hlotop.ui.widgets.value_detail import ValueDetail
@@ -53,12 +53,14 @@ class PaneIndexes:
     thread can: at 100 MB a third of a second the UI thread would otherwise wait)."""
 
     steps: StepIndex  # shared by the timeline and the live set
+    live: LiveIndex
     tree: TreeLayout
 
     @classmethod
     def of(cls, dump: ModuleDump) -> PaneIndexes:
         a = dump.analysis
-        return cls(StepIndex(a.values, a.max_time), TreeLayout.of(dump))
+        steps = StepIndex(a.values, a.max_time)
+        return cls(steps, LiveIndex(steps), TreeLayout.of(dump))
 
 
 class MainScreen(Screen):
@@ -99,7 +101,7 @@ class MainScreen(Screen):
         return [
             AllocationTree(self.dump, layout=indexes.tree, owner=self),
             Timeline(self.dump, indexes.steps, owner=self),
-            LiveSet(self.dump, indexes.steps, owner=self),
+            LiveSet(self.dump, indexes.steps, index=indexes.live, owner=self),
             ValueDetail(self.dump),
         ]
 

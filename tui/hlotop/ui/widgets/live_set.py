@@ -6,26 +6,34 @@ then, at the peak, XLA's own stack-trace breakdown as a collapsible tree.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
+from textual.cache import LRUCache
 from textual.geometry import Size
 
-from hlotop.model import ModuleDump, StackTraceNode, ValueInfo, format_shape_index
+from hlotop.model import ModuleDump, StackTraceNode, UsedValues, ValueInfo, format_shape_index
 from hlotop.model.memory_space import space_names, space_style
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.textual_compat import set_virtual_size
 from hlotop.ui.widgets.legend import space_label
-from hlotop.ui.widgets.row_list import RowList, longest, shown_len
-from hlotop.ui.widgets.steps import LiveIndex, StepIndex
+from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
+from hlotop.ui.widgets.row_list import Row, RowList, longest, raw_segments, shown_len
+from hlotop.ui.widgets.steps import LiveIndex, LiveRows, StepIndex
 from hlotop.units import human_bytes, spaced_bytes
 
 SIZE_W = 9
 _VALUE_MAX = 32
 _SHAPE_MAX = 44
 _OP_MIN = 40
+_SCAN_ABOVE = 256  # live values: above, a leaf's value is found through the records' text
+_SHAPE_INDEX = re.compile(r"\{[0-9,]*\}$")
 
 
 @dataclass(slots=True)
@@ -50,20 +58,30 @@ class LiveSet(RowList):
         *,
         id: str | None = "live",
         owner: SelectionOwner | None = None,
+        index: LiveIndex | None = None,
     ):
-        """``owner``: who is told of the value the user chooses (None: nobody)."""
+        """``steps``, ``index``: the dump's :class:`StepIndex` and :class:`LiveIndex`,
+        if made beforehand (off the UI thread). ``owner``: who is told of the value the
+        user chooses (None: nobody)."""
         super().__init__(id=id, classes="pane")
         self.dump = dump
         self.owner = owner
         self.names = space_names(dump.memory_usage_report)
         a = dump.analysis
         self.step = a.peak_step or 0
-        self.live: list[ValueInfo] = []
         steps = steps if steps is not None else StepIndex(a.values, a.max_time)
-        self.index = LiveIndex(a.values, steps)
+        self.index = index if index is not None else LiveIndex(steps)
+        # The rows: the values live at the step (never a list of them: tens of
+        # thousands at a step of a big training step), then the notes and XLA's
+        # stack-trace tree (self._tail).
+        self.live: LiveRows = LiveRows.of([])
+        self._peak_rows: LiveRows | None = None  # XLA's peak list, made on first need
+        self._tail: list[_Row] = []
         self._pinned: list[Text] = []
-        self._live_total = 0
-        self._rows: list[_Row] = []
+        self._node_values: dict[int, ValueInfo | None] = {}  # see _value_of_node
+        # Per value, the columns of its row that never change (see row_segments).
+        self._static: LRUCache[int, tuple[list[Segment], int]] = LRUCache(1024)
+        self._styles: dict[str, Style] = {}
         self.collapsed: set[int] = set()  # id() of collapsed stack-trace nodes
         trace = dump.live_range.stack_trace if dump.live_range else None
         self._node_w = 0
@@ -110,17 +128,20 @@ class LiveSet(RowList):
     def _fill(self) -> None:
         a = self.dump.analysis
         at_peak = self.step == a.peak_step
-        self.live = a.peak_values if at_peak else (self.index.at(self.step) if a.live_bytes else [])
-        rows = []
-        running = 0
-        for info in self.live:
-            running += info.logical_bytes
-            rows.append(_Row("value", info, running))
+        if not a.live_bytes:
+            self.live = LiveRows.of([])
+        elif at_peak:
+            if self._peak_rows is None:
+                self._peak_rows = LiveRows.of(a.peak_values)
+            self.live = self._peak_rows
+        else:
+            self.live = self.index.at(self.step)
+        tail: list[_Row] = []
         trace = self.dump.live_range.stack_trace if self.dump.live_range else None
         if a.live_bytes:
-            rows.append(_Row("text", text=Text("")))
+            tail.append(_Row("text", text=Text("")))
             if trace is None:
-                rows.append(
+                tail.append(
                     _Row(
                         "text",
                         text=Text(
@@ -130,7 +151,7 @@ class LiveSet(RowList):
                     )
                 )
             elif not at_peak:
-                rows.append(
+                tail.append(
                     _Row(
                         "text",
                         text=Text(
@@ -142,24 +163,33 @@ class LiveSet(RowList):
             else:
                 heading = Text("Stack-trace breakdown for peak usage (XLA): ", style="bold")
                 heading.append(f"{spaced_bytes(trace.total)} bytes ({human_bytes(trace.total)})")
-                rows.append(_Row("text", text=heading))
-                self._add_nodes(rows, trace.roots, -1)
+                tail.append(_Row("text", text=heading))
+                self._add_nodes(tail, trace.roots, -1)
         # The canvas reaches the end of the longest op_name of the rows on screen;
         # rows drawn later widen it (_live_text).
         top = max(0, self.scroll_offset.y)
-        shown = self.live[top : top + max(self.size.height, 1)]
+        shown = self.live[top : top + max(self.view_height, 1)]
         self._op_w = max([len(i.op_name or "") for i in shown] + [_OP_MIN])
-        self._rows = rows
-        self._live_total = running
+        self._tail = tail
         self._pinned = self._summary()
         self.rows_changed()
         self._update_title()
 
-    def _add_nodes(self, rows: list[_Row], nodes, parent: int) -> None:
+    def _add_nodes(self, tail: list[_Row], nodes, parent: int) -> None:
+        """Append the rows of ``nodes`` (and of their children, unless collapsed) to
+        ``tail``; ``parent``: the row of their parent (rows count the values first)."""
         for node in nodes:
-            rows.append(_Row("node", node=node, parent=parent))
+            tail.append(_Row("node", node=node, parent=parent))
             if id(node) not in self.collapsed:
-                self._add_nodes(rows, node.children, len(rows) - 1)
+                self._add_nodes(tail, node.children, len(self.live) + len(tail) - 1)
+
+    def row(self, index: int) -> _Row:
+        """Row ``index``: a live value (with the logical bytes of the rows up to it),
+        a note, or a node of XLA's stack-trace tree."""
+        live = self.live
+        if index < len(live):
+            return _Row("value", live[index], live.cumulative(index))
+        return self._tail[index - len(live)]
 
     def _update_title(self) -> None:
         a = self.dump.analysis
@@ -172,10 +202,10 @@ class LiveSet(RowList):
         self.border_title = f"3 {what.capitalize()} · step {self.step}"
 
     def row_count(self) -> int:
-        return len(self._rows)
+        return len(self.live) + len(self._tail)
 
     def selectable(self, index: int) -> bool:
-        return self._rows[index].kind != "text"
+        return index < len(self.live) or self._tail[index - len(self.live)].kind != "text"
 
     def content_width(self) -> int:
         return (
@@ -200,8 +230,7 @@ class LiveSet(RowList):
             return [Text("live set: loading… (it comes with the live ranges)", style="italic")]
         if not a.live_bytes:
             return [Text("No live ranges in this dump: nothing to show per step.", style="dim")]
-        logical = sum(i.logical_bytes for i in self.live)
-        allocated = sum(i.allocated_bytes for i in self.live)
+        logical, allocated = self.live.logical_bytes, self.live.allocated_bytes
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append(f"step {self.step}/{a.max_time}", style="bold")
         if self.step == a.peak_step:
@@ -228,7 +257,7 @@ class LiveSet(RowList):
         ]
 
     def render_row(self, index: int) -> Text:
-        row = self._rows[index]
+        row = self.row(index)
         if row.kind == "text":
             return row.text
         if row.kind == "node":
@@ -237,7 +266,7 @@ class LiveSet(RowList):
 
     def _live_text(self, index: int, row: _Row) -> Text:
         info = row.info
-        total = self._live_total
+        total = self.live.logical_bytes
         text = Text(no_wrap=True, end="")
         text.append(f"{index + 1:>{self._rank_w}}  ", style="dim")
         text.append(f"{human_bytes(info.logical_bytes):>{SIZE_W}}", style="bold")
@@ -247,6 +276,15 @@ class LiveSet(RowList):
         )
         share = 100.0 * row.cumulative / total if total else 0.0
         text.append(f"  {share:5.1f}%  ")
+        op_name = self._append_static(text, info)
+        if len(op_name) > self._op_w:  # wider than the rows drawn before
+            self._op_w = len(op_name)
+            self.call_later(self._widen)
+        return text
+
+    def _append_static(self, text: Text, info: ValueInfo) -> str:
+        """Append the columns of ``info``'s row that do not change with the step: the
+        value, its space, shape and op_name (returned)."""
         value = self._value_text(info)
         if len(value) > self._value_w:
             value = value[: self._value_w - 1] + "…"
@@ -261,10 +299,49 @@ class LiveSet(RowList):
         text.append(f"{shape:<{self._shape_w}}  ", style="italic")
         op_name = info.op_name or ""
         text.append(printable(op_name), style="dim")
-        if len(op_name) > self._op_w:  # wider than the rows drawn before
-            self._op_w = len(op_name)
+        return op_name
+
+    def row_segments(self, index: int) -> Row:
+        """A live value's row as :meth:`_live_text` renders it, made from the parts
+        that do not change with the step (kept per value) and those that do (its rank
+        and share): every row is drawn again at every step."""
+        live = self.live
+        if index >= len(live):
+            return super().row_segments(index)
+        info = live[index]
+        style = self._console_style
+        total = live.logical_bytes
+        share = f"  {100.0 * live.cumulative(index) / total if total else 0.0:5.1f}%  "
+        allocated = f"  {human_bytes(info.allocated_bytes):>{SIZE_W}}"
+        segments = [
+            Segment(f"{index + 1:>{self._rank_w}}  ", style("dim")),
+            Segment(f"{human_bytes(info.logical_bytes):>{SIZE_W}}", style("bold")),
+        ]
+        if info.padding_bytes:
+            segments += [Segment(allocated, style("yellow")), Segment(share, _NULL)]
+        else:
+            segments.append(Segment(allocated + share, _NULL))  # one run, no span
+        static = self._static.get(info.value.id)
+        if static is None:
+            static = self._static[info.value.id] = self._static_segments(info)
+        segments += static[0]
+        if static[1] > self._op_w:  # an op_name wider than the rows drawn before
+            self._op_w = static[1]
             self.call_later(self._widen)
-        return text
+        return Row(segments, True)
+
+    def _static_segments(self, info: ValueInfo) -> tuple[list[Segment], int]:
+        """The value, space, shape and op_name columns of ``info``'s row (as
+        :meth:`_live_text` renders them), and the op_name's length."""
+        text = Text(no_wrap=True, end="")
+        self._append_static(text, info)
+        return raw_segments(self.app.console, text), len(info.op_name or "")
+
+    def _console_style(self, name: str) -> Style:
+        style = self._styles.get(name)
+        if style is None:
+            style = self._styles[name] = self.app.console.get_style(name)
+        return style
 
     def _widen(self) -> None:
         set_virtual_size(self, Size(self.content_width() + 1, self.fixed_height + self.row_count()))
@@ -286,22 +363,36 @@ class LiveSet(RowList):
 
     # -- selection ----------------------------------------------------------------------
     def current_value(self) -> ValueInfo | None:
-        if not self._rows:
+        if not self.row_count():
             return None
-        row = self._rows[self.cursor]
-        return row.info if row.kind == "value" else self._value_of_node(row.node)
+        if self.cursor < len(self.live):
+            return self.live[self.cursor]
+        return self._value_of_node(self.row(self.cursor).node)
 
     def _value_of_node(self, node: StackTraceNode | None) -> ValueInfo | None:
-        """The live value a stack-trace leaf stands for, if exactly one matches its label."""
+        """The live value a stack-trace leaf stands for, if exactly one matches its label
+        (its op_name, or its name, and its shape index); remembered per node."""
         if node is None or node.children:
             return None
+        if id(node) not in self._node_values:
+            self._node_values[id(node)] = self._match_node(node.label)
+        return self._node_values[id(node)]
+
+    def _match_node(self, label: str) -> ValueInfo | None:
+        candidates: Iterable[ValueInfo] = self.live
+        records = self.live[0].records if len(self.live) > _SCAN_ABOVE else None
+        if isinstance(records, UsedValues):
+            # An op_name is read from the value's record: only the records whose text
+            # holds the label (without its shape index) are read, not every one.
+            ids = set(records.find_text(_SHAPE_INDEX.sub("", label)))
+            candidates = [i for i in self.live if i.value.id in ids or i.value.label == label]
         matches = [
             i
-            for i in self.live
+            for i in candidates
             if (i.op_name or i.value.name)
             + (format_shape_index(i.value.shape_index) if i.value.shape_index else "")
-            == node.label
-            or i.value.label == node.label
+            == label
+            or i.value.label == label
         ]
         return matches[0] if len(matches) == 1 else None
 
@@ -313,18 +404,18 @@ class LiveSet(RowList):
     def show_value(self, value_id: int | None) -> bool:
         """Put the cursor on ``value_id`` if it is live here (no message); None: no
         row is the selection."""
-        for i, row in enumerate(self._rows):
-            if row.kind == "value" and row.info.value.id == value_id:
-                self.place_cursor(i, center=True)
-                return True
+        at = self.live.index_of(value_id)
+        if at is not None:
+            self.place_cursor(at, center=True)
+            return True
         self.hide_selection()
         return False
 
     # -- actions --------------------------------------------------------------------------
     def action_activate(self) -> None:
-        if not self._rows:
+        if not self.row_count():
             return
-        row = self._rows[self.cursor]
+        row = self.row(self.cursor)
         if row.kind == "node" and row.node.children:
             if id(row.node) in self.collapsed:
                 self.action_expand()
@@ -336,9 +427,9 @@ class LiveSet(RowList):
             self.owner.select_value(info.value.id, self.id, open_detail=True)
 
     def action_expand(self) -> None:
-        if not self._rows:
+        if not self.row_count():
             return
-        row = self._rows[self.cursor]
+        row = self.row(self.cursor)
         if row.kind == "node" and id(row.node) in self.collapsed:
             self.collapsed.discard(id(row.node))
             self._refill_keeping(row.node)
@@ -346,9 +437,9 @@ class LiveSet(RowList):
             self.action_scroll_columns(8)
 
     def action_collapse(self) -> None:
-        if not self._rows:
+        if not self.row_count():
             return
-        row = self._rows[self.cursor]
+        row = self.row(self.cursor)
         if row.kind == "value":
             self.action_scroll_columns(-8)
         if row.kind != "node":
@@ -361,7 +452,7 @@ class LiveSet(RowList):
 
     def _refill_keeping(self, node: StackTraceNode) -> None:
         self._fill()
-        for i, row in enumerate(self._rows):
+        for i, row in enumerate(self._tail):
             if row.node is node:
-                self.set_cursor(i)
+                self.set_cursor(len(self.live) + i)
                 break

@@ -7,6 +7,8 @@ row as Rich ``Text``; this class does the cursor, scrolling, clicks and caching.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -52,10 +54,12 @@ class RowList(ScrollView, can_focus=True):
         # False when the selection made elsewhere is not among these rows: the cursor
         # is then not highlighted while another pane has the focus.
         self.shows_selection = True
-        self._cache: LRUCache[int, Text] = LRUCache(512)
+        # Rows rendered (see row_segments).
+        self._cache: LRUCache[int, Row] = LRUCache(512)
         # Rows as painted (gutter, cursor style, scrolled, cropped): a list that
         # scrolls by one row repaints every line, all but one of them already drawn.
         self._strips: LRUCache[tuple, Strip] = LRUCache(256)
+        self._paint_style: Style | None = None  # self.rich_style while painting
 
     # -- what subclasses provide -------------------------------------------------
     def row_count(self) -> int:
@@ -210,22 +214,34 @@ class RowList(ScrollView, can_focus=True):
             self.set_cursor(index, notify=True)
 
     # -- rendering ----------------------------------------------------------------
-    def _row_text(self, index: int) -> Text:
-        text = self._cache.get(index)
-        if text is None:
-            text = self.render_row(index)
-            self._cache[index] = text
-        return text
+    def row_segments(self, index: int) -> Row:
+        """Row ``index`` as segments, each in its own style (the line's style goes
+        under them when drawn): :meth:`render_row` rendered once and kept. A subclass
+        may make them more cheaply, with the same segments."""
+        row = self._cache.get(index)
+        if row is None:
+            row = self._cache[index] = Row.of(self.app.console, self.render_row(index))
+        return row
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The widget's style, asked once a paint rather than once a line (it walks the
+        # DOM: a quarter of a line's cost).
+        self._paint_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._paint_style = None
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
+        base = self._paint_style if self._paint_style is not None else self.rich_style
         pinned = self.pinned_lines()
         headers = self.header_lines()
         scroll_x, scroll_y = self.scroll_offset
         gutter = " "
+        console = self.app.console
         if y < len(pinned):
-            return _compose_line(self.app.console, " ", pinned[y], base, 0, width)
+            return compose_line(" ", Row.of(console, pinned[y]), base, 0, width)
         y -= len(pinned)
         if y < len(headers):
             text = headers[y]
@@ -245,14 +261,14 @@ class RowList(ScrollView, can_focus=True):
             key = (index, gutter, style, scroll_x, width)
             strip = self._strips.get(key)
             if strip is None:
-                strip = self._strips[key] = _compose_line(
-                    self.app.console, gutter, self._row_text(index), style, scroll_x, width
+                strip = self._strips[key] = compose_line(
+                    gutter, self.row_segments(index), style, scroll_x, width
                 )
             return strip
-        return _compose_line(self.app.console, gutter, text, style, scroll_x, width)
+        return compose_line(gutter, Row.of(console, text), style, scroll_x, width)
 
 
-_NULL = Style()
+NULL_STYLE = _NULL = Style()
 
 
 def longest(lengths, cap: int, least: int = 0) -> int:
@@ -275,16 +291,35 @@ def shown_len(text: str) -> int:
 def text_strip(console, text: Text) -> Strip:
     """``text`` as one Strip. Every segment gets a Style (never None): Textual's
     monochrome filter, used under NO_COLOR, reads the colour of each segment."""
-    segments = [Segment(seg.text, seg.style or _NULL, seg.control) for seg in text.render(console)]
-    return Strip(segments, text.cell_len)
+    return Strip(raw_segments(console, text), text.cell_len)
 
 
-def _compose_line(
-    console, gutter: str, text: Text, style: Style, scroll_x: int, width: int
-) -> Strip:
-    """A fixed one-cell gutter, then ``text`` scrolled by ``scroll_x``, padded to width."""
-    line = Text(style=style, no_wrap=True, end="")
-    line.append_text(text)
-    body = text_strip(console, line).crop_extend(scroll_x, scroll_x + width - 1, style)
-    head = text_strip(console, Text(gutter, style=style, end=""))
-    return Strip.join([head, body])
+def raw_segments(console, text: Text) -> list[Segment]:
+    """``text`` rendered, every segment with a Style (never None)."""
+    return [Segment(seg.text, seg.style or _NULL, seg.control) for seg in text.render(console)]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A row rendered: its segments in their own styles, and whether it has any (a Text
+    without spans renders unstyled: the line's style is then not put under it)."""
+
+    segments: list[Segment]
+    styled: bool
+
+    @classmethod
+    def of(cls, console, text: Text) -> Row:
+        if text.style:  # in a line, a Text's own style is a span of it
+            line = Text(no_wrap=True, end="")
+            line.append_text(text)
+            text = line
+        return cls(raw_segments(console, text), bool(text.spans))
+
+
+def compose_line(gutter: str, row: Row, style: Style, scroll_x: int, width: int) -> Strip:
+    """A fixed one-cell gutter, then ``row`` scrolled by ``scroll_x`` and padded to
+    ``width`` in ``style``: the Strip a Text in ``style`` holding the row renders to
+    (``style`` under each of its segments, if it has styles), without making one."""
+    segments = Segment.apply_style(row.segments, style) if row.styled else row.segments
+    body = Strip(segments).crop_extend(scroll_x, scroll_x + width - 1, style)
+    return Strip.join([Strip([Segment(gutter, _NULL)], 1), body])

@@ -3,10 +3,11 @@ of a step that the timeline and the status bar share. No Textual here."""
 
 from __future__ import annotations
 
-import gc
 from array import array
-from bisect import bisect_left, bisect_right
-from itertools import accumulate
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Iterator, Sequence
+from heapq import merge
+from itertools import accumulate, compress, islice
 
 from rich.text import Text
 
@@ -91,64 +92,184 @@ class StepIndex:
         self.counts = live_counts(rows, max_time)
 
 
+class LiveRows(Sequence[ValueInfo]):
+    """The values live at one step in XLA's peak-list order, without a list of them:
+    row ``i`` is the value of the ``i``-th smallest rank in ``ranks`` (ranks number the
+    values in that order). Finding a value's row, and the logical bytes of the rows
+    above one, cost a bisection and the rows asked for, not a pass over the live set
+    (tens of thousands of values at a step of a big training step)."""
+
+    __slots__ = (
+        "_by_rank",
+        "_ranks",
+        "_rank_of",
+        "_logical",
+        "_prefix",
+        "logical_bytes",
+        "allocated_bytes",
+    )
+
+    def __init__(
+        self,
+        by_rank: Sequence[ValueInfo],
+        ranks: Sequence[int],
+        rank_of: dict[int, int],
+        logical: Sequence[int],
+        logical_bytes: int,
+        allocated_bytes: int,
+    ):
+        self._by_rank, self._ranks, self._rank_of = by_rank, ranks, rank_of
+        self._logical = logical  # logical bytes by rank
+        self._prefix: list[int] = []  # logical bytes of rows 0..i, as far as asked
+        self.logical_bytes = logical_bytes  # of every row
+        self.allocated_bytes = allocated_bytes
+
+    @classmethod
+    def of(cls, values: Sequence[ValueInfo]) -> LiveRows:
+        """Rows of ``values``, already in order (XLA's peak list)."""
+        rank_of = {v.value.id: i for i, v in enumerate(values)}
+        logical = array("q", [v.logical_bytes for v in values])
+        allocated = sum(v.allocated_bytes for v in values)
+        return cls(values, range(len(values)), rank_of, logical, sum(logical), allocated)
+
+    def __len__(self) -> int:
+        return len(self._ranks)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self._by_rank[r] for r in self._ranks[i]]
+        return self._by_rank[self._ranks[i]]
+
+    def __iter__(self) -> Iterator[ValueInfo]:
+        return map(self._by_rank.__getitem__, self._ranks)
+
+    def index_of(self, value_id: int | None) -> int | None:
+        """The row of value ``value_id``, or None if it is not live here."""
+        rank = self._rank_of.get(value_id) if value_id is not None else None
+        if rank is None:
+            return None
+        at = bisect_left(self._ranks, rank)
+        return at if at < len(self._ranks) and self._ranks[at] == rank else None
+
+    def cumulative(self, i: int) -> int:
+        """Logical bytes of rows 0..``i`` (inclusive)."""
+        prefix = self._prefix
+        if i >= len(prefix):
+            start = len(prefix)
+            more = map(self._logical.__getitem__, self._ranks[start : i + 1])
+            prefix.extend(islice(accumulate(more, initial=prefix[-1] if prefix else 0), 1, None))
+        return prefix[i]
+
+
 class LiveIndex:
-    """The live set at any step, fast: values are kept sorted by start step and by end
-    step, and a move of a few steps updates the previous set instead of scanning every
-    value."""
+    """The live set at any step, fast: the values are ranked once in XLA's order and
+    kept by start and by end step; the set at a step is a sorted list of ranks,
+    updated by the few values that start or end between two steps (a jump past many
+    of them scans the start order once instead)."""
 
-    _INCREMENTAL = 256  # steps; beyond that a full scan is cheaper
+    _RESCAN = 2048  # values starting or ending on the way: beyond, a scan is cheaper
+    _MERGE = 64  # changes at once: beyond, the rank list is merged, not edited in place
 
-    def __init__(self, values: list[ValueInfo], steps: StepIndex | None = None):
-        self._source = (values, steps)
-        self._built = False
+    def __init__(self, steps: StepIndex):
+        """Index ``steps.rows`` (by start step); O(values log values), in the load
+        thread (:class:`hlotop.ui.screens.main.PaneIndexes`)."""
+        rows = [v for v in steps.rows if v.live.start <= v.live.end]  # by start
+        order = sorted(rows, key=_xla_order)
+        self.by_rank = order
+        self.rank_of = rank_of = {v.value.id: r for r, v in enumerate(order)}
+        self.logical = array("q", [v.logical_bytes for v in order])
+        self.allocated = array("q", [v.allocated_bytes for v in order])
+        self.starts = array("q", [v.live.start for v in rows])  # ascending
+        self.start_ranks = array("q", [rank_of[v.value.id] for v in rows])
+        self.ends_by_start = array("q", [v.live.end for v in rows])
+        by_end = sorted(rows, key=_end)
+        self.ends = array("q", [v.live.end for v in by_end])  # ascending
+        self.end_ranks = array("q", [rank_of[v.value.id] for v in by_end])
+        self.starts_by_end = array("q", [v.live.start for v in by_end])
         self.step: int | None = None
-        self.live: dict[int, ValueInfo] = {}
+        self._ranks: list[int] = []  # live at self.step, ascending
+        self._logical_total = 0
+        self._allocated_total = 0
 
-    def _build(self) -> None:
-        """On the first look (the live set opens at the peak, which needs no index)."""
-        values, steps = self._source
-        rows = (
-            steps.rows
-            if steps is not None
-            else sorted((v for v in values if v.live is not None), key=_start)
-        )
-        self.values = [v for v in rows if v.live.start <= v.live.end]  # by start
-        self.by_end = sorted(self.values, key=_end)
-        self.starts = array("q", [v.live.start for v in self.values])  # no GC traversal
-        self.ends = array("q", [v.live.end for v in self.by_end])
-        self._built = True
-        # Kept for the app's life, and built after the app froze what it loaded: out of
-        # every later GC pass too (each pass walked these 100k-item lists: ~15 ms a
-        # step key at 100 MB, every 25 keys).
-        gc.freeze()
-
-    def _starting(self, step: int) -> list[ValueInfo]:
-        return self.values[bisect_left(self.starts, step) : bisect_right(self.starts, step)]
-
-    def _ending(self, step: int) -> list[ValueInfo]:
-        return self.by_end[bisect_left(self.ends, step) : bisect_right(self.ends, step)]
-
-    def at(self, step: int) -> list[ValueInfo]:
-        """Values live at ``step`` (start <= step <= end), largest first."""
-        if not self._built:
-            self._build()
-        if self.step is None or abs(step - self.step) > self._INCREMENTAL:
-            # Started at or before the step (a prefix of the start order), not ended.
-            started = self.values[: bisect_right(self.starts, step)]
-            self.live = {v.value.id: v for v in started if v.live.end >= step}
-        else:
-            live, t = self.live, self.step
-            while t < step:
-                for v in self._ending(t):
-                    live.pop(v.value.id, None)
-                t += 1
-                for v in self._starting(t):
-                    live[v.value.id] = v
-            while t > step:
-                for v in self._starting(t):
-                    live.pop(v.value.id, None)
-                t -= 1
-                for v in self._ending(t):
-                    live[v.value.id] = v
+    def at(self, step: int) -> LiveRows:
+        """The values live at ``step`` (start <= step <= end), largest first."""
+        if self.step is None or self._changes(self.step, step) > self._RESCAN:
+            self._scan(step)
+        elif step != self.step:
+            self._move(self.step, step)
         self.step = step
-        return sorted(self.live.values(), key=_xla_order)
+        return LiveRows(
+            self.by_rank,
+            self._ranks.copy(),
+            self.rank_of,
+            self.logical,
+            self._logical_total,
+            self._allocated_total,
+        )
+
+    def _changes(self, a: int, b: int) -> int:
+        """How many values start or end between steps ``a`` and ``b`` (at most)."""
+        lo, hi = min(a, b), max(a, b)
+        return (bisect_right(self.starts, hi) - bisect_right(self.starts, lo)) + (
+            bisect_right(self.ends, hi) - bisect_left(self.ends, lo)
+        )
+
+    def _scan(self, step: int) -> None:
+        k = bisect_right(self.starts, step)  # started at or before the step
+        live = list(compress(self.start_ranks[:k], map(step.__le__, self.ends_by_start[:k])))
+        live.sort()
+        self._ranks = live
+        self._logical_total = sum(map(self.logical.__getitem__, live))
+        self._allocated_total = sum(map(self.allocated.__getitem__, live))
+
+    def _move(self, a: int, b: int) -> None:
+        """From the live set at ``a`` to the one at ``b``: only the values that start or
+        end in between are looked at."""
+        starts, ends = self.starts, self.ends
+        if b > a:
+            # Ended in [a, b-1] having been live at a; started in (a, b], live at b.
+            i, j = bisect_left(ends, a), bisect_right(ends, b - 1)
+            gone = [
+                r
+                for r, s in zip(self.end_ranks[i:j], self.starts_by_end[i:j], strict=True)
+                if s <= a
+            ]
+            i, j = bisect_right(starts, a), bisect_right(starts, b)
+            new = [
+                r
+                for r, e in zip(self.start_ranks[i:j], self.ends_by_start[i:j], strict=True)
+                if e >= b
+            ]
+        else:
+            # Started in (b, a] and live at a; ended in [b, a-1] having been live at b.
+            i, j = bisect_right(starts, b), bisect_right(starts, a)
+            gone = [
+                r
+                for r, e in zip(self.start_ranks[i:j], self.ends_by_start[i:j], strict=True)
+                if e >= a
+            ]
+            i, j = bisect_left(ends, b), bisect_right(ends, a - 1)
+            new = [
+                r
+                for r, s in zip(self.end_ranks[i:j], self.starts_by_end[i:j], strict=True)
+                if s <= b
+            ]
+        ranks = self._ranks
+        if len(gone) + len(new) > self._MERGE:
+            dropped = set(gone)
+            kept = [r for r in ranks if r not in dropped] if dropped else ranks
+            ranks = self._ranks = list(merge(kept, sorted(new)))
+        else:
+            for r in gone:
+                at = bisect_left(ranks, r)
+                if at < len(ranks) and ranks[at] == r:
+                    del ranks[at]
+            for r in new:
+                insort(ranks, r)
+        logical, allocated = self.logical, self.allocated
+        self._logical_total += sum(map(logical.__getitem__, new)) - sum(
+            map(logical.__getitem__, gone)
+        )
+        self._allocated_total += sum(map(allocated.__getitem__, new)) - sum(
+            map(allocated.__getitem__, gone)
+        )

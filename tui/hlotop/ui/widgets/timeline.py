@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -23,7 +25,8 @@ from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.legend import space_fill
-from hlotop.ui.widgets.row_list import longest, text_strip
+from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
+from hlotop.ui.widgets.row_list import longest, raw_segments, text_strip
 from hlotop.ui.widgets.steps import StepIndex, no_live_ranges, step_summary
 from hlotop.units import human_bytes
 
@@ -114,6 +117,9 @@ class Timeline(ScrollView, can_focus=True):
         self.row_selected = True  # False: the selection has no row here
         self.zoom_level: int | None = None  # None: fit to the width
         self._col_max: list[int] = []
+        self._labels: LRUCache[tuple, list[Segment]] = LRUCache(256)  # rows' label columns
+        self._paint_style: Style | None = None  # while painting: self.rich_style
+        self._cursor_bg: Style | None = None  # and the step cursor's background
         self._layout_key: tuple | None = None
         self._geo_key: tuple | None = None
         self._geo = _Geometry(1, 4, 6, 20, 1, len(ZOOMS) - 1, 1, 1, 1)
@@ -366,9 +372,19 @@ class Timeline(ScrollView, can_focus=True):
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(name)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The widget's style and the cursor's, asked once a paint rather than once a
+        # line (each walks the DOM).
+        self._paint_style = self.rich_style
+        self._cursor_bg = Style(bgcolor=self._style("timeline--cursor-column").bgcolor)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._paint_style = self._cursor_bg = None
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
+        base = self._paint_style if self._paint_style is not None else self.rich_style
         if not self.counts:
             if y == 0:
                 if self.dump.preview is not None:  # the first look at a big dump
@@ -414,7 +430,7 @@ class Timeline(ScrollView, can_focus=True):
         cursor's columns get the cursor background."""
         c0, c1 = self.col_of(self.step)
         # Only the background: a bar keeps its memory space's colour under the cursor.
-        cursor = Style(bgcolor=self._style("timeline--cursor-column").bgcolor)
+        cursor = self._cursor_style()
         # Runs of cells in one style are appended at once (a row is mostly three runs).
         run: list[str] = []
         run_style = None
@@ -431,6 +447,43 @@ class Timeline(ScrollView, can_focus=True):
             run.append(char)
         if run:
             text.append("".join(run), style=run_style)
+
+    def _bar_runs(self, cols: range, first: int, last: int, fill: str, space) -> list:
+        """The visible cells of a bar over columns ``first..last`` (``fill`` in style
+        ``space``, blank elsewhere), with the step cursor's background, as runs of
+        (text, style or ""): what :meth:`_bars` makes, a run at a time instead of a cell
+        at a time (a row is at most five runs; this is every row, every step)."""
+        c0, c1 = self.col_of(self.step)
+        cursor = self._cursor_style()
+        space_style = space if isinstance(space, Style) else Style.parse(space or "none")
+        blank_cursor, fill_cursor = Style.parse("none") + cursor, space_style + cursor
+        stop = cols.stop
+        cuts = sorted({cols.start, stop, first, last + 1, c0, c1 + 1})
+        runs: list = []
+        run, run_style = "", None
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            a, b = max(a, cols.start), min(b, stop)
+            if a >= b:
+                continue
+            in_bar, in_cursor = first <= a <= last, c0 <= a <= c1
+            if in_bar:
+                char, style = fill, fill_cursor if in_cursor else space
+            else:
+                char, style = " ", blank_cursor if in_cursor else ""
+            if style != run_style:
+                if run:
+                    runs.append((run, run_style))
+                run, run_style = "", style
+            run += char * (b - a)
+        if run:
+            runs.append((run, run_style))
+        return runs
+
+    def _cursor_style(self) -> Style:
+        """The step cursor's background (a bar keeps its memory space's colour under it)."""
+        if self._cursor_bg is not None:
+            return self._cursor_bg
+        return Style(bgcolor=self._style("timeline--cursor-column").bgcolor)
 
     def _col_value(self, col: int) -> int:
         sps, cps = self.zoom
@@ -501,24 +554,45 @@ class Timeline(ScrollView, can_focus=True):
         return self._strip(text, base, width)
 
     def _value_line(self, row: int, base: Style, width: int) -> Strip:
+        """A value's row: its label columns (rendered once per row and look), then its
+        bar. The Strip is what a Text of the whole row in the row's style renders to,
+        made from segments: every row is drawn again at every step."""
         info = self.rows[row]
         selected = row == self.row and (self.row_selected or self.has_focus)
         style = base + self._style("timeline--selected") if selected else base
         space = space_style(info.color)
-        name = printable(info.value.label)
-        if len(name) > self.name_w:
-            name = name[: self.name_w - 1] + "…"
-        text = Text(no_wrap=True, end="")
-        text.append(("▶" if self.has_focus else "›") if selected else " ")
-        text.append(f"{info.value.id:>{self._id_w}} ", style="dim")
-        text.append(f"{name:<{self.name_w}} ", style=space)
-        text.append(f"{human_bytes(info.logical_bytes):>{SIZE_W}} ")
+        gutter = ("▶" if self.has_focus else "›") if selected else " "
+        key = (row, gutter, self.name_w, style)
+        label = self._labels.get(key)
+        if label is None:  # the same for every step: made once
+            name = printable(info.value.label)
+            if len(name) > self.name_w:
+                name = name[: self.name_w - 1] + "…"
+            text = Text(style=style, no_wrap=True, end="")
+            text.append(gutter)
+            text.append(f"{info.value.id:>{self._id_w}} ", style="dim")
+            text.append(f"{name:<{self.name_w}} ", style=space)
+            text.append(f"{human_bytes(info.logical_bytes):>{SIZE_W}} ")  # no span
+            label = self._labels[key] = raw_segments(self.app.console, text)
+        segments = list(label)
         start, _ = self.col_of(info.live.start)
         _, end = self.col_of(min(info.live.end, self.max_time))
-        fill = space_fill(info.color)
-        self._bars(
-            text,
-            self._visible_cols(),
-            lambda col: (fill, space) if start <= col <= end else (" ", ""),
-        )
-        return self._strip(text, style, width)
+        # A run with no style has no span: Rich renders it in one segment with the
+        # text before it when that has no span either (the size column).
+        spanless = True
+        line_style = style or _NULL
+        get_style = self.app.console.get_style
+        runs = self._bar_runs(self._visible_cols(), start, end, space_fill(info.color), space)
+        for run, run_style in runs:
+            if not run_style:
+                if spanless:
+                    last = segments[-1]
+                    segments[-1] = Segment(last.text + run, last.style)
+                else:
+                    segments.append(Segment(run, line_style))
+                spanless = True
+            else:
+                added = run_style if isinstance(run_style, Style) else get_style(run_style)
+                segments.append(Segment(run, style + added or _NULL))
+                spanless = False
+        return Strip(segments).crop_extend(0, width, style)
