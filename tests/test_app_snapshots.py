@@ -71,7 +71,8 @@ def test_help_screen(snap_compare):
 
 
 def test_search(snap_compare):
-    """The search box after typing "fusion": three matches, largest first."""
+    """The search box after typing "fusion": three matches, largest first, the first
+    highlighted and marked ▶ (not by its colour alone)."""
 
     async def run(pilot) -> None:
         await loaded(pilot)

@@ -3,9 +3,14 @@ keys in, what the screen shows out."""
 
 from __future__ import annotations
 
+import re
 import threading
 
+import pytest
+from rich.cells import cell_len
 from textual import events
+from textual.color import Color
+from textual.geometry import Region
 
 from conftest import sample
 from hlotop.loading.loader import load
@@ -13,6 +18,7 @@ from hlotop.loading.preview import preview
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.screens.search import SearchScreen
+from hlotop.ui.textual_compat import screen_lines, screen_strips
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.timeline import Timeline
 from test_app_pilot import TPU, pilot_test, started
@@ -179,3 +185,106 @@ async def test_a_search_opened_while_the_dump_loads_does_not_hold_the_load_up():
 def preview_of(path: str):
     """The first look the app would show at a big dump (this one is small)."""
     return preview(path, from_bytes=0)
+
+
+# -- NO_COLOR: nothing in a grey too dark to read, nothing marked by colour alone -----------
+
+
+def _luminance(color: Color) -> float:
+    def channel(v: int) -> float:
+        v = v / 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = color.rgb
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def contrast_of(style, background: Color, foreground: Color) -> float:
+    """WCAG contrast of a segment drawn in ``style`` (a dim one counted at half)."""
+    fg = Color.from_rich_color(style.color) if style.color else foreground
+    bg = Color.from_rich_color(style.bgcolor) if style.bgcolor else background
+    if style.reverse:
+        fg, bg = bg, fg
+    light, dark = sorted((_luminance(fg), _luminance(bg)), reverse=True)
+    return (light + 0.05) / (dark + 0.05) * (0.5 if style.dim else 1.0)
+
+
+def faint_text(app: HlotopApp, region: Region | None = None) -> list[str]:
+    """What the screen (or ``region`` of it) shows (text, and the marks ◆ ▒ ▓ ░) at
+    under 3:1."""
+    variables = app.get_css_variables()
+    background, foreground = Color.parse(variables["background"]), Color.parse("#e0e0e0")
+    faint = []
+    for y, strip in enumerate(screen_strips(app.screen)):
+        x = 0
+        for text, style, _ in strip:
+            x, left = x + cell_len(text), x
+            if region is not None and not region.contains(left, y):
+                continue
+            if style is None or not re.search(r"[A-Za-z0-9◆▒▓░]", text):
+                continue
+            ratio = contrast_of(style, background, foreground)
+            if ratio < 3.0:
+                faint.append(f"line {y}: {text.strip()!r} {ratio:.1f}:1 ({style})")
+    return faint
+
+
+def segments_with(app: HlotopApp, mark: str):
+    return [
+        (text, style)
+        for strip in screen_strips(app.screen)
+        for text, style, _ in strip
+        if mark in text
+    ]
+
+
+@pytest.mark.parametrize(
+    "relative, size, keys",
+    [
+        (TPU, (120, 40), ("enter", "2")),  # VMEM and SMEM values, XLA's peak
+        (TPU, (80, 24), ("2",)),
+        (TPU, (80, 24), ("3",)),
+        ("seeds/000_aa093b3e4f73e23a.txt", (120, 40), ("3",)),  # a stack-trace tree
+    ],
+)
+@pilot_test
+async def test_under_no_color_every_pane_reads_without_colour(relative, size, keys, monkeypatch):
+    """Textual draws each colour as a grey of its luminance under NO_COLOR: magenta
+    (S(2) SMEM, its ▒ bars) and red (◆ XLA's peak) came out at 1.6:1. Every piece of
+    text and every mark must stay at 3:1 or more (dim text counted at half)."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = HlotopApp(sample(relative))
+    async with app.run_test(size=size) as pilot:
+        await started(app, pilot)
+        await pilot.press(*keys)
+        await pilot.pause()
+        assert app.no_color
+        assert faint_text(app) == []
+        if relative == TPU and size == (120, 40):
+            for mark in ("S(2) SMEM", "▒", "◆"):
+                assert segments_with(app, mark), mark
+
+
+@pilot_test
+async def test_the_highlighted_search_match_is_marked_not_only_coloured(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("slash", *"fusion")
+        await pilot.pause()
+        search = app.screen
+        assert isinstance(search, SearchScreen) and len(search.matches) == 3
+
+        def marked() -> list[str]:
+            """The matches listed with a marker."""
+            box = search.query_one("#search-results").content_region
+            lines = screen_lines(search)[box.y : box.bottom]
+            return [line[box.x : box.right] for line in lines if "▶" in line[box.x : box.right]]
+
+        assert len(marked()) == 1 and "41 fusion " in marked()[0]
+        await pilot.press("down")
+        await pilot.pause()
+        assert len(marked()) == 1 and "34 fusion.10 " in marked()[0]
+        # The dialog reads without colour (the main screen behind it is dimmed).
+        assert faint_text(app, search.query_one("#search-body").region) == []

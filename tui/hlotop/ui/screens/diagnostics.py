@@ -144,7 +144,8 @@ class DiagnosticsScreen(ModalScreen[None]):
         where = printable(f"{d.path}:{d.line}" if d.line else d.path)
         text = Text(no_wrap=False)
         text.append(where, style="bold")
-        text.append(f" {d.severity}: ", style="red" if d.severity == "error" else "yellow")
+        error = "bold" if self.app.no_color else "red"  # red is near-invisible as a grey
+        text.append(f" {d.severity}: ", style=error if d.severity == "error" else "yellow")
         text.append(printable(d.message))
         text.append("\n")
         text.append_text(self._describe(self.place_of(index)))

@@ -304,7 +304,8 @@ class MainScreen(Screen):
         self.step = step
         self.live.set_step(step)
         timeline = self.timeline
-        self.query_one(StatusBar).set_step_text(step_summary(self.dump, step, timeline.counts))
+        summary = step_summary(self.dump, step, timeline.counts, self.app.no_color)
+        self.query_one(StatusBar).set_step_text(summary)
 
     # -- actions ----------------------------------------------------------------------
     def action_next_pane(self) -> None:

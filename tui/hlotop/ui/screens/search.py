@@ -24,10 +24,9 @@ from textual.worker import Worker, get_current_worker
 
 from hlotop.analysis.search import find_values
 from hlotop.model import UsedValues, ValueInfo
-from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
-from hlotop.ui.widgets.legend import space_label
+from hlotop.ui.widgets.legend import plain, space_label, space_style
 from hlotop.units import human_bytes
 
 MAX_RESULTS = 200
@@ -53,7 +52,40 @@ def _text_hits(values: Sequence[ValueInfo], q: str, cancelled) -> list[ValueInfo
 
 
 class _Results(OptionList, can_focus=False):
-    """The matches; the input keeps the focus, ↑/↓ move the highlight."""
+    """The matches; the input keeps the focus, ↑/↓ move the highlight, which is marked
+    ``▶`` as well as by its colour (a grey like the others' under ``NO_COLOR``)."""
+
+    def __init__(self, *, id: str | None = None):
+        super().__init__(id=id)
+        self._bodies: list[Text] = []  # each match's prompt, without the marker
+        self._marked: int | None = None
+
+    def show(self, matches: list[tuple[str, Text]], highlighted: int | None) -> None:
+        """List ``matches`` (option id, prompt), ``highlighted`` highlighted (or none)."""
+        self._bodies, self._marked = [], None  # nothing to unmark as they go
+        self.clear_options()
+        self._bodies = [body for _, body in matches]
+        self.add_options(Option(self._prompt(body, False), id=i) for i, body in matches)
+        self.highlighted = highlighted
+        self._mark(self.highlighted)
+
+    @staticmethod
+    def _prompt(body: Text, marked: bool) -> Text:
+        prompt = Text("▶ " if marked else "  ", style="bold", no_wrap=True, overflow="ellipsis")
+        prompt.append_text(body)
+        return prompt
+
+    def watch_highlighted(self, highlighted: int | None) -> None:
+        super().watch_highlighted(highlighted)
+        self._mark(highlighted)
+
+    def _mark(self, index: int | None) -> None:
+        if index == self._marked:
+            return
+        for i, marked in ((self._marked, False), (index, True)):
+            if i is not None and i < min(len(self._bodies), self.option_count):
+                self.replace_option_prompt_at_index(i, self._prompt(self._bodies[i], marked))
+        self._marked = index
 
 
 class SearchScreen(ModalScreen["int | None"]):
@@ -171,12 +203,11 @@ class SearchScreen(ModalScreen["int | None"]):
         results = self.query_one(_Results)
         if [str(i.value.id) for i in matches[:MAX_RESULTS]] != shown:
             highlighted = results.highlighted
-            results.clear_options()
-            results.add_options(
-                Option(self._prompt(info), id=str(info.value.id)) for info in matches[:MAX_RESULTS]
+            shown_now = matches[:MAX_RESULTS]
+            results.show(
+                [(str(info.value.id), self._prompt(info)) for info in shown_now],
+                min(highlighted or 0, len(shown_now) - 1) if shown_now else None,
             )
-            if matches:
-                results.highlighted = min(highlighted or 0, len(matches[:MAX_RESULTS]) - 1)
         count = len(matches)
         more = f" (first {MAX_RESULTS} shown)" if count > MAX_RESULTS else ""
         searching = "" if done else f" so far · {note or 'searching'} …"
@@ -191,9 +222,10 @@ class SearchScreen(ModalScreen["int | None"]):
     def _prompt(self, info: ValueInfo) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{info.value.id:>6} ", style="dim")
-        text.append(printable(info.value.label), style=f"bold {space_style(info.color)}")
+        space = space_style(info.color, plain(self))
+        text.append(printable(info.value.label), style=f"bold {space}")
         text.append(f"  {human_bytes(info.logical_bytes)}  ")
-        text.append(space_label(info.color, self.names), style=space_style(info.color))
+        text.append(space_label(info.color, self.names), style=space)
         op_name = info.op_name
         if op_name:
             text.append(f"  {printable(op_name)}", style="dim")

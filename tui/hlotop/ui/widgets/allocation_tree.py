@@ -13,11 +13,11 @@ from operator import attrgetter
 from rich.text import Text
 
 from hlotop.model import BufferAllocation, ModuleDump, ValueSlot, format_shape_index
-from hlotop.model.memory_space import space_names, space_style
+from hlotop.model.memory_space import space_names
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
-from hlotop.ui.widgets.legend import space_label
+from hlotop.ui.widgets.legend import plain, space_label, space_style
 from hlotop.ui.widgets.row_list import RowList, longest
 from hlotop.units import human_bytes
 
@@ -224,7 +224,7 @@ class AllocationTree(RowList):
         text.append(f"{alloc.index:>{self._idx_w}}  ")
         text.append(f"{human_bytes(alloc.size):>{SIZE_W}}", style="bold")
         text.append("  ")
-        style = space_style(alloc.color)
+        style = space_style(alloc.color, plain(self))
         text.append(f"{space_label(alloc.color, self.names):<{self._space_w}}", style=style)
         text.append("  " + kinds_text(alloc))
         n = len(alloc.values)
@@ -241,7 +241,7 @@ class AllocationTree(RowList):
             label = label[: self._label_w - 1] + "…"
         text.append(
             f"{label:<{self._label_w}}",
-            style=space_style(self.dump.analysis.by_id[slot.value.id].color)
+            style=space_style(self.dump.analysis.by_id[slot.value.id].color, plain(self))
             if slot.value.id in self.dump.analysis.by_id
             else "",
         )

@@ -16,10 +16,13 @@ from textual.message import Message
 from hlotop.model import Diagnostic
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
+from hlotop.ui.widgets.legend import plain
 from hlotop.ui.widgets.row_list import RowList, longest
 
 _WHERE_MAX = 48  # columns of file:line before the name is cut
 _SEVERITY_STYLE = {"error": "red", "warning": "yellow"}
+# NO_COLOR: red is near-invisible as a grey (1.6:1): an error is bold instead.
+_SEVERITY_PLAIN = {"error": "bold"}
 
 
 def _count(n: int, word: str) -> str:
@@ -92,7 +95,8 @@ class DiagnosticList(RowList):
             where = "…" + where[len(where) - self._where_w + 1 :]
         text = Text(no_wrap=True, end="")
         text.append(f"{where:>{self._where_w}}  ", style="bold" if d.line else "dim")
-        text.append(f"{d.severity:<8} ", style=_SEVERITY_STYLE.get(d.severity, ""))
+        severity = _SEVERITY_PLAIN if plain(self) else _SEVERITY_STYLE
+        text.append(f"{d.severity:<8} ", style=severity.get(d.severity, ""))
         text.append(printable(d.message))
         return text
 

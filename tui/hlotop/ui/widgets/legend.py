@@ -3,6 +3,12 @@
 A space is drawn the same way everywhere: its colour (:func:`space_style`), its fill
 character in the timeline, and a text label (``S(1) VMEM``) so that it stays readable
 with 16 colours or under ``NO_COLOR``.
+
+Under ``NO_COLOR`` Textual draws every colour as a grey of its luminance, and some
+are then near-invisible on the dark background (magenta and red at 1.6:1): nothing
+may rely on a colour there (:func:`plain`). Spaces are drawn without colour (the
+default one plain, the others bold; their tags and fill characters tell them
+apart), XLA's peak in bold.
 """
 
 from __future__ import annotations
@@ -13,10 +19,29 @@ from rich.text import Text
 from textual.widget import Widget
 
 from hlotop.model import ModuleDump
-from hlotop.model.memory_space import space_name, space_names, space_style, space_tag
+from hlotop.model.memory_space import space_name, space_names, space_tag
+from hlotop.model.memory_space import space_style as space_colour
 from hlotop.units import human_bytes
 
 _FILLS = {0: "█", 1: "▓", 2: "▒"}
+
+
+def plain(widget: Widget) -> bool:
+    """Whether ``widget``'s app runs under ``NO_COLOR`` (no meaning in colours)."""
+    return bool(getattr(widget.app, "no_color", False))
+
+
+def space_style(color: int, plain: bool = False) -> str:
+    """The Rich style of memory space ``color`` in every pane: its colour (stable per
+    space); ``plain`` (``NO_COLOR``): none, bold for a space other than the default."""
+    if plain:
+        return "bold" if color else ""
+    return space_colour(color)
+
+
+def peak_style(plain: bool = False) -> str:
+    """The style of XLA's peak (``◆ XLA peak``): red, or only bold under ``NO_COLOR``."""
+    return "bold" if plain else "bold red"
 
 
 def space_fill(color: int) -> str:
@@ -49,13 +74,14 @@ class Legend(Widget):
         self.dump = dump
 
     def render(self) -> Text:
+        flat = plain(self)
         names = space_names(self.dump.memory_usage_report)
         totals = self.dump.analysis.totals_by_color
         text = Text("spaces ", style="bold", no_wrap=True, overflow="ellipsis")
         for color in spaces_in(self.dump):
             text.append(" ")
-            text.append(space_fill(color) * 2, style=space_style(color))
-            text.append(" " + space_label(color, names), style=f"bold {space_style(color)}")
+            text.append(space_fill(color) * 2, style=space_style(color, flat))
+            text.append(" " + space_label(color, names), style=f"bold {space_style(color, flat)}")
             if color in totals:
                 text.append(" " + human_bytes(totals[color]))
         return text

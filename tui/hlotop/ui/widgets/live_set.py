@@ -17,12 +17,12 @@ from textual.cache import LRUCache
 from textual.geometry import Size
 
 from hlotop.model import ModuleDump, StackTraceNode, UsedValues, ValueInfo, format_shape_index
-from hlotop.model.memory_space import space_names, space_style
+from hlotop.model.memory_space import space_names
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.textual_compat import set_virtual_size
-from hlotop.ui.widgets.legend import space_label
+from hlotop.ui.widgets.legend import peak_style, plain, space_label, space_style
 from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
 from hlotop.ui.widgets.row_list import Row, RowList, longest, raw_segments, shown_len
 from hlotop.ui.widgets.steps import LiveIndex, LiveRows, StepIndex
@@ -234,7 +234,7 @@ class LiveSet(RowList):
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append(f"step {self.step}/{a.max_time}", style="bold")
         if self.step == a.peak_step:
-            text.append(" ◆ XLA peak", style="bold red")
+            text.append(" ◆ XLA peak", style=peak_style(plain(self)))
         text.append(f" · {len(self.live)} values · ")
         text.append(f"{human_bytes(logical)} logical", style="bold")
         text.append(f" · {human_bytes(allocated)} allocated")
@@ -288,11 +288,9 @@ class LiveSet(RowList):
         value = self._value_text(info)
         if len(value) > self._value_w:
             value = value[: self._value_w - 1] + "…"
-        text.append(f"{value:<{self._value_w}}  ", style=space_style(info.color))
-        text.append(
-            f"{space_label(info.color, self.names):<{self._space_w}}  ",
-            style=space_style(info.color),
-        )
+        space = space_style(info.color, plain(self))
+        text.append(f"{value:<{self._value_w}}  ", style=space)
+        text.append(f"{space_label(info.color, self.names):<{self._space_w}}  ", style=space)
         shape = printable(info.shape or "?")
         if len(shape) > self._shape_w:
             shape = shape[: self._shape_w - 1] + "…"

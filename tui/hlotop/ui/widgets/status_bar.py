@@ -7,8 +7,8 @@ from rich.text import Text
 from textual.widget import Widget
 
 from hlotop.model import BufferAllocation, ValueInfo
-from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
+from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.units import human_bytes, spaced_bytes
 
 _PARTS = " ▏▎▍▌▋▊▉"
@@ -69,7 +69,9 @@ class StatusBar(Widget):
 
     def set_value(self, info: ValueInfo) -> None:
         text = Text("▶ ", end="")
-        text.append(printable(str(info.value)), style=f"bold {space_style(info.color)}")
+        text.append(
+            printable(str(info.value)), style=f"bold {space_style(info.color, plain(self))}"
+        )
         text.append(f" {human_bytes(info.logical_bytes)}")
         if info.live is not None:
             text.append(f" live {info.live.start}-{info.live.end}", style="dim")
@@ -79,7 +81,9 @@ class StatusBar(Widget):
     def set_allocation(self, alloc: BufferAllocation, values_loading: bool = False) -> None:
         """Name allocation ``alloc``; ``values_loading``: its values are not read yet."""
         text = Text("▶ ", end="")
-        text.append(f"allocation {alloc.index}", style=f"bold {space_style(alloc.color)}")
+        text.append(
+            f"allocation {alloc.index}", style=f"bold {space_style(alloc.color, plain(self))}"
+        )
         values = "values: loading…" if values_loading else f"{len(alloc.values)} values"
         text.append(f" {human_bytes(alloc.size)}, {values}")
         self.selection = text

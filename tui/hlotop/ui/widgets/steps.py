@@ -47,8 +47,9 @@ def no_live_ranges(dump: ModuleDump) -> str:
     return "no live ranges in this dump"
 
 
-def step_summary(dump: ModuleDump, step: int, counts: list[int]) -> Text:
-    """``step 11/15 fusion · live 284.00MiB · 9 values · XLA peak``."""
+def step_summary(dump: ModuleDump, step: int, counts: list[int], plain: bool = False) -> Text:
+    """``step 11/15 fusion · live 284.00MiB · 9 values · ◆ XLA peak``; ``plain``:
+    under ``NO_COLOR`` (the peak in bold, not red)."""
     a = dump.analysis
     text = Text(no_wrap=True, overflow="ellipsis", end="")
     if not a.live_bytes:
@@ -58,7 +59,7 @@ def step_summary(dump: ModuleDump, step: int, counts: list[int]) -> Text:
     text.append(printable(instruction_at(dump, step)))
     text.append(f" · live {human_bytes(a.live_bytes[step])} · {counts[step]} values")
     if step == a.peak_step:
-        text.append(" · ◆ XLA peak", style="bold red")
+        text.append(" · ◆ XLA peak", style="bold" if plain else "bold red")
     return text
 
 

@@ -20,11 +20,10 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hlotop.model import ModuleDump, ValueInfo
-from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
-from hlotop.ui.widgets.legend import space_fill
+from hlotop.ui.widgets.legend import plain, space_fill, space_style
 from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
 from hlotop.ui.widgets.row_list import longest, raw_segments, text_strip
 from hlotop.ui.widgets.steps import StepIndex, no_live_ranges, step_summary
@@ -398,7 +397,8 @@ class Timeline(ScrollView, can_focus=True):
             self._compute_columns()
         h = self.curve_height
         if y == 0:
-            return self._strip(step_summary(self.dump, self.step, self.counts), base, width)
+            summary = step_summary(self.dump, self.step, self.counts, plain(self))
+            return self._strip(summary, base, width)
         if y <= h:
             return self._curve_line(y - 1, h, base, width)
         if y == h + 1:
@@ -560,7 +560,7 @@ class Timeline(ScrollView, can_focus=True):
         info = self.rows[row]
         selected = row == self.row and (self.row_selected or self.has_focus)
         style = base + self._style("timeline--selected") if selected else base
-        space = space_style(info.color)
+        space = space_style(info.color, plain(self))
         gutter = ("▶" if self.has_focus else "›") if selected else " "
         key = (row, gutter, self.name_w, style)
         label = self._labels.get(key)

@@ -21,13 +21,13 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hlotop.model import BufferAllocation, ModuleDump, ValueInfo
-from hlotop.model.memory_space import space_names, space_style
+from hlotop.model.memory_space import space_names
 from hlotop.safe_text import printable
 from hlotop.shapes import ArrayShape, BufferShape, try_parse_shape
 from hlotop.ui.bindings import bindings
 from hlotop.ui.textual_compat import set_virtual_size
 from hlotop.ui.widgets.allocation_tree import kinds_text
-from hlotop.ui.widgets.legend import space_label
+from hlotop.ui.widgets.legend import plain, space_label, space_style
 from hlotop.ui.widgets.steps import instruction_at
 from hlotop.units import human_bytes
 
@@ -242,7 +242,7 @@ class ValueDetail(ScrollView, can_focus=True):
     # -- cards ------------------------------------------------------------------------
     def value_card(self, info: ValueInfo) -> Group:
         v = info.value
-        style = space_style(info.color)
+        style = space_style(info.color, plain(self))
         title = Text(printable(str(v)), style=f"bold {style}")
         t = _grid()
         instr = info.used.instruction if info.used else None
@@ -331,7 +331,7 @@ class ValueDetail(ScrollView, can_focus=True):
         return Group(*parts)
 
     def allocation_card(self, alloc: BufferAllocation) -> Group:
-        style = space_style(alloc.color)
+        style = space_style(alloc.color, plain(self))
         title = Text(f"allocation {alloc.index}", style=f"bold {style}")
         t = _grid()
         t.add_row("size", exact(alloc.size))
