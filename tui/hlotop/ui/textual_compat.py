@@ -100,3 +100,20 @@ def screen_strips(screen: Screen):
 
     Why private: as :func:`screen_lines`, the compositor (``Screen._compositor``)."""
     return list(screen._compositor.render_strips())
+
+
+class FrameCounter:
+    """Counts the frames an app draws from now on (for tests: one frame per key).
+
+    Why private: every frame, whole or partial, goes through ``App._display``; no
+    public event says a frame was drawn."""
+
+    def __init__(self, app: App):
+        self.frames = 0
+        display = app._display
+
+        def counted(screen, renderable) -> None:
+            self.frames += 1
+            display(screen, renderable)
+
+        app._display = counted  # type: ignore[method-assign]

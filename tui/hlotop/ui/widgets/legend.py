@@ -27,8 +27,13 @@ _FILLS = {0: "█", 1: "▓", 2: "▒"}
 
 
 def plain(widget: Widget) -> bool:
-    """Whether ``widget``'s app runs under ``NO_COLOR`` (no meaning in colours)."""
-    return bool(getattr(widget.app, "no_color", False))
+    """Whether ``widget``'s app runs under ``NO_COLOR`` (no meaning in colours); False
+    for a widget made outside a running app."""
+    try:
+        app = widget.app
+    except RuntimeError:  # Textual's NoActiveAppError: no app is running
+        return False
+    return bool(getattr(app, "no_color", False))
 
 
 def space_style(color: int, plain: bool = False) -> str:
