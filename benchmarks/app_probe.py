@@ -19,12 +19,13 @@ It is measured inside the event loop, polling every half millisecond, and not wi
 which alone is over 60 ms a key even on an empty app.
 
 A first screen only counts once the allocation tree shows every allocation of the dump
-sorted by size, with the true total: the app's ``"allocations"`` milestone (a main screen
-showing every allocation was painted) when the app has one; otherwise the probe checks it
-itself: the tree of a painted main screen (the preview's or the whole dump's) must have
-as many allocations as the dump, and its first row must be the dump's largest
-allocation (read from the dump's allocation lines before the app starts). Either way the
-output says which (``first_screen_by``).
+sorted by size, with the true total: the tree of the main screen must have as many
+allocations as the dump, and its first row must be the dump's largest allocation (both
+read from the dump's allocation lines before the app starts). The time is the app's
+``"allocations"`` milestone (a main screen showing every allocation was painted) when
+the app has one and the tree bears it out; otherwise that of the painted screen (its
+``"preview"`` or ``"painted"`` milestone) on which the probe sees the tree right, or
+the moment it sees it. The output says which (``first_screen_by``).
 """
 
 from __future__ import annotations
@@ -68,14 +69,11 @@ def expected_allocations(path: str) -> tuple[int, int, int]:
     return count, -best[1], best[0]
 
 
-def _truthful(app, expected: tuple[int, int, int]) -> tuple[str, bool] | None:
-    """(milestone of the painted main screen shown, whether its allocation tree shows
-    every allocation by size, its largest first), or None before one is painted."""
+def _tree_ok(app, expected: tuple[int, int, int]) -> bool | None:
+    """Whether the allocation tree of the main screen shown holds every allocation by
+    size, the largest first (None: no main screen with a tree yet)."""
     screen = app.screen
     if type(screen).__name__ != "MainScreen":
-        return None
-    milestone = "painted" if screen.dump.preview is None else "preview"
-    if milestone not in app.milestones:
         return None
     try:
         tree = screen.query_one(AllocationTree)
@@ -84,8 +82,45 @@ def _truthful(app, expected: tuple[int, int, int]) -> tuple[str, bool] | None:
     order = tree._order
     count, index, size = expected
     if not tree.by_size or len(order) != count:
-        return milestone, False
-    return milestone, not order or (order[0].index, order[0].size) == (index, size)
+        return False
+    return not order or (order[0].index, order[0].size) == (index, size)
+
+
+def _painted(app) -> str | None:
+    """The milestone of the painted main screen shown: "painted" (the whole dump),
+    "preview" (its first look), or None (not painted yet)."""
+    screen = app.screen
+    if type(screen).__name__ != "MainScreen":
+        return None
+    milestone = "painted" if screen.dump.preview is None else "preview"
+    return milestone if milestone in app.milestones else None
+
+
+async def first_truthful(app, expected: tuple[int, int, int]) -> tuple[float | None, str]:
+    """Seconds since the app was made to its first truthful screen, and how it was
+    found. The app's "allocations" milestone is checked against the tree; a milestone
+    the tree does not bear out yet is replaced by the time the probe sees it does. A
+    painted screen of the whole dump whose tree is wrong is reported (None) a second
+    after it is seen, rather than waited on for ever."""
+    wrong_since = None
+    while True:
+        ok = _tree_ok(app, expected)
+        if "allocations" in app.milestones:
+            if ok:
+                return app.milestones["allocations"], "the app's allocations milestone (checked)"
+            mark = "the probe, later than the app's allocations milestone (its tree was wrong)"
+        else:
+            mark = None
+        milestone = _painted(app)
+        if ok and milestone is not None:
+            if mark is not None:
+                return time.perf_counter() - app._started, mark
+            return app.milestones[milestone], f"the probe's check of the tree ({milestone})"
+        if milestone == "painted" and ok is False:
+            wrong_since = wrong_since or time.perf_counter()
+            if time.perf_counter() - wrong_since > 1.0:
+                return None, "never: the whole dump's tree lacks allocations or its largest first"
+        await asyncio.sleep(0.002)
 
 
 def _loaded(app) -> bool:
@@ -160,24 +195,9 @@ async def probe(path: str, moves: int) -> dict:
         while not {"preview", "painted"} & app.milestones.keys():
             await asyncio.sleep(0.002)
         preview = min(app.milestones.get(k, 1e9) for k in ("preview", "painted")) + created
-        # The first truthful screen: every allocation, the largest first. A painted
-        # screen of the whole dump that is not is reported (first_screen_s None), a
-        # second after it was seen, rather than waited on for ever.
-        by, wrong_since = None, None
-        while by is None:
-            if "allocations" in app.milestones:
-                by = "allocations"
-                break
-            seen = _truthful(app, expected)
-            if seen is not None and seen[1]:
-                by = seen[0]
-            elif seen is not None and seen[0] == "painted":
-                wrong_since = wrong_since or time.perf_counter()
-                if time.perf_counter() - wrong_since > 1.0:
-                    by = "never"
-            if by is None:
-                await asyncio.sleep(0.002)
-        first = app.milestones[by] + created if by != "never" else None
+        # The first truthful screen: every allocation, the largest first.
+        first, by = await first_truthful(app, expected)
+        first = first + created if first is not None else None
         frames = _Frames(app)
         await _key(app, frames, "1")  # not Pilot.press: as above
         keys = ["down", "up"] * (moves // 2)
@@ -194,10 +214,7 @@ async def probe(path: str, moves: int) -> dict:
         await pilot.press("q")
     return {
         "first_screen_s": first,
-        "first_screen_by": {
-            "allocations": "the app's allocations milestone",
-            "never": "never: the whole dump's tree lacks allocations or its largest first",
-        }.get(by, f"the probe's check of the tree ({by} milestone)"),
+        "first_screen_by": by,
         "preview_s": preview,
         "allocations": expected[0],
         "loaded_s": loaded,
