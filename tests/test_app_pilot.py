@@ -92,7 +92,7 @@ async def test_opens_on_the_allocation_tree_largest_first():
     app = HlotopApp(sample(TPU))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await started(app, pilot)
-        tree = screen.tree
+        tree = screen.allocation_tree
         assert app.focused is tree
         largest = max(dump.allocations, key=lambda a: a.size)
         assert tree.current()[0].index == largest.index == 12
@@ -149,7 +149,7 @@ async def test_expand_and_collapse_an_allocation():
     app = HlotopApp(sample(TPU))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await started(app, pilot)
-        tree = screen.tree
+        tree = screen.allocation_tree
         alloc12 = dump.analysis.allocation_of[12]
         before = tree.row_count()
         await pilot.press("enter")
@@ -234,7 +234,7 @@ async def test_search_finds_fusion_12_and_selects_it_everywhere():
         assert app.screen is screen
         info = next(v for v in dump.analysis.values if v.value.label == "fusion.12")
         assert screen.selected_value == info.value.id == 36
-        assert screen.tree.current()[1].value.id == 36  # expanded to it
+        assert screen.allocation_tree.current()[1].value.id == 36  # expanded to it
         assert screen.timeline.rows[screen.timeline.row].value.id == 36
         assert screen.detail.value_id == 36
         live = screen.live
@@ -275,7 +275,7 @@ async def test_selection_in_the_timeline_follows_in_every_pane():
         assert timeline.row == 8
         assert screen.selected_value == chosen
         assert screen.detail.value_id == chosen
-        here = screen.tree.current()
+        here = screen.allocation_tree.current()
         assert here[1] is not None and here[1].value.id == chosen
         assert str(timeline.rows[timeline.row].value) in screen.query_one(StatusBar).selection.plain
 
@@ -332,7 +332,7 @@ async def test_sort_toggle_changes_the_first_row():
     app = HlotopApp(sample(TPU))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await started(app, pilot)
-        tree = screen.tree
+        tree = screen.allocation_tree
         first_row = lambda: tree._rows[0][0].index  # noqa: E731
         assert first_row() == 12 and tree.by_size
         await pilot.press("s")
@@ -517,7 +517,7 @@ async def test_a_selection_folds_the_allocation_it_unfolded_but_not_the_users():
     app = HlotopApp(sample(TPU))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await started(app, pilot)
-        tree = screen.tree
+        tree = screen.allocation_tree
         screen.select_value(31)  # in allocation 12
         assert tree.expanded == {12} and tree.current()[1].value.id == 31
         screen.select_value(44)  # in allocation 4: 12 was only unfolded for 31
@@ -568,7 +568,10 @@ async def test_a_value_without_live_range_is_not_shown_as_selected_where_it_is_a
         await pilot.press("slash", *"x.25", "enter")
         await pilot.pause()
         assert screen.selected_value == 4
-        assert screen.tree.current()[1].value.id == 4 and screen.tree.shows_selection
+        assert (
+            screen.allocation_tree.current()[1].value.id == 4
+            and screen.allocation_tree.shows_selection
+        )
         assert not screen.timeline.row_selected and not screen.live.shows_selection
         assert not any(line.startswith(("▶", "›")) for line in widget_lines(screen.timeline))
         assert not any(line.startswith(("▶", "›")) for line in widget_lines(screen.live))
@@ -605,7 +608,7 @@ async def test_mouse_clicks_select_rows_steps_and_tabs():
     app = HlotopApp(sample(TPU))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await started(app, pilot)
-        tree, timeline = screen.tree, screen.timeline
+        tree, timeline = screen.allocation_tree, screen.timeline
         # Offsets count the border: line 1 is the column header, line 2 row 0, ...
         await pilot.click(AllocationTree, offset=(5, 4))
         await pilot.pause()

@@ -259,7 +259,7 @@ async def test_enter_on_a_bad_record_line_selects_that_records_value(tmp_path):
         await pilot.pause()
         assert app.screen is main
         assert main.selected_value == 29
-        alloc, slot = main.tree.current()
+        alloc, slot = main.allocation_tree.current()
         assert slot is not None and slot.value.id == 29  # the tree unfolded to it
         assert main.detail.value_id == 29 and main.timeline.row_selected
 
@@ -271,11 +271,11 @@ async def test_enter_under_an_allocation_line_puts_the_tree_on_that_allocation(t
     app = HlotopApp(str(path))
     async with app.run_test(size=(120, 40)) as pilot:
         main, _ = await open_diagnostics(app, pilot)
-        assert main.tree.current()[0].index == 12  # the largest, where it opens
+        assert main.allocation_tree.current()[0].index == 12  # the largest, where it opens
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is main
-        alloc, slot = main.tree.current()
+        alloc, slot = main.allocation_tree.current()
         assert alloc.index == 10 and slot is None
         assert main.detail.allocation == 10 and main.selected_value is None
 
@@ -378,7 +378,7 @@ async def test_enter_on_report_diagnostics_selects_their_allocation_or_value(tmp
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is main and main.selected_value == 59477
-        alloc, slot = main.tree.current()
+        alloc, slot = main.allocation_tree.current()
         assert alloc.index == 1859 and slot is not None and slot.value.id == 59477
         for row, index, printed in ((1, 1859, 61), (2, 0, 237)):
             await pilot.press("d")
@@ -392,7 +392,7 @@ async def test_enter_on_report_diagnostics_selects_their_allocation_or_value(tmp
             await pilot.press("enter")
             await pilot.pause()
             assert app.screen is main
-            alloc, slot = main.tree.current()
+            alloc, slot = main.allocation_tree.current()
             assert alloc.index == index and slot is None
             assert main.detail.allocation == index
 

@@ -55,7 +55,7 @@ async def test_keys_typed_with_a_pane_switch_go_to_the_new_pane():
     app = HlotopApp(sample(TPU))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await started(app, pilot)
-        tree, timeline = screen.tree, screen.timeline
+        tree, timeline = screen.allocation_tree, screen.timeline
         rows, step = tree.row_count(), timeline.step
         burst(app, "2", "home", "right", "right", "right")
         await pilot.pause()
@@ -103,7 +103,7 @@ async def test_G_shows_the_last_row_above_the_scrollbar():
         app = HlotopApp(sample(JAX_BIG))
         async with app.run_test(size=size) as pilot:
             screen = await started(app, pilot)
-            await _last_row_shown(pilot, screen, "1", screen.tree)
+            await _last_row_shown(pilot, screen, "1", screen.allocation_tree)
             await pilot.press("2", "p", "3")  # a live set longer than the pane
             await pilot.pause()
             await _last_row_shown(pilot, screen, "3", screen.live)
@@ -120,7 +120,7 @@ async def test_every_value_chosen_elsewhere_is_shown_in_the_tree_and_the_timelin
         await pilot.press("2", "plus", "plus", "plus")  # zoomed in: a horizontal scrollbar
         await pilot.press("1")
         await pilot.pause()
-        tree, timeline = screen.tree, screen.timeline
+        tree, timeline = screen.allocation_tree, screen.timeline
         assert tree.show_horizontal_scrollbar and timeline.show_horizontal_scrollbar
         values = screen.dump.analysis.values
         for info in values[:: max(1, len(values) // 150)] + values[-5:]:

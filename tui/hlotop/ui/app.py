@@ -61,6 +61,15 @@ _PREVIEW_PAINT_WAIT = 2.0  # seconds the load waits for the preview to be painte
 _INPUT_QUIET = 0.25  # seconds without a key or click before the background pass goes on
 
 
+@dataclass(slots=True)
+class _Loaded:
+    """What the load thread hands over: the dump and its panes' indexes, or an error."""
+
+    dump: ModuleDump | None = None
+    indexes: PaneIndexes | None = None
+    error: BaseException | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class _Failed:
     """The load failed: the app exits with this message and return code."""
@@ -198,7 +207,7 @@ class HlotopApp(CrashGuard, App[None]):
         for it: on exit the worker returns at once and the daemon thread is left to
         die with the process (a load cannot be stopped half-way)."""
         worker = get_current_worker()
-        box: dict[str, object] = {}
+        box = _Loaded()
         done = threading.Event()
 
         def run() -> None:
@@ -208,11 +217,11 @@ class HlotopApp(CrashGuard, App[None]):
             try:
                 with gc_paused():
                     self._preview_first()
-                    dump = box["dump"] = self._open_dump()
-                    box["indexes"] = PaneIndexes.of(dump)  # not in the UI thread
+                    dump = box.dump = self._open_dump()
+                    box.indexes = PaneIndexes.of(dump)  # not in the UI thread
                     freeze_heap()
             except BaseException as err:  # noqa: BLE001 - reported below, in the UI
-                box["error"] = err
+                box.error = err
             finally:
                 done.set()
 
@@ -220,7 +229,7 @@ class HlotopApp(CrashGuard, App[None]):
         while not done.wait(_POLL):
             if worker.is_cancelled or self.exiting:
                 return None
-        err = box.get("error")
+        err = box.error
         if isinstance(err, LoadError):
             return _Failed(f"hlotop: error: {err}", EXIT_LOAD_ERROR)
         if err is not None:  # a bug in hlotop: a log file, one line, never a traceback
@@ -235,8 +244,8 @@ class HlotopApp(CrashGuard, App[None]):
                 f"{type(err).__name__}: {err}{where}{details}",
                 EXIT_INTERNAL_ERROR,
             )
-        self._indexes = box.get("indexes")
-        return box["dump"]
+        self._indexes = box.indexes
+        return box.dump
 
     def _preview_first(self) -> None:
         """In the load thread: show the head of a big dump before loading all of it.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 
 @dataclass(frozen=True, slots=True)
@@ -482,7 +482,7 @@ SCOPES: tuple[Scope, ...] = (
 _BY_NAME = {scope.name: scope for scope in SCOPES}
 
 
-def bindings(scope: str) -> list[Binding]:
+def bindings(scope: str) -> list[BindingType]:
     """The Textual ``BINDINGS`` of ``scope`` (a :class:`Scope` name)."""
     return [key.binding() for key in _BY_NAME[scope].keys]
 

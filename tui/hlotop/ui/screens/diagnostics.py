@@ -120,7 +120,7 @@ class DiagnosticsScreen(ModalScreen[None]):
 
     def _describe(self, place: Place | None) -> Text:
         target = None if place is None else self.target(place)
-        if target is None:
+        if place is None or target is None:
             return Text("It concerns the whole file: no line to go to.", style="dim")
         analysis = self.dump.analysis
         kind, ident = target

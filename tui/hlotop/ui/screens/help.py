@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -23,7 +23,7 @@ def help_rows() -> list[tuple[str, str, str, str]]:
 
 
 def help_renderable() -> Group:
-    parts = [
+    parts: list[RenderableType] = [
         Text("hlotop keys", style="bold"),
         Text(
             "Sizes are in XLA's units (KiB = 1024 bytes). 'logical' bytes ignore "

@@ -24,6 +24,7 @@ from textual.app import ComposeResult
 from textual.containers import Container
 from textual.reactive import Reactive
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
 
 from hlotop.model import ModuleDump
@@ -83,7 +84,7 @@ class MainScreen(Screen):
         self.active = PANE_IDS[0]
         self._came_from: str | None = None
         self._search: SearchScreen | None = None  # open over this screen
-        self._loading_timer = None  # ticks the status bar while a preview is shown
+        self._loading_timer: Timer | None = None  # ticks the status bar during a preview
 
     # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -111,7 +112,7 @@ class MainScreen(Screen):
         return self.has_class("-narrow") or self.has_class("-short")
 
     @property
-    def tree(self) -> AllocationTree:
+    def allocation_tree(self) -> AllocationTree:
         return self.query_one(AllocationTree)
 
     @property
@@ -140,10 +141,11 @@ class MainScreen(Screen):
         tree's first row), or what ``carry`` (see :meth:`carry`) kept."""
         self._apply_step(self.step)
         self.activate(PANE_IDS[0] if carry is None else carry["active"])
-        tree = self.tree
+        tree = self.allocation_tree
         self._first_value = None
-        if tree.row_count():
-            alloc, _ = tree.current()
+        here = tree.current()
+        if here is not None:
+            alloc, _ = here
             if len(alloc.values) == 1:
                 self._first_value = alloc.values[0].value.id
                 self.select_value(self._first_value, origin=tree.id)
@@ -204,7 +206,7 @@ class MainScreen(Screen):
         """What the whole dump keeps of its preview: the active pane, the sort order,
         and the selected value or highlighted allocation (if the user moved away from
         the first row)."""
-        tree = self.tree
+        tree = self.allocation_tree
         here = tree.current()
         moved = tree.cursor != 0 or self.selected_value != self._first_value
         return {
@@ -215,7 +217,7 @@ class MainScreen(Screen):
         }
 
     def _take_over(self, carry: dict) -> None:
-        tree = self.tree
+        tree = self.allocation_tree
         if tree.by_size != carry["by_size"]:
             tree.toggle_sort()
         if carry["value"] is not None and carry["value"] in self.dump.analysis.by_id:
@@ -264,7 +266,7 @@ class MainScreen(Screen):
         if info is None:
             return
         self.selected_value = value_id
-        for pane in (self.tree, self.timeline, self.live):
+        for pane in (self.allocation_tree, self.timeline, self.live):
             if pane.id != origin:
                 pane.show_value(value_id)
         self.detail.show_value(value_id)
@@ -281,7 +283,7 @@ class MainScreen(Screen):
         if alloc is None:
             return
         self.selected_value = None
-        tree = self.tree
+        tree = self.allocation_tree
         if tree.id != origin:
             tree.show_allocation(index)
         self.timeline.show_value(None)
@@ -334,7 +336,7 @@ class MainScreen(Screen):
         self.timeline.set_step(peak)
 
     def action_toggle_sort(self) -> None:
-        self.tree.toggle_sort()
+        self.allocation_tree.toggle_sort()
 
     def action_search(self) -> None:
         def chosen(value_id: int | None) -> None:

@@ -18,6 +18,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 from textual.worker import Worker, get_current_worker
@@ -99,7 +100,7 @@ class SearchScreen(ModalScreen["int | None"]):
         self.names = names
         self.query_text = query
         self.matches: list[ValueInfo] = []
-        self._timer = None
+        self._timer: Timer | None = None
         self._worker: Worker | None = None
         self._choose_when_done = False
 
@@ -236,15 +237,21 @@ class SearchScreen(ModalScreen["int | None"]):
         self.action_choose()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(int(event.option.id))
+        if event.option.id is not None:
+            self.dismiss(int(event.option.id))
 
     def action_choose(self) -> None:
         if self._timer is not None:  # Enter before the pause: search now
             self._timer.stop()
             self._update(self.query_one(Input).value)
         results = self.query_one(_Results)
-        if results.highlighted is not None and self.matches:
-            self.dismiss(int(results.get_option_at_index(results.highlighted).id))
+        chosen = (
+            results.get_option_at_index(results.highlighted).id
+            if results.highlighted is not None and self.matches
+            else None
+        )
+        if chosen is not None:
+            self.dismiss(int(chosen))
         elif self._worker is not None and self._worker.is_running:
             self._choose_when_done = True  # Enter before any match: take the first
 

@@ -98,7 +98,7 @@ class KeyBar(Widget):
             right.append(" ", blank)
         room = max(0, width - right.cell_len)
         left.truncate(room, overflow="ellipsis")
-        if right:
+        if right and active is not None:
             spans.append((room + 1, width, active.binding.key))
         self._spans = spans
         console = self.app.console
@@ -107,7 +107,9 @@ class KeyBar(Widget):
 
     def on_click(self, event: events.Click) -> None:
         at = event.get_content_offset(self)
-        for start, end, key in self._spans if at is not None else ():
+        if at is None:
+            return
+        for start, end, key in self._spans:
             if start <= at.x < end:
                 self.app.simulate_key(key)
                 return

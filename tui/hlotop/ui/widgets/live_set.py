@@ -258,14 +258,14 @@ class LiveSet(RowList):
 
     def render_row(self, index: int) -> Text:
         row = self.row(index)
-        if row.kind == "text":
-            return row.text
-        if row.kind == "node":
+        if row.node is not None:
             return self._node_text(row.node)
-        return self._live_text(index, row)
+        if row.info is not None:
+            return self._live_text(index, row.info, row.cumulative)
+        return row.text or Text("")
 
-    def _live_text(self, index: int, row: _Row) -> Text:
-        info = row.info
+    def _live_text(self, index: int, info: ValueInfo, cumulative: int) -> Text:
+        """Row ``index``: ``info``, with the logical bytes of the rows up to it."""
         total = self.live.logical_bytes
         text = Text(no_wrap=True, end="")
         text.append(f"{index + 1:>{self._rank_w}}  ", style="dim")
@@ -274,7 +274,7 @@ class LiveSet(RowList):
             f"  {human_bytes(info.allocated_bytes):>{SIZE_W}}",
             style="yellow" if info.padding_bytes else "",
         )
-        share = 100.0 * row.cumulative / total if total else 0.0
+        share = 100.0 * cumulative / total if total else 0.0
         text.append(f"  {share:5.1f}%  ")
         op_name = self._append_static(text, info)
         if len(op_name) > self._op_w:  # wider than the rows drawn before
@@ -413,9 +413,9 @@ class LiveSet(RowList):
     def action_activate(self) -> None:
         if not self.row_count():
             return
-        row = self.row(self.cursor)
-        if row.kind == "node" and row.node.children:
-            if id(row.node) in self.collapsed:
+        node = self.row(self.cursor).node
+        if node is not None and node.children:
+            if id(node) in self.collapsed:
                 self.action_expand()
             else:
                 self.action_collapse()
@@ -428,7 +428,7 @@ class LiveSet(RowList):
         if not self.row_count():
             return
         row = self.row(self.cursor)
-        if row.kind == "node" and id(row.node) in self.collapsed:
+        if row.node is not None and id(row.node) in self.collapsed:
             self.collapsed.discard(id(row.node))
             self._refill_keeping(row.node)
         elif row.kind == "value":
@@ -440,11 +440,12 @@ class LiveSet(RowList):
         row = self.row(self.cursor)
         if row.kind == "value":
             self.action_scroll_columns(-8)
-        if row.kind != "node":
+        node = row.node
+        if node is None:
             return
-        if row.node.children and id(row.node) not in self.collapsed:
-            self.collapsed.add(id(row.node))
-            self._refill_keeping(row.node)
+        if node.children and id(node) not in self.collapsed:
+            self.collapsed.add(id(node))
+            self._refill_keeping(node)
         elif row.parent >= 0:
             self.set_cursor(row.parent, notify=True)
 

@@ -50,6 +50,8 @@ class PaneTabs(Widget):
 
     def on_click(self, event: events.Click) -> None:
         at = event.get_content_offset(self)  # event.x counts the padding too
-        for start, end, pane in self._spans if at is not None else ():
+        if at is None:
+            return
+        for start, end, pane in self._spans:
             if start <= at.x < end:
                 self.post_message(PaneActivated(pane))

@@ -105,10 +105,13 @@ class StatusBar(Widget):
             text.append_text(self.selection)
             text.append(" │ ")
         text.append_text(self.step_text)
-        if self.progress is None and self.note is None:
-            return text
         width = self.size.width
-        right = progress_text(*self.progress, width) if self.progress else self.note
+        if self.progress is not None:
+            right = progress_text(*self.progress, width)
+        elif self.note is not None:
+            right = self.note
+        else:
+            return text
         room = width - right.cell_len - 3
         if room < 10:  # a very narrow terminal: only the progress
             return right

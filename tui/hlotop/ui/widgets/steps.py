@@ -11,7 +11,7 @@ from itertools import accumulate, compress, islice
 
 from rich.text import Text
 
-from hlotop.model import ModuleDump, ValueInfo
+from hlotop.model import BufferLiveRange, ModuleDump, ValueInfo
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -68,12 +68,19 @@ def _xla_order(info: ValueInfo):
     return (-info.logical_bytes, info.value.name, info.value.shape_index or (), info.value.id)
 
 
+def live_range_of(info: ValueInfo) -> BufferLiveRange:
+    """The live range of a value known to have one (a timeline row)."""
+    live = info.live
+    assert live is not None
+    return live
+
+
 def _start(info: ValueInfo) -> int:
-    return info.live.start
+    return live_range_of(info).start
 
 
 def _end(info: ValueInfo) -> int:
-    return info.live.end
+    return live_range_of(info).end
 
 
 class StepIndex:
@@ -136,7 +143,7 @@ class LiveRows(Sequence[ValueInfo]):
     def __len__(self) -> int:
         return len(self._ranks)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self._by_rank[r] for r in self._ranks[i]]
         return self._by_rank[self._ranks[i]]
@@ -174,19 +181,19 @@ class LiveIndex:
     def __init__(self, steps: StepIndex):
         """Index ``steps.rows`` (by start step); O(values log values), in the load
         thread (:class:`hlotop.ui.screens.main.PaneIndexes`)."""
-        rows = [v for v in steps.rows if v.live.start <= v.live.end]  # by start
+        rows = [v for v in steps.rows if _start(v) <= _end(v)]  # by start
         order = sorted(rows, key=_xla_order)
         self.by_rank = order
         self.rank_of = rank_of = {v.value.id: r for r, v in enumerate(order)}
         self.logical = array("q", [v.logical_bytes for v in order])
         self.allocated = array("q", [v.allocated_bytes for v in order])
-        self.starts = array("q", [v.live.start for v in rows])  # ascending
+        self.starts = array("q", map(_start, rows))  # ascending
         self.start_ranks = array("q", [rank_of[v.value.id] for v in rows])
-        self.ends_by_start = array("q", [v.live.end for v in rows])
+        self.ends_by_start = array("q", map(_end, rows))
         by_end = sorted(rows, key=_end)
-        self.ends = array("q", [v.live.end for v in by_end])  # ascending
+        self.ends = array("q", map(_end, by_end))  # ascending
         self.end_ranks = array("q", [rank_of[v.value.id] for v in by_end])
-        self.starts_by_end = array("q", [v.live.start for v in by_end])
+        self.starts_by_end = array("q", map(_start, by_end))
         self.step: int | None = None
         self._ranks: list[int] = []  # live at self.step, ascending
         self._logical_total = 0

@@ -26,7 +26,7 @@ from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.legend import plain, space_fill, space_style
 from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
 from hlotop.ui.widgets.row_list import longest, raw_segments, text_strip
-from hlotop.ui.widgets.steps import StepIndex, no_live_ranges, step_summary
+from hlotop.ui.widgets.steps import StepIndex, live_range_of, no_live_ranges, step_summary
 from hlotop.units import human_bytes
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
@@ -264,7 +264,7 @@ class Timeline(ScrollView, can_focus=True):
         """Highlight the row of ``value_id`` and scroll to it (no message); None: no
         row is the selection."""
         self._update_geometry()
-        row = self.row_of.get(value_id)
+        row = self.row_of.get(value_id) if value_id is not None else None
         if row is None:  # no live range (thread-local): no row to highlight
             if self.row_selected:
                 self.row_selected = False
@@ -282,9 +282,9 @@ class Timeline(ScrollView, can_focus=True):
         offset = self.scroll_offset
         self._keep_visible(center_row=center)
         if center:
-            info = self.rows[row]
-            first, _ = self.col_of(info.live.start)
-            _, last = self.col_of(info.live.end)
+            live = live_range_of(self.rows[row])
+            first, _ = self.col_of(live.start)
+            _, last = self.col_of(live.end)
             sx = self.scroll_offset.x
             if self.size.width and (last < sx or first >= sx + self.bar_w):
                 self.scroll_to(x=max(0, first - 2), animate=False)
@@ -575,8 +575,9 @@ class Timeline(ScrollView, can_focus=True):
             text.append(f"{human_bytes(info.logical_bytes):>{SIZE_W}} ")  # no span
             label = self._labels[key] = raw_segments(self.app.console, text)
         segments = list(label)
-        start, _ = self.col_of(info.live.start)
-        _, end = self.col_of(min(info.live.end, self.max_time))
+        live = live_range_of(info)
+        start, _ = self.col_of(live.start)
+        _, end = self.col_of(min(live.end, self.max_time))
         # A run with no style has no span: Rich renders it in one segment with the
         # text before it when that has no span either (the size column).
         spanless = True

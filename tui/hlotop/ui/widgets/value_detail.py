@@ -321,7 +321,7 @@ class ValueDetail(ScrollView, can_focus=True):
         lines = [str(x.line) for x in (slot, info.used, info.live) if x is not None and x.line]
         if lines:
             t.add_row("dump lines", Text(", ".join(lines)))
-        parts = [title, t]
+        parts: list[RenderableType] = [title, t]
         if instr is not None:
             parts += [
                 Text(""),
@@ -358,7 +358,7 @@ class ValueDetail(ScrollView, can_focus=True):
                 Text(f"@{slot.offset}"),
                 Text(printable(f"{human_bytes(slot.size):>9}  {slot.value}  {slot.shape}")),
             )
-        parts = [
+        parts: list[RenderableType] = [
             title,
             t,
             Text(""),
