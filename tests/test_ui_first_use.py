@@ -288,3 +288,24 @@ async def test_the_highlighted_search_match_is_marked_not_only_coloured(monkeypa
         assert len(marked()) == 1 and "34 fusion.10 " in marked()[0]
         # The dialog reads without colour (the main screen behind it is dimmed).
         assert faint_text(app, search.query_one("#search-body").region) == []
+
+
+@pilot_test
+async def test_each_search_match_is_one_line():
+    """A match with a long op_name is cut at the dialog's edge, not wrapped onto a
+    second line (which halved the matches shown)."""
+    app = HlotopApp(sample(JAX_BIG))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press("slash", *"log_softmax")
+        search = app.screen
+        assert isinstance(search, SearchScreen)
+        for _ in range(200):
+            if search._worker is None or search._worker.is_finished:
+                break
+            await pilot.pause(0.02)
+        await pilot.pause()
+        results = search.query_one("#search-results")
+        assert results.option_count >= 3
+        assert any(len(info.op_name or "") > 60 for info in search.matches)
+        assert results.virtual_size.height == results.option_count
