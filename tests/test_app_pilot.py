@@ -686,12 +686,14 @@ async def test_a_big_dump_opens_lazily_and_its_records_are_read_in_the_backgroun
             done, total, _ = status.progress
             assert 0 < done < total == len(app.dump.used_values)
             assert "reading value records" in screen_text(app)
+            assert " diagnostics so far" in summary_text(app)  # the count is not final
         await app.wait_until_loaded()
         await pilot.pause()
         assert app.dump.records_read and status.progress is None
         assert "reading" not in screen_text(app)
         n = len(app.dump.diagnostics)
         assert f" {n} diagnostic{'s' if n != 1 else ''}" in summary_text(app)
+        assert "so far" not in summary_text(app)
         assert "records" in app.milestones
         await pilot.press("q")
     assert app.return_code == 0

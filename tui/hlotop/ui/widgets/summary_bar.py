@@ -75,6 +75,8 @@ class SummaryBar(Widget):
             + (f", {errors} error{'s' if errors != 1 else ''}" if errors else ""),
             style="bold yellow" if n else "dim",
         )
+        if not d.records_read:  # the background pass over the records is still on
+            text.append(" so far", style="italic")
         if n:
             text.append(" (d)", style="dim")
         return text
