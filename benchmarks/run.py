@@ -17,8 +17,8 @@ Each dump is measured, each in a fresh process:
 * the yardstick: a bare regular-expression scan of the same files (``regex_scan.py``);
 * ``hlotop --summary`` and ``hlotop --json`` wall time (output read and discarded);
   these three are run ``--repeat`` times (3) in turn, and the median of each is shown;
-* peak RSS of those and of the browser (of the largest process: ``--json`` and the
-  records index of a big dump use a second, forked process, see ``hlotop.report.forked``);
+* peak RSS of those and of the browser (of the largest process: ``--json`` on a big dump
+  formats its records in worker processes, see ``hlotop.report.parallel``);
 * the browser, headless (``app_probe.py``): time to the first truthful screen (the
   allocation tree shows every allocation, the largest first, with the true total; the
   first painted screen of any kind, e.g. a big dump's preview of its head, is shown too),
