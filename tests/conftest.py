@@ -13,6 +13,16 @@ TESTS = Path(__file__).parent
 ROOT = TESTS.parent
 SAMPLES = ROOT / "sample_dumps"
 SEEDS = sorted((SAMPLES / "seeds").glob("*.txt"))
+# Real dumps the first-look and preview tests share (paths under sample_dumps/).
+BIG = (
+    "jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_step"
+    ".cpu_after_optimizations-buffer-assignment.txt"
+)  # 2.4 MB, split layout (+ report)
+COMBINED = (
+    "jax/jax-0.4.31/scan_layers/module_0001.jit_scan_train_step"
+    ".cpu_after_optimizations-buffer-assignment.txt"
+)  # 59 kB, combined layout
+SMALL = "seeds/000_aa093b3e4f73e23a.txt"
 
 
 class _SnapshotsFolder(_pts.SVGImageExtension):

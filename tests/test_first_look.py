@@ -8,19 +8,9 @@ import os
 
 import pytest
 
-from conftest import sample
+from conftest import BIG, COMBINED, SMALL, sample
 from hlotop.loading.loader import load
 from hlotop.loading.preview import preview
-
-BIG = (
-    "jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_step"
-    ".cpu_after_optimizations-buffer-assignment.txt"
-)  # 2.4 MB, split layout (+ report)
-COMBINED = (
-    "jax/jax-0.4.31/scan_layers/module_0001.jit_scan_train_step"
-    ".cpu_after_optimizations-buffer-assignment.txt"
-)  # 59 kB, combined layout
-SMALL = "seeds/000_aa093b3e4f73e23a.txt"
 
 
 def _head(alloc):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from conftest import sample
+from conftest import BIG, sample
 from hlotop.loading.loader import load
 from hlotop.loading.preview import preview
 from hlotop.ui.app import HlotopApp
@@ -14,16 +14,6 @@ from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.status_bar import StatusBar
 from hlotop.units import human_bytes
 from test_app_pilot import TPU, pilot_test, screen_text, started
-
-BIG = (
-    "jax/jax-0.9.2/transformer_big/module_0001.jit_transformer_train_step"
-    ".cpu_after_optimizations-buffer-assignment.txt"
-)  # 2.4 MB, split layout (+ report)
-COMBINED = (
-    "jax/jax-0.4.31/scan_layers/module_0001.jit_scan_train_step"
-    ".cpu_after_optimizations-buffer-assignment.txt"
-)  # 59 kB, combined layout
-SMALL = "seeds/000_aa093b3e4f73e23a.txt"
 
 
 def _tree(app) -> AllocationTree:

@@ -242,6 +242,24 @@ class LineForm:
         exec(compile(source, f"<line form {self.what}>", "exec"), names)  # noqa: S102
         return names["build"]
 
+    def take(
+        self, lines: list[str], i: int, stop: int, first_line: int, add: Callable[[Any], object]
+    ) -> int:
+        """Read ``lines[i:stop]`` by the fast path while they match, calling
+        ``add(build(match, line number))`` for each (``first_line`` is the 1-based line
+        number of ``lines[0]``; this form's context must be just the line). Returns the
+        index of the first line not taken (``i`` if none was): a section reader's run of
+        ordinary lines, in one loop."""
+        match, build = self.pattern.match, self.build
+        j = i
+        while j < stop:
+            m = match(lines[j])
+            if m is None:
+                break
+            add(build(m, first_line + j))
+            j += 1
+        return j
+
     def match(self, line: str) -> re.Match[str] | None:
         """The fast path's match of the whole ``line``, or None."""
         return self.pattern.match(line)

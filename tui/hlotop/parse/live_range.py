@@ -52,9 +52,7 @@ PEAK_LINE = LineForm(
     context=("line",),
 )
 
-_buffer_match, _build_buffer = BUFFER_LINE.pattern.match, BUFFER_LINE.build
 _sequence_match = SEQUENCE_LINE.pattern.match
-_peak_match, _build_peak = PEAK_LINE.pattern.match, PEAK_LINE.build
 
 
 class LiveRangeSection:
@@ -76,19 +74,13 @@ class LiveRangeSection:
 
     def take_run(self, lines: list[str], i: int, stop: int, first_line: int) -> int:
         """Read the ordinary lines of the current sub-section (instruction sequence, live
-        ranges, peak list or stack-trace tree) from ``lines[i]`` on, at most up to ``lines[stop]``, by their
-        one-match path; ``first_line`` is the 1-based line number of ``lines[0]``.
+        ranges, peak list or stack-trace tree) from ``lines[i]`` on, at most up to
+        ``lines[stop]``, by their one-match path; ``first_line`` is the 1-based line number of ``lines[0]``.
         Returns the index of the first line not taken (``i`` if none was), which goes
         through :meth:`feed`."""
         j = i
         if self._state == "buffers":
-            buffers = self.buffers
-            while j < stop:
-                m = _buffer_match(lines[j])
-                if m is None:
-                    break
-                buffers.append(_build_buffer(m, first_line + j))
-                j += 1
+            j = BUFFER_LINE.take(lines, j, stop, first_line, self.buffers.append)
         elif self._state == "sequence":
             sequence = self.sequence
             while j < stop:
@@ -98,13 +90,7 @@ class LiveRangeSection:
                 sequence.append(m.group(2))
                 j += 1
         elif self._state == "peak":
-            entries = self.peak_entries
-            while j < stop:
-                m = _peak_match(lines[j])
-                if m is None:
-                    break
-                entries.append(_build_peak(m, first_line + j))
-                j += 1
+            j = PEAK_LINE.take(lines, j, stop, first_line, self.peak_entries.append)
         elif self._state == "stack":
             j = self.stack.take_run(lines, j, stop, first_line)
         return j

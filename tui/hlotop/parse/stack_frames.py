@@ -18,7 +18,6 @@ from hlotop.model import SourceFrame, StackFrameTable
 from hlotop.parse.tokens import LineGrammar, Sink
 from hlotop.shapes.grammar import integer
 
-TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _escaped = (
     regex(r'"((?:[^"\\]|\\.)*)"', group=1)
     .map(lambda s: s.encode().decode("unicode_escape") if "\\" in s else s)

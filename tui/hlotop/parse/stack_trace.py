@@ -74,15 +74,7 @@ class StackTraceSection:
         """Read the tree lines from ``lines[i]`` on (at most to ``lines[stop]``) by their
         one-match path; the index of the first line not taken (see
         :meth:`hlotop.parse.live_range.LiveRangeSection.take_run`)."""
-        match, build = TREE_LINE.pattern.match, TREE_LINE.build
-        j = i
-        while j < stop:
-            m = match(lines[j])
-            if m is None:
-                break
-            self._hang(build(m, first_line + j))
-            j += 1
-        return j
+        return TREE_LINE.take(lines, i, stop, first_line, self._hang)
 
     def _hang(self, node: StackTraceNode) -> None:
         depth = node.depth
