@@ -79,3 +79,24 @@ async def test_without_a_first_look_every_allocation_shows_with_the_whole_dump()
         await started(app, pilot)
         assert "preview" not in app.milestones
         assert app.milestones["allocations"] == app.milestones["painted"]
+
+
+@pilot_test
+async def test_the_first_look_is_laid_out_for_a_small_terminal_from_its_first_frame():
+    """At 80x24 the panes are tabs. Textual sets the size classes on a screen's first
+    resize, which comes after its first paint (late while a big dump loads): the first
+    look was drawn as the cramped four-pane grid until then. The classes must be there
+    as soon as the screen's widgets are made."""
+    path = sample(BIG)
+    head = preview(path, from_bytes=0)
+    seen: list[tuple[bool, ...]] = []
+
+    class Probe(MainScreen):
+        def compose(self):
+            yield from super().compose()
+            seen.append(tuple(self.has_class(c) for c in ("-narrow", "-short", "-wide", "-tall")))
+
+    app = HlotopApp(path, open_dump=lambda: load(path, lazy=True))
+    async with app.run_test(size=(80, 24)):
+        await app.push_screen(Probe(head))
+        assert seen == [(True, True, False, False)]

@@ -64,6 +64,11 @@ class PaneIndexes:
         return cls(steps, LiveIndex(steps), TreeLayout.of(dump))
 
 
+def _breakpoint(breakpoints: list[tuple[int, str]], size: int) -> str:
+    """The class of the last breakpoint at or below ``size`` (as Textual picks it)."""
+    return [name for at, name in breakpoints if size >= at][-1]
+
+
 class MainScreen(Screen):
     BINDINGS = bindings("main")
     # Textual repaints the whole screen when the focus moves (~30 ms at 120x40 on the
@@ -88,6 +93,14 @@ class MainScreen(Screen):
 
     # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
+        # Textual sets the breakpoint classes on the screen's first resize, which comes
+        # after the first paint (late while a big dump's load holds the interpreter): a
+        # first look at 80x24 was drawn as the four-pane grid for up to a second.
+        width, height = self.app.size
+        self.add_class(
+            _breakpoint(self.HORIZONTAL_BREAKPOINTS, width),
+            _breakpoint(self.VERTICAL_BREAKPOINTS, height),
+        )
         yield SummaryBar(self.dump)
         yield Legend(self.dump, id="legend")
         yield PaneTabs()
