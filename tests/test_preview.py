@@ -100,3 +100,21 @@ async def test_the_first_look_is_laid_out_for_a_small_terminal_from_its_first_fr
     async with app.run_test(size=(80, 24)):
         await app.push_screen(Probe(head))
         assert seen == [(True, True, False, False)]
+
+
+@pilot_test
+async def test_a_records_report_that_comes_after_the_screen_is_taken_down_is_dropped():
+    """The background pass reports from a worker thread; a report handled while the app
+    closes (the screen's bars already removed) once crashed the app (exit 70)."""
+    from hlotop.ui.messages import RecordsProgress, RecordsRead
+    from hlotop.ui.widgets.summary_bar import SummaryBar
+
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        for bar in (*screen.query(StatusBar), *screen.query(SummaryBar)):
+            await bar.remove()
+        app.post_message(RecordsProgress(5, 10, None))
+        app.post_message(RecordsRead(True))
+        await pilot.pause()
+        assert app.return_code is None and app.is_running

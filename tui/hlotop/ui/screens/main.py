@@ -240,13 +240,19 @@ class MainScreen(Screen):
         self.activate(carry["active"])
 
     # -- the background pass over the value records ----------------------------------
+    # Its reports come from a worker thread as messages, and may be handled after the
+    # screen's widgets are gone (the app closing while the pass runs): then they are
+    # about nothing on screen.
     def show_records_progress(self, done: int, total: int, rate: float | None) -> None:
-        self.query_one(StatusBar).set_progress(done, total, rate)
+        for bar in self.query(StatusBar):
+            bar.set_progress(done, total, rate)
 
     def records_read(self) -> None:
         """The background pass is over: the diagnostics count is final."""
-        self.query_one(StatusBar).set_progress(None)
-        self.query_one(SummaryBar).refresh()
+        for bar in self.query(StatusBar):
+            bar.set_progress(None)
+        for summary in self.query(SummaryBar):
+            summary.refresh()
 
     # -- panes ------------------------------------------------------------------------
     def activate(self, pane: str, *, focus: bool = True) -> None:
