@@ -20,6 +20,7 @@ of a line is one more part here and one more field of its model class.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -186,10 +187,35 @@ class Nested(Part):
         make = f"_m{len(names)}"
         names[make] = self.make
         inner = [item for p in self.parts for item in p.code(groups, names, optional)]
-        return [f"{self.name}={make}({', '.join(inner)})"]
+        return [f"{self.name}={_call(make, self.make, inner, names)}"]
 
     def field_names(self) -> list[tuple[str, Any]]:
         return [(self.name, None)]
+
+
+def _call(name: str, make: Callable[..., Any] | None, items: list[str], names: dict) -> str:
+    """The source of a call of ``make`` (held as ``name``) with ``items`` (each
+    ``"field=expression"``). A dataclass is called with its fields in order, by
+    position (half the cost of keywords: a big dump builds millions), any field the line
+    does not give taking its declared default; anything else by keyword."""
+    given = dict(item.split("=", 1) for item in items)
+    if make is None or not dataclasses.is_dataclass(make):
+        return f"{name}({', '.join(items)})"
+    fields = [f for f in dataclasses.fields(make) if f.init]
+    if set(given) - {f.name for f in fields}:
+        return f"{name}({', '.join(items)})"  # let the call say what is wrong
+    last = max(i for i, f in enumerate(fields) if f.name in given)
+    args = []
+    for f in fields[: last + 1]:
+        if f.name in given:
+            args.append(given[f.name])
+        elif f.default is not dataclasses.MISSING:
+            default = f"_default{len(names)}"
+            names[default] = f.default
+            args.append(default)
+        else:  # a required field the line does not give, or a default factory
+            return f"{name}({', '.join(items)})"
+    return f"{name}({', '.join(args)})"
 
 
 def _flat(pairs: list[Pairs]) -> Pairs:
@@ -232,13 +258,14 @@ class LineForm:
     def _builder(self) -> Callable[..., Any]:
         """``build(match, *context)``: the object from the fast path's match, made by
         a function generated from the parts (as ``dataclasses`` makes ``__init__``):
-        one call with keyword arguments, no loop over the fields per line."""
+        one call, no loop over the fields per line."""
         names: dict[str, Any] = {"_make": self.make if self.make is not None else dict}
         groups = iter(range(self.pattern.groups))
         items = [item for p in self.parts for item in p.code(groups, names, False)]
         items += [f"{c}={c}" for c in self.context]
         args = "".join(f", {c}" for c in self.context)
-        source = f"def build(m{args}):\n    g = m.groups()\n    return _make({', '.join(items)})\n"
+        call = _call("_make", self.make, items, names)
+        source = f"def build(m{args}):\n    g = m.groups()\n    return {call}\n"
         exec(compile(source, f"<line form {self.what}>", "exec"), names)  # noqa: S102
         return names["build"]
 
