@@ -21,13 +21,8 @@ import re
 from pathlib import Path
 
 from hlotop.analysis.analyze import analyze
-from hlotop.loading.loader import (
-    LoadError,
-    module_files,
-    module_name,
-    resolve,
-    split_module_prefix,
-)
+from hlotop.loading.discover import module_files, module_name, resolve, split_module_prefix
+from hlotop.loading.errors import LoadError
 from hlotop.model import BufferAllocation, Diagnostic, DumpFile, ModuleDump, ParsedSections
 from hlotop.parse.allocations import ALLOCATION_HEAD
 

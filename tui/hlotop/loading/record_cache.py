@@ -19,8 +19,7 @@ import os
 from pathlib import Path
 
 from hlotop.crashlog import write_atomically
-from hlotop.loading.loader import ModuleDump
-from hlotop.model import Diagnostic
+from hlotop.model import Diagnostic, ModuleDump
 from hlotop.version import __version__
 
 _SCHEMA = 1
