@@ -225,7 +225,7 @@ def _report_places(dump, known) -> list[tuple[int, str, int]]:
 
 class Places:
     """Every allocation and value of a dump with the line it is printed at, to find the
-    one nearest a line. Built from a :class:`~hlotop.loading.loader.ModuleDump` in one pass
+    one nearest a line. Built from a :class:`~hlotop.model.ModuleDump` in one pass
     over its allocations, value slots, live ranges, peak list and memory-usage report
     (records are looked up lazily); raises nothing."""
 

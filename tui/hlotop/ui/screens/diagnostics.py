@@ -41,7 +41,7 @@ class DiagnosticsScreen(ModalScreen[None]):
     ):
         """``reading``: the background pass over the value records is still running
         (its progress, or True before its first report); their diagnostics come when
-        it ends. ``dump``: the :class:`~hlotop.loading.loader.ModuleDump` the diagnostics are
+        it ends. ``dump``: the :class:`~hlotop.model.ModuleDump` the diagnostics are
         about (default: the app's ``module``)."""
         super().__init__()
         self.diagnostics = list(diagnostics)
