@@ -25,6 +25,19 @@ GUTTER_FOCUSED = "▶"
 GUTTER_BLURRED = "›"
 
 
+def top_to_show(row: int, top: int, visible: int, center: bool = False) -> int | None:
+    """The first row to scroll to so that ``row`` is among the ``visible`` rows shown
+    from ``top`` (in the middle if ``center`` and it is not shown yet), or None if it
+    is shown already."""
+    if center and not top <= row < top + visible:
+        return max(0, row - visible // 2)
+    if row < top:
+        return row
+    if row >= top + visible:
+        return row - visible + 1
+    return None
+
+
 class RowList(ScrollView, can_focus=True):
     """Rows ``0..row_count()-1`` under a few fixed header lines, one of them the cursor."""
 
@@ -167,14 +180,9 @@ class RowList(ScrollView, can_focus=True):
     def scroll_cursor_into_view(self, center: bool = False) -> None:
         if self.view_height == 0:
             return
-        top = self.scroll_offset.y
-        visible = self.visible_rows
-        if center and not top <= self.cursor < top + visible:
-            self.scroll_to(y=max(0, self.cursor - visible // 2), animate=False)
-        elif self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False)
-        elif self.cursor >= top + visible:
-            self.scroll_to(y=self.cursor - visible + 1, animate=False)
+        y = top_to_show(self.cursor, self.scroll_offset.y, self.visible_rows, center)
+        if y is not None:
+            self.scroll_to(y=y, animate=False)
 
     def on_resize(self, event: events.Resize) -> None:
         self.scroll_cursor_into_view()

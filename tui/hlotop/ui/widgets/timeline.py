@@ -25,7 +25,7 @@ from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.legend import plain, space_fill, space_style
 from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
-from hlotop.ui.widgets.row_list import longest, raw_segments, text_strip
+from hlotop.ui.widgets.row_list import longest, raw_segments, text_strip, top_to_show
 from hlotop.ui.widgets.steps import StepIndex, live_range_of, no_live_ranges, step_summary
 from hlotop.units import human_bytes
 
@@ -310,13 +310,9 @@ class Timeline(ScrollView, can_focus=True):
         if height == 0:
             return
         visible = max(1, height - self.header_height)
-        top = self.scroll_offset.y
-        if center_row and not top <= self.row < top + visible:
-            self.scroll_to(y=max(0, self.row - visible // 2), animate=False)
-        elif self.row < top:
-            self.scroll_to(y=self.row, animate=False)
-        elif self.row >= top + visible:
-            self.scroll_to(y=self.row - visible + 1, animate=False)
+        y = top_to_show(self.row, self.scroll_offset.y, visible, center_row)
+        if y is not None:
+            self.scroll_to(y=y, animate=False)
         first, last = self.col_of(self.step)
         sx = self.scroll_offset.x
         if center_col and not sx <= first < sx + self.bar_w:
