@@ -184,8 +184,10 @@ def test_split_module_missing_values_is_a_warning(tmp_path):
     m = load(tmp_path / (prefix + "-buffer-assignment.txt"))
     assert len(m.allocations) == 4 and len(m.used_values) == 0
     assert m.analysis.peak_step == 3  # sizes come from the allocations' value lines
-    missing = [d.message for d in m.diagnostics if "missing sibling" in d.message]
+    missing = [d.message for d in m.diagnostics if d.message.startswith("sibling file not found")]
     assert len(missing) == 2 and all(d.severity == "warning" for d in m.diagnostics)
+    assert "-buffer-assignment-values.txt" in missing[0]
+    assert "-memory-usage-report.txt" in missing[1]
 
 
 def test_live_range_not_available(tmp_path):

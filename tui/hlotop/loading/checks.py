@@ -1,25 +1,44 @@
 """Warnings about a dump as a whole: files cut short (``truncated: ...``), a split
-module's missing siblings, and figures that disagree with each other."""
+module's siblings that were not found, a memory-usage report opened without its buffer
+assignment, and figures that disagree with each other."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from hlotop.loading.discover import SPLIT_SUFFIXES, split_module_prefix
-from hlotop.model import Analysis, Diagnostic, DumpFile, ParsedSections, UsedValues
+from hlotop.model import (
+    Analysis,
+    Diagnostic,
+    DumpFile,
+    MemoryUsageReport,
+    ParsedSections,
+    UsedValues,
+)
+from hlotop.units import human_bytes
 
 
 def check_truncation(
-    path: str, parsed: ParsedSections, kind: str, diagnostics: list[Diagnostic]
+    path: str,
+    parsed: ParsedSections,
+    kind: str,
+    diagnostics: list[Diagnostic],
+    *,
+    stdin: bool = False,
 ) -> None:
     """Warnings (``truncated: ...``) for a file whose sections stop where a whole dump
-    would go on: what was read before the cut is kept. ``kind`` as in :class:`DumpFile`."""
+    would go on: what was read before the cut is kept. ``kind`` as in :class:`DumpFile`;
+    ``stdin``: the text came on standard input, so it has no name to find siblings by
+    (allocations alone are then a jax >= 0.10 ``-buffer-assignment.txt`` as likely as a
+    combined dump cut short, and the warning says so instead)."""
 
     def cut(message: str, line: int = 0) -> None:
         diagnostics.append(Diagnostic(path, line, "truncated: " + message, "warning"))
 
     if kind == "combined" and parsed.saw_buffer_assignment:
-        if parsed.total_bytes_used is None:
+        if stdin and only_allocations(parsed):
+            diagnostics.append(Diagnostic(path, 0, STDIN_ALLOCATIONS_ONLY, "warning"))
+        elif parsed.total_bytes_used is None:
             cut("the file ends before 'Total bytes used': only the allocations were read")
         elif not parsed.saw_used_values:
             cut("no 'Used values:' section after 'Total bytes used'")
@@ -48,22 +67,106 @@ def check_truncation(
             cut("no 'BufferLiveRange:' lines after the instruction sequence", live.line)
 
 
-def check_siblings(path: Path, files: list[DumpFile], diagnostics: list[Diagnostic]) -> None:
+# Standard input holding only a 'BufferAssignment:' section (hlotop - < X-buffer-assignment.txt).
+STDIN_ALLOCATIONS_ONLY = (
+    "only allocations ('BufferAssignment:') on standard input: a jax >= 0.10 dump keeps "
+    "'Total bytes used' and the value records in its -buffer-assignment-values.txt and "
+    "the live ranges in its -live-range.txt, sibling files that standard input cannot "
+    "name, so they are not shown; open the -buffer-assignment.txt by its path to read "
+    "them (if this is an older, combined dump, it was cut short)"
+)
+
+
+def only_allocations(parsed: ParsedSections) -> bool:
+    """True when ``parsed`` (one file's sections) is a ``BufferAssignment:`` section
+    (``BufferAssignment::ToString``) and nothing else: all a jax >= 0.10
+    ``-buffer-assignment.txt`` holds (FORMATS.md 1)."""
+    return (
+        parsed.saw_buffer_assignment
+        and parsed.total_bytes_used is None
+        and not parsed.saw_used_values
+        and parsed.live_range is None
+        and not parsed.live_range_unavailable
+        and parsed.memory_usage_report is None
+    )
+
+
+# What each file of a split module holds (FORMATS.md 1), and so what is not shown
+# without it. XLA writes the values and live-range files only with
+# --xla_dump_buffer_assignment_analysis (on by default).
+_HOLDS = {
+    "buffer-assignment": "the allocations ('BufferAssignment:') in its {file}, so no "
+    "allocation is shown",
+    "values": "'Total bytes used' and the value records (positions, uses, defining "
+    "instructions) in its {file}, so they are not shown",
+    "live-range": "the schedule, every value's live range and XLA's peak in its {file}, "
+    "so the timeline and the peak are not shown",
+    "memory-usage-report": "XLA's memory-usage report in its {file}, so it is not shown",
+}
+_ANALYSIS_FLAG = " (XLA writes it unless --xla_dump_buffer_assignment_analysis=false)"
+
+
+def check_siblings(
+    path: Path,
+    files: list[DumpFile],
+    diagnostics: list[Diagnostic],
+    report: MemoryUsageReport | None = None,
+) -> None:
+    """Warnings for the files of a split module (FORMATS.md 1) that were not found
+    beside ``path`` (the file opened), one per missing file, at its path, line 0;
+    nothing when the module is a combined dump. ``files`` are the files read, with
+    their kinds. A memory-usage report opened alone gets one warning instead, at its
+    own path, naming the buffer assignment to open and giving ``report``'s own total
+    (bytes) and allocation count (:func:`report_alone`). Raises nothing."""
     split = split_module_prefix(path)
     if split is None or any(f.kind == "combined" for f in files):
         return
+    prefix = split[0]
     have = {f.kind for f in files}
+    if have == {"memory-usage-report"} and report is not None:
+        assignment = prefix + "-buffer-assignment.txt"
+        diagnostics.append(
+            Diagnostic(files[0].path, 0, report_alone(assignment, report), "warning")
+        )
+        return
     for suffix, kind in SPLIT_SUFFIXES.items():
-        if kind not in have:
-            diagnostics.append(
-                Diagnostic(
-                    str(path.with_name(split[0] + suffix)),
-                    0,
-                    f"truncated: missing sibling file of a split "
-                    f"module ({kind}); what it holds is not shown",
-                    "warning",
-                )
+        if kind in have:
+            continue
+        missing = path.with_name(prefix + suffix)
+        flag = _ANALYSIS_FLAG if kind in ("values", "live-range") else ""
+        holds = _HOLDS[kind].format(file=suffix)
+        diagnostics.append(
+            Diagnostic(
+                str(missing),
+                0,
+                f"sibling file not found: a jax >= 0.10 dump keeps {holds}{flag}",
+                "warning",
             )
+        )
+
+
+def report_alone(assignment: str, report: MemoryUsageReport) -> str:
+    """The warning for a memory-usage report opened without its buffer assignment
+    (``assignment``: the name of the file to open instead): what is missing, and what
+    the report holds, as read from ``BufferAssignment::MemoryUsageReport``'s text
+    (FORMATS.md 7): its allocation count and total in bytes (era A: the allocations it
+    lists and its ``Total bytes used``; era B: the sums over its memory spaces, whose
+    tables XLA cuts off after the largest). Raises nothing."""
+    if report.era == "B":
+        total: int | None = sum(s.total_bytes for s in report.memory_spaces)
+        count = sum(len(s.allocations) for s in report.memory_spaces)
+        spaces = len(report.memory_spaces)
+        where = f" in {spaces} memory spaces" if spaces > 1 else ""
+    else:
+        total, count, where = report.total_bytes, len(report.allocations), ""
+    holds = f"{count} allocation{'' if count == 1 else 's'}{where}"
+    if total is not None:
+        holds += f" and a total of {human_bytes(total)} ({total} bytes)"
+    return (
+        "memory-usage report without its buffer assignment: the module's "
+        "-buffer-assignment.txt was not found beside it, so no allocation, value or live "
+        f"range is shown (open {assignment} to see them); the report lists {holds}"
+    )
 
 
 def check_consistency(

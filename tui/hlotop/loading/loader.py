@@ -57,12 +57,22 @@ OnRecords = Callable[[UsedValues[str] | UsedValues[bytes], StackFrameTable | Non
 
 
 def _merge(parts: list[ParsedSections]) -> ParsedSections:
-    """Combine the sections read from several files: the first non-empty of each."""
+    """Combine the sections read from several files: of each field, the first value a
+    file gave (:func:`_given`), else the first file's."""
     merged: dict[str, Any] = {}  # field name -> value, whatever the field's type
     for f in fields(ParsedSections):
         values = [getattr(p, f.name) for p in parts]
-        merged[f.name] = next((v for v in values if v), values[0] if values else None)
+        merged[f.name] = next((v for v in values if _given(v)), values[0] if values else None)
     return ParsedSections(**merged)
+
+
+def _given(value: object) -> bool:
+    """Whether a file gave this section: a number is a figure even when it is 0 (an
+    empty module's ``Total bytes used: 0 (0B)``); None, False and empty collections
+    are sections the file did not have."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return True
+    return bool(value)
 
 
 def _kind_of(parsed: ParsedSections, named: str | None) -> str:
@@ -219,7 +229,7 @@ def _load(
         files.append(DumpFile(label, kind))
         check_truncation(label, parsed, kind, diagnostics)
     sections = _merge(parts)
-    check_siblings(p, files, diagnostics)
+    check_siblings(p, files, diagnostics, sections.memory_usage_report)
     diagnostics.extend(frame_diagnostics)
     if frames is not None:
         sections = replace(sections, stack_frames=frames)
@@ -234,7 +244,7 @@ def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> Mo
     in diagnostics. ``lazy`` as for :func:`load`. Raises :class:`LoadError` like it."""
     diagnostics: list[Diagnostic] = []
     parsed = _parse_one(label, data, diagnostics)
-    check_truncation(label, parsed, _kind_of(parsed, None), diagnostics)
+    check_truncation(label, parsed, _kind_of(parsed, None), diagnostics, stdin=True)
     return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics, lazy)
 
 

@@ -9,7 +9,7 @@ from parsy import regex, seq, string
 from hlotop.model import MemorySpaceReport, MemoryUsageReport, ReportAllocation, ReportRow
 from hlotop.parse.allocations import REPORT_ALLOCATION_LINE
 from hlotop.parse.line_form import Field, LineForm, Lit, Part, Skip
-from hlotop.parse.tokens import Sink, int_field
+from hlotop.parse.tokens import Sink, int_field, percent_field
 from hlotop.shapes.grammar import integer
 
 SORTED_HEADER = "Allocations sorted by size:"
@@ -21,13 +21,14 @@ _SIZE = r"-?\d+(?:\.\d+)?(?:B|KiB|MiB|GiB|TiB|PiB|EiB)"  # as printed: 36.0KiB
 
 
 def _sizes_and_share() -> tuple[Part, ...]:
-    """``"   22.5KiB( 62%);    13.5KiB; "``: a cumulative size, its share, a size."""
+    """``"   22.5KiB( 62%);    13.5KiB; "``: a cumulative size, its share, a size (an
+    empty module's share is ``-nan``: ``"0B(-nan%);         0B; "``)."""
     return (
         Skip(r"\s*", "spaces"),
         Field("cumulative_size", _SIZE, "a size like 36.0KiB"),
         Lit("("),
         Skip(r"\s*", "spaces"),
-        Field("percent", r"\d+(?:\.\d+)?", "a percentage", float),
+        percent_field(),
         Lit("%); "),
         Skip(r"\s*", "spaces"),
         Field("size", _SIZE, "a size like 36.0KiB"),

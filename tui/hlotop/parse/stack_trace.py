@@ -8,13 +8,13 @@ from parsy import string
 
 from hlotop.model import StackTrace, StackTraceNode
 from hlotop.parse.line_form import Field, LineForm, Lit
-from hlotop.parse.tokens import Sink, spaced_int, spaced_int_field
+from hlotop.parse.tokens import PERCENT_RE, Sink, percent_field, spaced_int, spaced_int_field
 
 STACK_HEADER_PREFIX = "  Stack trace breakdown for peak usage: "
 HEADER = string(STACK_HEADER_PREFIX) >> spaced_int << string(" bytes")
 
 _SUFFIX_RE = (
-    r" \(\d+(?:\.\d+)?%, total: [\d ]+ bytes, current: [\d ]+ bytes, remaining: [\d ]+ bytes\)$"
+    rf" \((?:{PERCENT_RE})%, total: [\d ]+ bytes, current: [\d ]+ bytes, remaining: [\d ]+ bytes\)$"
 )
 
 
@@ -29,7 +29,7 @@ TREE_LINE = LineForm(
     Field("prefix", r"  (?:(?:    |│   )*(?:├── |└── )|  )", "tree indentation"),
     Field("label", r".*(?=" + _SUFFIX_RE + ")", "a label followed by (pct%, total: ...)"),
     Lit(" ("),
-    Field("percent", r"\d+(?:\.\d+)?", "a percentage", float),
+    percent_field(),
     Lit("%, total: "),
     spaced_int_field("total"),
     Lit(" bytes, current: "),

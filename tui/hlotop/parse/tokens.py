@@ -24,6 +24,27 @@ def spaced_int_field(field: str) -> Field:
 
 spaced_int = regex(SPACED_INT_RE).map(spaced_int_value).desc("a byte count like 41 943 040")
 
+# A share as printf prints it ("%3.0f%%" in the memory-usage report, "%.1f%%" in the
+# stack-trace tree). For a module whose total is 0 bytes (one returning an empty tuple)
+# XLA divides 0 by 0 and glibc prints "-nan": "0B(-nan%)".
+PERCENT_RE = r"\d+(?:\.\d+)?|-?nan"
+NAN = float("nan")  # the one NaN percentages read as, so that equal rows compare equal
+
+
+def percent_value(text: str) -> float:
+    """A share as the memory-usage report and the stack-trace tree print it, without
+    its ``%``, to a float: ``"62"`` -> 62.0, ``"12.5"`` -> 12.5, ``"-nan"`` (or
+    ``"nan"``) -> :data:`NAN`. Raises ValueError for other text (the field's pattern
+    lets none through)."""
+    return NAN if text.endswith("nan") else float(text)
+
+
+def percent_field(field: str = "percent") -> Field:
+    """The line-form field ``field`` for a share without its ``%`` (the ``%3.0f`` of
+    ``BufferAssignment::MemoryUsageReport``, the ``%.1f`` of the stack-trace tree; see
+    :data:`PERCENT_RE`), read as a float by :func:`percent_value`."""
+    return Field(field, PERCENT_RE, "a percentage like 62, 12.5 or -nan", percent_value)
+
 
 # NameUniquer names are [A-Za-z0-9_.-]; be tolerant of anything that cannot be a
 # delimiter in the lines that carry names (space, braces, angle brackets, colon, comma).
