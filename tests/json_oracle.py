@@ -43,7 +43,7 @@ def to_dict(module) -> dict[str, Any]:
 
 
 def _head(module) -> dict[str, Any]:
-    names = space_names(module.memory_usage_report)
+    names = space_names(module)
     allocations = [
         {
             "index": x.index,
@@ -150,8 +150,11 @@ def _tail(module) -> dict[str, Any]:
         else {"total": stack.total, "tree": [_tree(n) for n in stack.roots]},
         "memory_usage_report": None if report is None else _report(report),
         "analysis": {
+            "platform": a.platform,
             "peak_step": a.peak_step,
             "peak_bytes": a.peak_bytes,
+            "peak_bytes_source": a.peak_bytes_source,
+            "peak_logical_bytes": a.peak_logical_bytes,
             "peak_occupied_bytes": a.peak_occupied_bytes,
             "peak_values": [
                 {
@@ -163,8 +166,26 @@ def _tail(module) -> dict[str, Any]:
                 }
                 for v in a.peak_values
             ],
+            "memory_stats": None
+            if a.memory_stats is None
+            else {**a.memory_stats.as_dict(), "alias_source": a.memory_stats.alias_source},
+            "memory_spaces": [
+                {
+                    "color": s.color,
+                    "name": s.name,
+                    "dump_name": s.dump_name,
+                    "total_bytes": s.total_bytes,
+                    "allocations": s.allocations,
+                    "peak_step": s.peak_step,
+                    "peak_bytes": s.peak_bytes,
+                    "padding_bytes": s.padding_bytes,
+                }
+                for s in a.memory_spaces
+            ],
             "live_bytes": a.live_bytes,
+            "occupied_bytes": {str(c): curve for c, curve in a.occupied_bytes.items()},
             "totals_by_kind": a.totals_by_kind,
+            "allocations_by_kind": a.allocations_by_kind,
             "totals_by_memory_space": {str(c): b for c, b in a.totals_by_color.items()},
         },
         "diagnostics": [

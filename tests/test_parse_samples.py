@@ -18,7 +18,7 @@ def _modules() -> list[Path]:
     """One entry file per module: the -buffer-assignment.txt, or a seed's only file."""
     out = []
     for path in sorted(SAMPLES.rglob("*.txt")):
-        if path.name.endswith("_after_optimizations.txt"):
+        if path.name.endswith("after_optimizations.txt"):
             continue  # a module's HLO text, read only for its stack frames
         split = split_module_prefix(path)
         if split is None or split[1] == "buffer-assignment":

@@ -54,14 +54,18 @@ def test_the_peak_table_fits_80_columns_with_names_sizes_and_shapes_whole(entry:
     for rank, v in enumerate(module.analysis.peak_values[:TOP_VALUES], 1):
         line = next(ln for ln in rows if ln.split()[0] == str(rank))
         label, shape = printable(v.value.label), printable(v.shape or "?")
-        assert f" {label} " in line and f" {human_bytes(v.logical_bytes)}" in line, line
+        assert f" {human_bytes(v.logical_bytes)}" in line, line
+        if f" {label} " not in line:  # a long name, wrapped after a dot, dash or underscore
+            first = line[header.index("value") :].split()[0]
+            assert label.startswith(first) and first[-1] in "._-", (label, line)
         if len(shape) <= 40:
             assert shape in line, (shape, line)
         else:  # a big tuple: wrapped after its commas, each element whole
             at = rows.index(line)
             text = " ".join(rows[at : at + len(shape)])
             for element in re.split(r"(?<=,) ?", shape):
-                assert element in text, element
+                for piece in re.split(r"(?=\{)|(?<=:)", element):  # dims, layout, tiles
+                    assert piece in text, piece
         op_name = printable(v.op_name or "")
         if op_name and "op_name" in header:
             shown = line[header.index("op_name") :].strip()  # a left-justified column
@@ -135,5 +139,5 @@ def test_names_and_shapes_are_wrapped_only_between_tokens():
     lines = out.getvalue().splitlines()
     assert all(len(line) <= 60 for line in lines)
     text = "\n".join(lines)
-    for token in ("a_", "very_", "long.", "fusion_", "f32[4096,", "3584]", "{1,", "0:T(8,"):
+    for token in ("a_", "very_", "long.", "fusion_", "f32[4096,3584]", "{1,0:", "T(8,128)"):
         assert token in text, (token, text)

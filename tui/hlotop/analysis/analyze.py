@@ -13,10 +13,22 @@ instruction counts 8 bytes per element), see :func:`xla_peak_step`.
 
 from __future__ import annotations
 
+from hlotop.analysis.memory_stats import memory_stats
+from hlotop.analysis.occupancy import curve_peak, occupied_bytes_per_step
+from hlotop.analysis.padding import padding_by_color
 from hlotop.analysis.peak import live_bytes_per_step, live_set, occupied_bytes, xla_peak_step
+from hlotop.analysis.platform import platform_of
 from hlotop.analysis.totals import kind_totals, totals_by_color
 from hlotop.analysis.values import join_values
-from hlotop.model import Analysis, Diagnostic, ParsedSections, ValueInfo
+from hlotop.model import (
+    Analysis,
+    BufferAllocation,
+    Diagnostic,
+    MemorySpace,
+    ParsedSections,
+    ValueInfo,
+)
+from hlotop.model.memory_space import report_space_names, xla_space_name
 
 __all__ = [  # the analysis, and the pieces of it other layers and tests use
     "Analysis",
@@ -26,6 +38,7 @@ __all__ = [  # the analysis, and the pieces of it other layers and tests use
     "kind_totals",
     "live_bytes_per_step",
     "live_set",
+    "memory_stats",
     "occupied_bytes",
     "totals_by_color",
     "xla_peak_step",
@@ -61,26 +74,79 @@ def analyze(
             max_time = plausible
     live_infos = [i for i in infos if i.live is not None]
     curve = live_bytes_per_step(live_infos, max_time) if live else []
-    peak_step = peak_bytes = None
+    peak_step: int | None = None
+    peak_bytes = 0
+    source: str | None = None
     peak_values: list[ValueInfo] = []
     if live is not None:
-        peak_step, _ = xla_peak_step(
+        peak_step, sweep_bytes = xla_peak_step(
             (rng.start, rng.end, i.sweep_bytes) for i in live_infos if (rng := i.live) is not None
         )
         peak_values = live_set(live_infos, peak_step)
-        peak_bytes = sum(i.logical_bytes for i in peak_values)
-    by_kind = kind_totals(sections.allocations)
+        printed = live.peak
+        if printed is not None and printed.time == peak_step:
+            peak_bytes, source = sum(e.bytes for e in printed.entries), "list"
+        else:
+            peak_bytes, source = sweep_bytes, "sweep"
+    allocations = sections.allocations
+    allocation_of = {a.index: a for a in allocations}
+    occupied = occupied_bytes_per_step(live_infos, allocation_of, max_time) if live else {}
+    by_kind = kind_totals(allocations)
+    by_color = totals_by_color(allocations)
+    platform = platform_of(path, allocations)
     return Analysis(
         values=infos,
         by_id={i.value.id: i for i in infos},
         max_time=max_time,
         live_bytes=curve,
         peak_step=peak_step,
-        peak_bytes=peak_bytes or 0,
+        peak_bytes=peak_bytes,
         peak_values=peak_values,
         peak_occupied_bytes=occupied_bytes(peak_values),
         totals_by_kind=by_kind[0],
         allocations_by_kind=by_kind[1],
-        totals_by_color=totals_by_color(sections.allocations),
-        allocation_of={a.index: a for a in sections.allocations},
+        totals_by_color=by_color,
+        allocation_of=allocation_of,
+        peak_bytes_source=source,
+        peak_logical_bytes=sum(i.logical_bytes for i in peak_values),
+        platform=platform,
+        memory_stats=memory_stats(allocations, sections.input_output_alias),
+        memory_spaces=memory_spaces(
+            allocations, infos, occupied, platform, report_space_names(sections.memory_usage_report)
+        ),
+        occupied_bytes=occupied,
     )
+
+
+def memory_spaces(
+    allocations: tuple[BufferAllocation, ...],
+    infos: list[ValueInfo],
+    occupied: dict[int, list[int]],
+    platform: str,
+    dump_names: dict[int, str],
+) -> tuple[MemorySpace, ...]:
+    """Each memory space that has an allocation, colours ascending, with its totals,
+    the peak of its occupied bytes and its padding (see :class:`MemorySpace`).
+    ``dump_names`` are the memory-usage report's labels. Raises nothing."""
+    count: dict[int, int] = {}
+    total: dict[int, int] = {}
+    for alloc in allocations:
+        count[alloc.color] = count.get(alloc.color, 0) + 1
+        total[alloc.color] = total.get(alloc.color, 0) + alloc.size
+    padding = padding_by_color(infos, {a.index: a for a in allocations})
+    out = []
+    for color in sorted(count):
+        step, top = curve_peak(occupied.get(color, []))
+        out.append(
+            MemorySpace(
+                color=color,
+                name=xla_space_name(color, platform),
+                dump_name=dump_names.get(color),
+                total_bytes=total[color],
+                allocations=count[color],
+                peak_step=step,
+                peak_bytes=top,
+                padding_bytes=padding.get(color, 0),
+            )
+        )
+    return tuple(out)

@@ -1,23 +1,59 @@
-"""Totals over the allocations: bytes and counts by kind, bytes by memory space."""
+"""Totals over the allocations: bytes and counts by kind (each allocation once), and
+bytes by memory space."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from operator import attrgetter
 
-from hlotop.model import KIND_FIELDS, BufferAllocation, has_kind
+from hlotop.model import (
+    KIND_CONSTANT,
+    KIND_MAYBE_LIVE_OUT,
+    KIND_PARAMETER,
+    KIND_PREALLOCATED_TEMP,
+    KIND_THREAD_LOCAL,
+    BufferAllocation,
+)
+
+# The kinds an allocation is counted under, first match wins. This is the order of
+# memory_analysis() (CompiledMemoryStats, xla/pjrt/compiled_memory_stats.cc): a
+# parameter is an argument even when it is also an output; a maybe-live-out
+# allocation is output before it is a constant; preallocated-temp is what is none of
+# the others (BufferAllocation::IsPreallocatedTempBuffer). An allocation whose line
+# says "output shape is" is maybe-live-out too, so "output" is not a row of its own.
+KIND_PRECEDENCE = (
+    KIND_PARAMETER,
+    KIND_MAYBE_LIVE_OUT,
+    KIND_CONSTANT,
+    KIND_THREAD_LOCAL,
+    KIND_PREALLOCATED_TEMP,
+)
+
+
+def first_kind(alloc: BufferAllocation) -> str:
+    """The kind ``alloc`` is counted under in :func:`kind_totals` (one of
+    :data:`KIND_PRECEDENCE`)."""
+    if alloc.parameter is not None:
+        return KIND_PARAMETER
+    if alloc.maybe_live_out or alloc.output_shape is not None:
+        return KIND_MAYBE_LIVE_OUT
+    if alloc.is_constant:
+        return KIND_CONSTANT
+    if alloc.is_thread_local:
+        return KIND_THREAD_LOCAL
+    return KIND_PREALLOCATED_TEMP
 
 
 def kind_totals(allocations: Sequence[BufferAllocation]) -> tuple[dict[str, int], dict[str, int]]:
-    """Bytes, and the number, of the allocations of each kind (an allocation with
-    several kinds counts in each); every kind in :data:`ALLOCATION_KINDS` present."""
-    size: dict[str, int] = {}
-    count: dict[str, int] = {}
-    for kind, name in KIND_FIELDS:  # a pass a kind: no tuple of kinds per allocation
-        get = attrgetter(name)
-        sizes = [a.size for a in allocations if has_kind(get(a))]
-        size[kind], count[kind] = sum(sizes), len(sizes)
+    """Bytes, and the number, of the allocations of each kind, each allocation counted
+    once under its :func:`first_kind`, so the bytes add up to the total. Every kind of
+    :data:`KIND_PRECEDENCE` is present, in that order."""
+    size = dict.fromkeys(KIND_PRECEDENCE, 0)
+    count = dict.fromkeys(KIND_PRECEDENCE, 0)
+    for alloc in allocations:
+        kind = first_kind(alloc)
+        size[kind] += alloc.size
+        count[kind] += 1
     return size, count
 
 

@@ -26,6 +26,7 @@ from hlotop.loading.discover import (
     split_module_prefix,
 )
 from hlotop.loading.errors import LoadError
+from hlotop.loading.module_text import read_io_alias
 from hlotop.model import (
     Diagnostic,
     DumpFile,
@@ -196,6 +197,7 @@ def _load(
     # Read before the dump's files: on_records is handed them with the records.
     frame_diagnostics: list[Diagnostic] = []
     frames = read_stack_frames(p, frame_diagnostics)
+    aliases = read_io_alias(p)
     if on_records is not None:
         hooks = replace(hooks, on_records=lambda table: on_records(table, frames))
     parts: list[ParsedSections] = []
@@ -231,6 +233,8 @@ def _load(
     sections = _merge(parts)
     check_siblings(p, files, diagnostics, sections.memory_usage_report)
     diagnostics.extend(frame_diagnostics)
+    if aliases is not None:
+        sections = replace(sections, input_output_alias=aliases)
     if frames is not None:
         sections = replace(sections, stack_frames=frames)
         files.append(DumpFile(frames.path, "module-text"))

@@ -20,7 +20,7 @@ from hlotop.model.allocation import (
 )
 from hlotop.model.dump import ModuleDump, ParsedSections
 from hlotop.model.dump_file import Diagnostic, DumpFile
-from hlotop.model.figures import Analysis, ValueInfo
+from hlotop.model.figures import Analysis, MemorySpace, MemoryStats, ValueInfo
 from hlotop.model.live_range import (
     BufferLiveRange,
     HloLiveRange,
@@ -35,6 +35,7 @@ from hlotop.model.memory_report import (
     ReportAllocation,
     ReportRow,
 )
+from hlotop.model.module_text import IoAlias
 from hlotop.model.source import SourceFrame, StackFrameTable
 from hlotop.model.used_values import RecordGrammar, UsedValues
 from hlotop.model.values import (
@@ -69,7 +70,10 @@ __all__ = [
     "HloUse",
     "HloValue",
     "InstructionText",
+    "IoAlias",
+    "MemorySpace",
     "MemorySpaceReport",
+    "MemoryStats",
     "MemoryUsageReport",
     "ModuleDump",
     "ParsedSections",

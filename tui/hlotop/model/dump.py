@@ -11,6 +11,7 @@ from hlotop.model.dump_file import Diagnostic, DumpFile
 from hlotop.model.figures import Analysis
 from hlotop.model.live_range import HloLiveRange
 from hlotop.model.memory_report import MemoryUsageReport
+from hlotop.model.module_text import IoAlias
 from hlotop.model.source import StackFrameTable
 from hlotop.model.used_values import UsedValues
 from hlotop.model.values import UsedValue
@@ -28,6 +29,9 @@ class ParsedSections:
     live_range_unavailable: bool = False
     memory_usage_report: MemoryUsageReport | None = None
     stack_frames: StackFrameTable | None = None
+    # The entry's input_output_alias from the module's HLO text beside the dump; None
+    # when that text was not read (an empty tuple: read, and nothing aliases).
+    input_output_alias: tuple[IoAlias, ...] | None = None
     saw_buffer_assignment: bool = False
     saw_used_values: bool = False
 

@@ -78,6 +78,61 @@ class ValueInfo:
         return self.live is not None and self.live.start <= step <= self.live.end
 
 
+@dataclass(frozen=True, slots=True)
+class MemoryStats:
+    """JAX's ``compiled.memory_analysis()`` sizes (bytes), worked out from the
+    allocations by XLA's own rule (``CompiledMemoryStats::
+    PopulateBufferStatsFromAllocations``, ``xla/pjrt/compiled_memory_stats.cc``): an
+    allocation counts as host memory when its memory space is 5, else as device memory;
+    argument = entry parameters, alias = parameters aliased with an output, output =
+    maybe-live-out, temp = the rest that is neither constant nor thread-local. The
+    field names are JAX's."""
+
+    argument_size_in_bytes: int
+    output_size_in_bytes: int
+    alias_size_in_bytes: int
+    temp_size_in_bytes: int
+    host_argument_size_in_bytes: int
+    host_output_size_in_bytes: int
+    host_alias_size_in_bytes: int
+    host_temp_size_in_bytes: int
+    # Where the aliasing came from: "input_output_alias" (the module's HLO text beside
+    # the dump) or "parameter and maybe-live-out" (the allocation lines alone).
+    alias_source: str = "parameter and maybe-live-out"
+
+    FIELDS = (
+        "argument_size_in_bytes",
+        "output_size_in_bytes",
+        "alias_size_in_bytes",
+        "temp_size_in_bytes",
+        "host_argument_size_in_bytes",
+        "host_output_size_in_bytes",
+        "host_alias_size_in_bytes",
+        "host_temp_size_in_bytes",
+    )
+
+    def as_dict(self) -> dict[str, int]:
+        """``{JAX field name: bytes}`` for the eight sizes, in JAX's order."""
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySpace:
+    """One memory space (colour) of a module and its figures, in bytes and steps."""
+
+    color: int
+    name: str  # XLA's name for the colour on the module's platform (model.memory_space)
+    dump_name: str | None  # the label the dump's memory-usage report gives it, if any
+    total_bytes: int  # the sizes of its allocations
+    allocations: int
+    # The maximum of its occupied bytes over the schedule (slices in use, a slice
+    # shared by several values once, tiling padding included) and the earliest step
+    # it is reached; None and 0 without live ranges.
+    peak_step: int | None
+    peak_bytes: int
+    padding_bytes: int  # its slices' sizes minus the logical bytes placed in them
+
+
 @dataclass(slots=True)
 class Analysis:
     """The derived figures of one module. Bytes are ints; steps index the schedule."""
@@ -87,10 +142,21 @@ class Analysis:
     max_time: int  # the schedule's end; steps run 0..max_time inclusive
     live_bytes: list[int]  # logical bytes live at each step 0..max_time
     peak_step: int | None  # XLA's peak step, computed (None without live ranges)
-    peak_bytes: int  # logical bytes live at the peak step
+    # XLA's peak figure: the sum of its printed "Live ranges at N (peak)" list, or where
+    # the dump has none, its sweep's bytes at the peak step (see peak_bytes_source).
+    peak_bytes: int
     peak_values: list[ValueInfo]  # live at the peak, XLA's order (bytes desc, name, index)
     peak_occupied_bytes: int  # allocation space those values occupy (shared slices once)
-    totals_by_kind: dict[str, int]
-    allocations_by_kind: dict[str, int]  # how many allocations of each kind
+    totals_by_kind: dict[str, int]  # each allocation once, under its first kind
+    allocations_by_kind: dict[str, int]  # how many allocations of each kind, likewise
     totals_by_color: dict[int, int]
     allocation_of: dict[int, BufferAllocation] = field(default_factory=dict)
+    # "list" (XLA's printed peak list), "sweep" (no list: XLA's sweep) or None.
+    peak_bytes_source: str | None = None
+    peak_logical_bytes: int = 0  # logical bytes of the values live at the peak step
+    platform: str = "unknown"  # "tpu", "gpu", "cpu" or "unknown" (model.memory_space)
+    memory_stats: MemoryStats | None = None  # None without allocations
+    memory_spaces: tuple[MemorySpace, ...] = ()  # colours ascending
+    # Occupied bytes of each memory space at each step 0..max_time ({} without live
+    # ranges): never above the space's total_bytes.
+    occupied_bytes: dict[int, list[int]] = field(default_factory=dict)

@@ -25,9 +25,7 @@ PARALLEL_RECORDS = 20_000  # from this many unread records on, workers format th
 
 def context(module: ModuleDump) -> Context:
     """What the formatters need besides the model's objects."""
-    return Context(
-        frames=module.sections.stack_frames, names=space_names(module.memory_usage_report)
-    )
+    return Context(frames=module.sections.stack_frames, names=space_names(module))
 
 
 class RecordsAhead:

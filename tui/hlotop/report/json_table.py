@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlotop.analysis.totals import KIND_PRECEDENCE
 from hlotop.model import ALLOCATION_KINDS
-from hlotop.model.memory_space import space_name
+from hlotop.model.memory_space import PLATFORMS, space_name
 from hlotop.version import __version__
 
 # --- JSON types -------------------------------------------------------------------
@@ -529,15 +530,49 @@ KINDS: dict[str, Kind] = {
         ),
         Kind(
             "analysis",
-            "hlotop's memory analysis (XLA's peak sweep, computed).",
+            "hlotop's memory analysis: XLA's and JAX's figures worked out the way they "
+            "work them out, and hlotop's own measures under names of their own.",
             (
-                Key("peak_step", Null(Int()), "x.peak_step", "the peak step, or null"),
-                Key("peak_bytes", Int(), "x.peak_bytes", "logical bytes live at the peak"),
+                Key(
+                    "platform",
+                    Enum(PLATFORMS),
+                    "x.platform",
+                    "the backend, from XLA's file name or the layouts' TPU tiles",
+                ),
+                Key(
+                    "peak_step",
+                    Null(Int()),
+                    "x.peak_step",
+                    "XLA's peak step (HloLiveRange's sweep), or null without live ranges",
+                ),
+                Key(
+                    "peak_bytes",
+                    Int(),
+                    "x.peak_bytes",
+                    "XLA's peak figure: the sum of its printed list 'Live ranges at N "
+                    "(peak)', or where the dump prints none its sweep's bytes at the peak "
+                    "step (logical bytes; a value of a tuple-shaped instruction at the "
+                    "whole instruction's size in V1 lists and in the sweep)",
+                ),
+                Key(
+                    "peak_bytes_source",
+                    Null(Enum(("list", "sweep"))),
+                    "x.peak_bytes_source",
+                    "where peak_bytes comes from: XLA's printed list, or its sweep",
+                ),
+                Key(
+                    "peak_logical_bytes",
+                    Int(),
+                    "x.peak_logical_bytes",
+                    "hlotop's: logical bytes of the values live at the peak step, each at "
+                    "its own shape, tiling padding ignored",
+                ),
                 Key(
                     "peak_occupied_bytes",
                     Int(),
                     "x.peak_occupied_bytes",
-                    "allocation bytes those values occupy, shared slices once",
+                    "hlotop's: allocation bytes the values live at the peak step occupy, "
+                    "padding included, shared slices once, all memory spaces",
                 ),
                 Key(
                     "peak_values",
@@ -545,18 +580,127 @@ KINDS: dict[str, Kind] = {
                     "x.peak_values",
                     "the values live at the peak, XLA's order",
                 ),
-                Key("live_bytes", List(Int()), "x.live_bytes", "logical bytes live at each step"),
+                Key(
+                    "memory_stats",
+                    Null(Obj("memory_stats")),
+                    "x.memory_stats",
+                    "JAX's compiled.memory_analysis() sizes by XLA's rule, or null "
+                    "without allocations",
+                ),
+                Key(
+                    "memory_spaces",
+                    List(Obj("memory_space")),
+                    "x.memory_spaces",
+                    "each memory space with an allocation, colors ascending",
+                ),
+                Key(
+                    "live_bytes",
+                    List(Int()),
+                    "x.live_bytes",
+                    "hlotop's: logical bytes of the values live at each step, all "
+                    "memory spaces, each value counted",
+                ),
+                Key(
+                    "occupied_bytes",
+                    Map(List(Int()), pattern="^[0-9]+$"),
+                    "x.occupied_bytes",
+                    "hlotop's: occupied bytes of each memory space (its color, as a "
+                    "string) at each step: slices in use, shared slices once, padding "
+                    "included; never above the space's total_bytes",
+                ),
                 Key(
                     "totals_by_kind",
-                    Map(Int(), keys=Enum(ALLOCATION_KINDS)),
+                    Map(Int(), keys=Enum(KIND_PRECEDENCE)),
                     "x.totals_by_kind",
-                    "bytes by allocation kind",
+                    "bytes by allocation kind, each allocation once under its first kind "
+                    "in the order parameter, maybe-live-out, constant, thread-local, "
+                    "preallocated-temp (memory_analysis's); they add up to the total",
+                ),
+                Key(
+                    "allocations_by_kind",
+                    Map(Int(), keys=Enum(KIND_PRECEDENCE)),
+                    "x.allocations_by_kind",
+                    "how many allocations of each kind, counted as totals_by_kind",
                 ),
                 Key(
                     "totals_by_memory_space",
                     Map(Int(), pattern="^[0-9]+$"),
                     "x.totals_by_color",
                     "bytes by memory space (its color, as a string)",
+                ),
+            ),
+        ),
+        Kind(
+            "memory_stats",
+            "compiled.memory_analysis()'s sizes with JAX's field names, in bytes, by "
+            "CompiledMemoryStats::PopulateBufferStatsFromAllocations "
+            "(xla/pjrt/compiled_memory_stats.cc): host = memory space 5, device = every "
+            "other. Equal to JAX's on CPU and GPU; on TPU, temp_size_in_bytes is the "
+            "dump's preallocated-temp allocations, where libtpu reports a figure of its "
+            "own that includes compiler scratch.",
+            tuple(
+                Key(name, Int(), "x." + name, doc)
+                for name, doc in (
+                    ("argument_size_in_bytes", "entry-parameter allocations on the device"),
+                    ("output_size_in_bytes", "maybe-live-out allocations on the device"),
+                    ("alias_size_in_bytes", "device parameter allocations aliased with an output"),
+                    (
+                        "temp_size_in_bytes",
+                        "device allocations neither parameter, maybe-live-out, constant "
+                        "nor thread-local",
+                    ),
+                    ("host_argument_size_in_bytes", "as argument_size_in_bytes, host memory"),
+                    ("host_output_size_in_bytes", "as output_size_in_bytes, host memory"),
+                    ("host_alias_size_in_bytes", "as alias_size_in_bytes, host memory"),
+                    ("host_temp_size_in_bytes", "as temp_size_in_bytes, host memory"),
+                )
+            )
+            + (
+                Key(
+                    "alias_source",
+                    Enum(("input_output_alias", "parameter and maybe-live-out")),
+                    "x.alias_source",
+                    "which parameters alias an output: the HLO module text's "
+                    "input_output_alias, or (without that file) those also maybe-live-out",
+                ),
+            ),
+        ),
+        Kind(
+            "memory_space",
+            "A memory space (XLA's color) and its figures.",
+            (
+                Key("color", Int(), "x.color", "its number (XLA's color, S(n) in layouts)"),
+                Key(
+                    "name",
+                    Str(),
+                    "x.name",
+                    "XLA's name for it on this platform (README: memory spaces)",
+                ),
+                Key(
+                    "dump_name",
+                    Null(Str()),
+                    "x.dump_name",
+                    "the label the dump's memory-usage report gives it, or null",
+                ),
+                Key("total_bytes", Int(), "x.total_bytes", "the sizes of its allocations"),
+                Key("allocations", Int(), "x.allocations", "how many allocations"),
+                Key(
+                    "peak_step",
+                    Null(Int()),
+                    "x.peak_step",
+                    "the earliest step of its occupied bytes' maximum, or null",
+                ),
+                Key(
+                    "peak_bytes",
+                    Int(),
+                    "x.peak_bytes",
+                    "its occupied bytes at peak_step; never above total_bytes",
+                ),
+                Key(
+                    "padding_bytes",
+                    Int(),
+                    "x.padding_bytes",
+                    "tiling padding: its slices' sizes minus the logical bytes in them",
                 ),
             ),
         ),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
 from typing import Literal, NamedTuple
 
 from rich.cells import cell_len
@@ -19,6 +18,13 @@ from rich.text import Text
 
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_name, space_names, space_style
+from hlotop.report.figures import (
+    kinds_table,
+    memory_stats_table,
+    padding_table,
+    peak_rows,
+    spaces_table,
+)
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -57,9 +63,11 @@ _JUSTIFY: dict[str, Literal["left", "right"]] = {
 }
 _GAP = 2  # between two columns: a table without box or edge padding
 MIN_OP_NAME = 12  # narrower than this, op_name is left out
+WHOLE_SHAPE = 40  # a shape up to this long is never wrapped while a name can be
 WRAPPED_SHAPE = 30  # columns a shape too long for any layout (a big tuple) may take
 _ELEMENT_BREAKS = re.compile(r"(?<=, )")  # between a tuple shape's elements
-_SHAPE_BREAKS = re.compile(r"(?<=,)|(?=[{(])")  # in an element: after a comma, before { (
+_SHAPE_BREAKS = re.compile(r"(?=\{)|(?<=:)")  # in an element: before its layout, after ":"
+_DIM_BREAKS = re.compile(r"(?<=,)|(?=[{(])")  # in a piece still too long: after a comma
 _NAME_BREAKS = re.compile(r"(?<=[._\-])")  # a name after . _ -
 
 
@@ -97,7 +105,9 @@ class PeakTable:
         gap = _GAP
         # A shape too long for any layout (a big tuple) is wrapped whatever is left
         # out, so it does not count: the other columns stay.
-        most = width - widths["#"] - widths["value"] - widths["bytes"] - 3
+        # (the names may be wrapped to a third of the room, as the last resort below)
+        narrowest = min(widths["value"], max((width - widths["#"] - widths["bytes"]) // 3, 5))
+        most = max(width - widths["#"] - narrowest - widths["bytes"] - 3, WHOLE_SHAPE)
         wrapped = [x["shape"] for x in cells if cell_len(x["shape"]) > most]
         if wrapped:  # given up to WRAPPED_SHAPE columns, or what the others need
             widths["shape"] = max(
@@ -142,9 +152,11 @@ class PeakTable:
                 shown.remove(step)
         if total(shown) <= width:
             return done({})
-        # Still too wide (long names): the names and shapes share what is left, wrapped.
+        # Still too wide (long names): shapes of up to WHOLE_SHAPE columns stay whole,
+        # the names take what is left, wrapped after a dot, a dash or an underscore.
         room = width - total([c for c in shown if c not in ("value", "shape")]) - 2 * gap
-        value = min(widths["value"], max(room // 3, cell_len("value")))
+        value = min(widths["value"], max(room - min(widths["shape"], WHOLE_SHAPE), room // 3))
+        value = max(value, cell_len("value"))
         return shown, {"value": value, "shape": max(room - value, cell_len("shape"))}, gap
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -166,7 +178,7 @@ class PeakTable:
                 cells["value"] = _wrap(cells["value"], narrow["value"], _NAME_BREAKS)
             if "shape" in narrow:
                 cells["shape"] = _wrap(
-                    cells["shape"], narrow["shape"], _ELEMENT_BREAKS, _SHAPE_BREAKS
+                    cells["shape"], narrow["shape"], _ELEMENT_BREAKS, _SHAPE_BREAKS, _DIM_BREAKS
                 )
             styled = {c: Text(cells[c]) for c in shown}
             if "space" in styled:
@@ -218,7 +230,7 @@ def _wrap(text: str, width: int, *breaks: re.Pattern[str]) -> str:
 def render_summary(module: ModuleDump) -> Group:
     """The ``--summary`` report of ``module`` as a Rich renderable. Raises nothing."""
     a = module.analysis
-    names = space_names(module.memory_usage_report)
+    names = space_names(module)
     parts: list = [Text(printable(module.name), style="bold")]
     for f in module.files:
         parts.append(Text(f"  {f.kind}: {printable(f.path)}", style="dim"))
@@ -249,43 +261,17 @@ def render_summary(module: ModuleDump) -> Group:
             else (" = XLA's" if printed == a.peak_step else f" (XLA printed {printed})")
         )
         overview.add_row("Peak step", Text(f"{a.peak_step}{agree}  at {printable(instr)}"))
-        overview.add_row(
-            "Live at peak",
-            Text.assemble(
-                _bytes(a.peak_bytes),
-                ("  logical: XLA's peak figure, each value counted, tiling padding ignored", "dim"),
-            ),
-        )
-        overview.add_row(
-            "Occupied at peak",
-            Text.assemble(
-                _bytes(a.peak_occupied_bytes),
-                (
-                    "  allocation space in use: padding included, "
-                    "slices shared by values counted once",
-                    "dim",
-                ),
-            ),
-        )
+        for label, text in peak_rows(module):
+            overview.add_row(label, text)
     parts += [Text(""), overview]
-
-    kinds = Table(title="By allocation kind", title_justify="left", box=None, pad_edge=False)
-    kinds.add_column("kind")
-    kinds.add_column("bytes", justify="right")
-    kinds.add_column("allocations", justify="right")
-    color_counts = Counter(x.color for x in module.allocations)
-    for kind, size in a.totals_by_kind.items():
-        count = a.allocations_by_kind[kind]
-        if count:
-            kinds.add_row(kind, human_bytes(size), f"{count:,}")
-    spaces = Table(title="By memory space", title_justify="left", box=None, pad_edge=False)
-    spaces.add_column("memory space")
-    spaces.add_column("bytes", justify="right")
-    spaces.add_column("allocations", justify="right")
-    for color, size in a.totals_by_color.items():
-        count = color_counts[color]
-        spaces.add_row(_space(color, names), human_bytes(size), f"{count:,}")
-    parts += [Text(""), kinds, Text(""), spaces]
+    for table in (
+        memory_stats_table(module),
+        kinds_table(module),
+        spaces_table(module),
+        padding_table(module),
+    ):
+        if table is not None:
+            parts += [Text(""), table]
 
     if a.peak_step is not None:
         rows = [

@@ -363,7 +363,7 @@ class MainScreen(Screen):
             if value_id is not None:
                 self.select_value(value_id, open_detail=self.compact)
 
-        names = space_names(self.dump.memory_usage_report)
+        names = space_names(self.dump)
         self._search = SearchScreen(self.dump.analysis.values, names)
         self.app.push_screen(self._search, chosen)
 

@@ -77,7 +77,7 @@ class TreeLayout:
     @classmethod
     def of(cls, dump: ModuleDump) -> TreeLayout:
         """One pass over ``dump``'s allocations and values (100k of them at 100 MB)."""
-        names = space_names(dump.memory_usage_report)
+        names = space_names(dump)
         allocs = dump.allocations
         idx_w = len(str(max((a.index for a in allocs), default=0)))
         space_w = max((len(space_label(c, names)) for c in {a.color for a in allocs}), default=7)
@@ -120,7 +120,7 @@ class AllocationTree(RowList):
         super().__init__(id=id, classes="pane")
         self.dump = dump
         self.owner = owner
-        self.names = space_names(dump.memory_usage_report)
+        self.names = space_names(dump)
         self.by_size = True
         self.expanded: set[int] = set()
         self._auto: int | None = None  # expanded to show a selection, not by the user

@@ -80,7 +80,7 @@ class Legend(Widget):
 
     def render(self) -> Text:
         flat = plain(self)
-        names = space_names(self.dump.memory_usage_report)
+        names = space_names(self.dump)
         totals = self.dump.analysis.totals_by_color
         text = Text("spaces ", style="bold", no_wrap=True, overflow="ellipsis")
         for color in spaces_in(self.dump):

@@ -66,7 +66,7 @@ class LiveSet(RowList):
         super().__init__(id=id, classes="pane")
         self.dump = dump
         self.owner = owner
-        self.names = space_names(dump.memory_usage_report)
+        self.names = space_names(dump)
         a = dump.analysis
         self.step = a.peak_step or 0
         steps = steps if steps is not None else StepIndex(a.values, a.max_time)

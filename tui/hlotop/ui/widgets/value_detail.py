@@ -143,7 +143,7 @@ class ValueDetail(ScrollView, can_focus=True):
     def __init__(self, dump: ModuleDump, *, id: str | None = "detail"):
         super().__init__(id=id, classes="pane")
         self.dump = dump
-        self.names = space_names(dump.memory_usage_report)
+        self.names = space_names(dump)
         self.value_id: int | None = None
         self.allocation: int | None = None
         self.border_title = "4 Detail"

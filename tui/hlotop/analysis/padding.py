@@ -1,0 +1,41 @@
+"""Tiling padding: the bytes a value's slot takes beyond its logical size (TPU tiles
+round the minor dimension up to 128 lanes, the second-minor to 8/4/2 sublanes, and
+scalars to a whole tile), per memory space and per value."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+
+from hlotop.model import BufferAllocation, ValueInfo
+
+
+def padding_by_color(
+    infos: Iterable[ValueInfo], allocation_of: Mapping[int, BufferAllocation]
+) -> dict[int, int]:
+    """Tiling padding of each memory space (bytes): over its distinct slices, the
+    slice's size minus the largest logical size of the values placed in it (never
+    below 0). On CPU and GPU this is 0; on TPU, ``f32[]{:T(128)}`` alone pads 508."""
+    largest: dict[tuple[int, int, int], int] = {}
+    for info in infos:
+        slot = info.slot
+        if slot is None:
+            continue
+        key = (slot.allocation, slot.offset, slot.size)
+        if info.logical_bytes > largest.get(key, -1):
+            largest[key] = info.logical_bytes
+    out: dict[int, int] = defaultdict(int)
+    for (index, _, size), logical in largest.items():
+        alloc = allocation_of.get(index)
+        if alloc is not None:
+            out[alloc.color] += max(0, size - logical)
+    return dict(out)
+
+
+def most_padded(infos: Iterable[ValueInfo], color: int, count: int) -> list[ValueInfo]:
+    """Up to ``count`` values of memory space ``color`` with the most padding bytes
+    (allocated minus logical), most first, then by value id; values with none are
+    left out. A slice shared by several values is listed at each of them."""
+    padded = [i for i in infos if i.slot is not None and i.color == color and i.padding_bytes > 0]
+    padded.sort(key=lambda i: (-i.padding_bytes, i.value.id))
+    return padded[:count]

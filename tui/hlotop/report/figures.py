@@ -1,0 +1,206 @@
+"""The figure tables of ``--summary``: the peak figures, JAX's ``memory_analysis()``,
+the allocations by kind, the memory spaces and their padding. Each row says whose
+figure it is: XLA's, JAX's, or hlotop's own under a name of its own."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from hlotop.analysis.padding import most_padded
+from hlotop.model import ModuleDump, shape_of
+from hlotop.model.memory_space import space_style
+from hlotop.safe_text import printable
+from hlotop.units import human_bytes
+
+PADDED_PER_SPACE = 3  # values listed per memory space under "Most padding"
+
+ALIAS_NOTES = {
+    "input_output_alias": "aliases from the HLO text's input_output_alias",
+    "parameter and maybe-live-out": "aliases: parameters also maybe-live-out "
+    "(no HLO text beside the dump)",
+}
+TPU_TEMP_NOTE = (
+    "on TPU, temp is the dump's preallocated-temp allocations (VMEM included); "
+    "libtpu's temp_size_in_bytes comes from its own metadata (compiler scratch) and differs"
+)
+
+
+def _heading(title: str, note: str) -> Text:
+    return Text.assemble((title, "bold"), (f"  {note}", "dim"))
+
+
+def _bytes(n: int) -> Text:
+    return Text(f"{human_bytes(n)}  ({n:,} B)")
+
+
+def peak_rows(module: ModuleDump) -> list[tuple[str, Text]]:
+    """The overview's rows about the peak: XLA's figure, then hlotop's two measures,
+    each with what it counts. Empty without live ranges."""
+    a = module.analysis
+    if a.peak_step is None:
+        return []
+    live = module.live_range
+    if a.peak_bytes_source == "list" and live is not None and live.peak is not None:
+        how = f"  the sum of XLA's list 'Live ranges at {live.peak.time} (peak)'"
+    else:
+        how = f"  XLA's sweep at step {a.peak_step} (the dump prints no peak list)"
+    rows = [("XLA's peak", Text.assemble(_bytes(a.peak_bytes), (how, "dim")))]
+    rows.append(
+        (
+            "Logical at peak",
+            Text.assemble(
+                _bytes(a.peak_logical_bytes),
+                (
+                    "  hlotop: each live value at its own shape, padding ignored"
+                    + (
+                        ""
+                        if a.peak_logical_bytes == a.peak_bytes
+                        else "; XLA's counts a tuple's value as the whole tuple"
+                    ),
+                    "dim",
+                ),
+            ),
+        )
+    )
+    rows.append(
+        (
+            "Occupied at peak",
+            Text.assemble(
+                _bytes(a.peak_occupied_bytes),
+                (
+                    "  hlotop: allocation space those values use, padding included, "
+                    "shared slices once",
+                    "dim",
+                ),
+            ),
+        )
+    )
+    return rows
+
+
+def memory_stats_table(module: ModuleDump) -> Group | None:
+    """JAX's ``memory_analysis()`` sizes by XLA's rule, device and host; None without
+    allocations."""
+    a = module.analysis
+    stats = a.memory_stats
+    if stats is None:
+        return None
+    table = Table(box=None, pad_edge=False)
+    table.add_column("figure")
+    table.add_column("device", justify="right")
+    table.add_column("host", justify="right")
+    table.add_column("")
+    figures = stats.as_dict()
+    for name in ("argument", "output", "alias", "temp"):
+        note = ""
+        if name == "alias":
+            note = ALIAS_NOTES[stats.alias_source]
+        elif name == "temp" and a.platform == "tpu":
+            note = "see below"
+        table.add_row(
+            f"{name}_size_in_bytes",
+            human_bytes(figures[f"{name}_size_in_bytes"]),
+            human_bytes(figures[f"host_{name}_size_in_bytes"]),
+            Text(note, style="dim"),
+        )
+    parts: list[Text | Table] = [
+        _heading("memory_analysis()", "JAX's figures, by XLA's rule from the allocations")
+    ]
+    parts.append(table)
+    if a.platform == "tpu":
+        parts.append(Text(TPU_TEMP_NOTE, style="dim"))
+    return Group(*parts)
+
+
+def kinds_table(module: ModuleDump) -> Group:
+    """Bytes and allocations by kind, each allocation once (they add up to the total)."""
+    a = module.analysis
+    table = Table(box=None, pad_edge=False)
+    table.add_column("kind")
+    table.add_column("bytes", justify="right")
+    table.add_column("allocations", justify="right")
+    for kind, size in a.totals_by_kind.items():
+        count = a.allocations_by_kind[kind]
+        if count:
+            table.add_row(kind, human_bytes(size), f"{count:,}")
+    return Group(
+        _heading("By allocation kind", "each allocation once, under its first kind"), table
+    )
+
+
+def spaces_table(module: ModuleDump) -> Group:
+    """Each memory space: XLA's name and the dump's label, its allocations, the peak of
+    its occupied bytes and its padding."""
+    a = module.analysis
+    table = Table(box=None, pad_edge=False)
+    labels = any(space.dump_name for space in a.memory_spaces)
+    table.add_column("memory space", no_wrap=True)
+    if labels:
+        table.add_column("label", no_wrap=True)
+    table.add_column("bytes", justify="right")
+    table.add_column("allocations", justify="right")
+    table.add_column("peak", justify="right")
+    table.add_column("step", justify="right")
+    table.add_column("padding", justify="right")
+    for space in a.memory_spaces:
+        cells = [Text(f"{space.name} (color {space.color})", style=space_style(space.color))]
+        if labels:
+            cells.append(Text(printable(space.dump_name or "")))
+        cells += [
+            Text(human_bytes(space.total_bytes)),
+            Text(f"{space.allocations:,}"),
+            Text(human_bytes(space.peak_bytes) if space.peak_step is not None else "-"),
+            Text(str(space.peak_step) if space.peak_step is not None else "-"),
+            Text(human_bytes(space.padding_bytes)),
+        ]
+        table.add_row(*cells)
+    note = "label: the dump's own; peak: most bytes occupied at once"
+    return Group(_heading("By memory space", note), table)
+
+
+def tiling_of(shape_text: str | None) -> str:
+    """The tiles of a layout (``T(8,128)(2,1)``), or ``""``."""
+    shape = shape_of(shape_text) if shape_text else None
+    layout = getattr(shape, "layout", None)
+    return layout.tiling if layout is not None else ""
+
+
+_PADDING_COLUMNS: tuple[tuple[str, Literal["left", "right"]], ...] = (
+    ("space", "left"),
+    ("value", "left"),
+    ("logical", "right"),
+    ("allocated", "right"),
+    ("x", "right"),
+    ("tiling", "left"),
+    ("shape", "left"),
+)
+
+
+def padding_table(module: ModuleDump) -> Group | None:
+    """The values with the most tiling padding in each memory space that has any, with
+    the tiling that causes it; None when nothing is padded."""
+    a = module.analysis
+    rows = []
+    for space in a.memory_spaces:
+        if space.padding_bytes:
+            rows += [(space, v) for v in most_padded(a.values, space.color, PADDED_PER_SPACE)]
+    if not rows:
+        return None
+    table = Table(box=None, pad_edge=False)
+    for name, justify in _PADDING_COLUMNS:
+        table.add_column(name, justify=justify)
+    for space, v in rows:
+        table.add_row(
+            Text(space.name, style=space_style(space.color)),
+            printable(v.value.label),
+            human_bytes(v.logical_bytes),
+            human_bytes(v.allocated_bytes),
+            f"{v.allocated_bytes / v.logical_bytes:.1f}×" if v.logical_bytes else "-",
+            tiling_of(v.shape),
+            printable(v.shape or "?"),
+        )
+    return Group(_heading("Most padding", "allocated minus logical bytes, by tiling"), table)
