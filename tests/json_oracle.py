@@ -14,6 +14,11 @@ from hlotop.model.memory_space import space_name, space_names
 from hlotop.version import __version__
 
 
+def _finite(x: float) -> float | None:
+    """A percentage as JSON holds it: NaN (XLA's ``-nan%``) is null."""
+    return x if x == x and x not in (float("inf"), float("-inf")) else None
+
+
 def dumps(module) -> str:
     """The document as ``hlotop --json`` must write it."""
     return json.dumps(to_dict(module), separators=(",", ":")) + "\n"
@@ -26,7 +31,7 @@ def _index(index) -> list[int] | None:
 def _tree(node: StackTraceNode) -> dict[str, Any]:
     return {
         "label": node.label,
-        "percent": node.percent,
+        "percent": _finite(node.percent),
         "total": node.total,
         "current": node.current,
         "remaining": node.remaining,
@@ -205,7 +210,7 @@ def _report(report) -> dict[str, Any]:
             "rows": [
                 {
                     "cumulative_size": r.cumulative_size,
-                    "percent": r.percent,
+                    "percent": _finite(r.percent),
                     "size": r.size,
                     "offset": r.offset,
                     "used_by_n_values": r.used_by_n_values,

@@ -189,7 +189,8 @@ async def test_timeline_cursor_shows_the_live_set_at_each_step():
             assert sum(i.logical_bytes for i in live.live) == a.live_bytes[step]
             status = screen.query_one(StatusBar).step_text.plain
             assert f"step {step}/{a.max_time}" in status
-            assert f"live {human_bytes(a.live_bytes[step])} · {len(ids)} values" in status
+            assert f"{len(ids)} values · {human_bytes(a.live_bytes[step])} logical" in status
+            assert f"HBM {human_bytes(a.occupied_bytes[0][step])} occupied" in status
             assert widget_lines(timeline)[0].strip().startswith(f"step {step}/")
             await pilot.press("right")
             await pilot.pause()

@@ -55,6 +55,27 @@ def test_small_terminal_timeline(snap_compare):
     )
 
 
+def test_small_terminal_timeline_vmem_curve_at_its_maximum(snap_compare):
+    """80x24 timeline: ``m`` draws VMEM's occupied bytes (86.00MiB at most, never above
+    the space's allocation), ``P`` moves the cursor to that maximum (▲, step 7), and the
+    line under the step says both XLA's peak (◆ 228.00MiB at 11) and the curve's."""
+    assert snap_compare(app(TPU), terminal_size=(80, 24), run_before=then("2", "m", "P"))
+
+
+def test_small_terminal_figures(snap_compare):
+    """80x24 figures screen (``o``): XLA's peak and hlotop's two measures, then JAX's
+    memory_analysis() sizes with the TPU temp note."""
+    assert snap_compare(app(TPU), terminal_size=(80, 24), run_before=then("o"))
+
+
+def test_large_terminal_figures_on_a_tpu_program_with_host_offload(snap_compare):
+    """160x50 figures screen of a real v5e program with host offload: host memory (5,
+    the report's "cmem") in the host_* column, every memory space with its label,
+    occupied peak and padding, and the most padded values with their tiling."""
+    target = "tpu/v5e_1x1-host_offload"
+    assert snap_compare(app(target), terminal_size=(160, 50), run_before=then("o"))
+
+
 def test_small_terminal_peak_breakdown_with_stack_trace(snap_compare):
     """80x24 live set at the peak (step 3) with XLA's stack-trace tree."""
     assert snap_compare(app(CPU_TRACE), terminal_size=(80, 24), run_before=then("3"))

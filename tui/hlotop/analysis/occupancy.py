@@ -1,21 +1,21 @@
 """Occupied bytes: the allocation space in use at each schedule step, per memory space.
 
 A value takes the slice ``[offset, offset + size)`` of its allocation (its slot,
-tiling padding included) from the first to the last step of its live range. Values
-that share a slice (a donated parameter and the output aliasing it, a bitcast, a
-tuple element) occupy it once. Values at one offset with different sizes (a slice
-reused by a smaller value) occupy the largest live one. XLA's heap simulator never
-places two buffers live at the same step at overlapping, different offsets, so the
-sum over slices is the space in use; it is never above the allocations' sizes.
-Values with no allocation line or no live range occupy nothing here.
+tiling padding included) from the first to the last step of its live range. At a
+step, an allocation's occupied bytes are the length of the union of the slices of the
+values live there: values that share a slice (a donated parameter and the output
+aliasing it, a bitcast, a tuple element) count once, and so do slices that overlap (a
+TPU ``ConcatBitcast`` output starts at the step its operands, slices of it, end). So
+the figure is never above the allocations' sizes. Values with no allocation line or
+no live range occupy nothing here.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
-from heapq import heappop, heappush
-from itertools import accumulate
+from itertools import accumulate, groupby
+from operator import itemgetter
 
 from hlotop.model import BufferAllocation, ValueInfo
 
@@ -30,23 +30,26 @@ def occupied_bytes_per_step(
     bytes at step max_time]}`` for every colour that has an allocation, ascending.
     Raises nothing.
     """
-    # (allocation, offset) -> [(size, start, end)]
-    at_offset: dict[tuple[int, int], list[tuple[int, int, int]]] = defaultdict(list)
+    rows = []  # (allocation, offset, end offset, first step, last step)
     for info in infos:
         slot, live = info.slot, info.live
         if slot is None or live is None or slot.size <= 0:
             continue
-        start, end = max(live.start, 0), min(live.end, max_time)
-        if end < start:
-            continue
-        at_offset[(slot.allocation, slot.offset)].append((slot.size, start, end))
+        start, end = live.start, live.end
+        if start < 0:
+            start = 0
+        if end > max_time:
+            end = max_time
+        if end >= start:
+            rows.append((slot.allocation, slot.offset, slot.offset + slot.size, start, end))
+    rows.sort()
     diffs: dict[int, list[int]] = {
         color: [0] * (max_time + 2) for color in sorted({a.color for a in allocation_of.values()})
     }
-    for (index, _), members in at_offset.items():
+    for index, group in groupby(rows, itemgetter(0)):
         alloc = allocation_of.get(index)
         if alloc is not None:
-            _add_largest_live(members, diffs[alloc.color])
+            _add_union(list(group), diffs[alloc.color])
     out = {}
     for color, diff in diffs.items():
         diff.pop()
@@ -54,32 +57,75 @@ def occupied_bytes_per_step(
     return out
 
 
-def _add_largest_live(members: list[tuple[int, int, int]], diff: list[int]) -> None:
-    """Add to the difference array ``diff`` the size of the largest live member of
-    ``members`` (``(size, start, end)``, inclusive steps) at each step."""
-    if len(members) == 1:
-        size, start, end = members[0]
-        diff[start] += size
-        diff[end + 1] -= size
-        return
-    events: dict[int, list[tuple[int, int]]] = defaultdict(list)  # step -> (+1/-1, size)
-    for size, start, end in members:
-        events[start].append((1, size))
-        events[end + 1].append((-1, size))
-    live: dict[int, int] = defaultdict(int)  # size -> how many live values have it
-    heap: list[int] = []  # -size, lazily cleared
-    current = 0
-    for step in sorted(events):
-        for sign, size in events[step]:
-            live[size] += sign
-            if sign > 0 and live[size] == 1:
-                heappush(heap, -size)
-        while heap and live[-heap[0]] <= 0:
-            heappop(heap)
-        largest = -heap[0] if heap else 0
-        if largest != current:
-            diff[step] += largest - current
-            current = largest
+def _union_length(active: list[tuple[int, int]]) -> int:
+    """Length of the union of ``[start, end)`` intervals sorted by start."""
+    total, reach = 0, None
+    for start, end in active:
+        if reach is None or start >= reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def _add_union(rows: list[tuple[int, int, int, int, int]], diff: list[int]) -> None:
+    """Add to the difference array ``diff`` the length of the union of one
+    allocation's slices live at each step; ``rows``: ``(allocation, offset, end offset,
+    first step, last step)`` sorted.
+
+    A sweep over the steps where a slice starts or stops being live, with the live
+    slices in offset order: while none of them overlap (the rule for buffers live at
+    once), adding or removing one changes the union by its size; once two overlap, the
+    union is measured again at each such step until nothing is live."""
+    # (step, +1 start / -1 stop, offset, end offset); a slice's spans that overlap or
+    # touch are merged first (rows of one slice are consecutive, by first step).
+    events: list[tuple[int, int, int, int]] = []
+    piece = None
+    first = last = -2
+    for _, offset, stop, start, end in rows:
+        if (offset, stop) == piece and start <= last + 1:
+            if end > last:
+                last = end
+            continue
+        if piece is not None:
+            events += ((first, 1, *piece), (last + 1, -1, *piece))
+        piece, first, last = (offset, stop), start, end
+    if piece is not None:
+        events += ((first, 1, *piece), (last + 1, -1, *piece))
+    events.sort(key=lambda e: (e[0], e[1]))  # at a step, stops before starts
+    active: list[tuple[int, int]] = []  # live slices, by offset
+    overlapping = False
+    union = before = 0
+    current = events[0][0] if events else 0
+    for step, sign, offset, stop in events:
+        if step != current:
+            if overlapping:
+                union = _union_length(active)
+                overlapping = bool(active)  # the fast way again once nothing is live
+            if union != before:
+                diff[current] += union - before
+                before = union
+            current = step
+        item = (offset, stop)
+        if sign < 0:
+            del active[bisect_left(active, item)]
+            if not overlapping:
+                union -= stop - offset
+            continue
+        at = bisect_left(active, item)
+        if not overlapping and (
+            (at > 0 and active[at - 1][1] > offset) or (at < len(active) and active[at][0] < stop)
+        ):
+            overlapping = True
+        active.insert(at, item)
+        if not overlapping:
+            union += stop - offset
+    if overlapping:
+        union = _union_length(active)
+    if union != before:
+        diff[current] += union - before
 
 
 def curve_peak(curve: list[int]) -> tuple[int | None, int]:

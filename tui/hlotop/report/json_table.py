@@ -444,7 +444,12 @@ KINDS: dict[str, Kind] = {
             "A node of the stack-trace breakdown.",
             (
                 Key("label", Str(), "x.label", "the frame or instruction, as printed"),
-                Key("percent", Number(), "x.percent", "its share of the peak, as printed"),
+                Key(
+                    "percent",
+                    Null(Number()),
+                    "x.percent",
+                    "its share of the peak, as printed; null for XLA's -nan",
+                ),
                 Key("total", Int(), "x.total", "bytes under it"),
                 Key("current", Int(), "x.current", "bytes at it"),
                 Key("remaining", Int(), "x.remaining", "bytes not yet listed"),
@@ -498,7 +503,7 @@ KINDS: dict[str, Kind] = {
             "A row of a memory-usage-report table: the values at one offset.",
             (
                 Key("cumulative_size", Str(), "x.cumulative_size", "as printed"),
-                Key("percent", Number(), "x.percent", "as printed"),
+                Key("percent", Null(Number()), "x.percent", "as printed; null for XLA's -nan"),
                 Key("size", Str(), "x.size", "as printed"),
                 Key("offset", Int(), "x.offset", "bytes"),
                 Key("used_by_n_values", Int(), "x.used_by_n_values", "how many values"),

@@ -36,11 +36,10 @@ Formatter = Callable[[object, object], str]  # (object, Context) -> JSON text
 
 
 def number_json(v: float | int) -> str:
-    """A JSON number as the encoder writes it (``NaN`` and ``Infinity`` included)."""
+    """A JSON number as the encoder writes it; ``null`` for NaN and the infinities,
+    which JSON has no number for (XLA prints ``-nan%`` for an empty module's share)."""
     if v.__class__ is float:
-        if math.isfinite(v):
-            return float.__repr__(v)
-        return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+        return float.__repr__(v) if math.isfinite(v) else "null"
     return int.__repr__(v)
 
 

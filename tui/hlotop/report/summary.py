@@ -240,7 +240,15 @@ def render_summary(module: ModuleDump) -> Group:
     overview.add_column()
     total = module.total_bytes_used
     allocated = sum(x.size for x in module.allocations)
-    overview.add_row("Total bytes used", _bytes(total if total is not None else allocated))
+    if total is None and not module.allocations:  # e.g. a memory-usage report alone
+        overview.add_row(
+            "Total bytes used",
+            Text.assemble(
+                ("unknown", "bold"), ("  no buffer assignment was read (see below)", "dim")
+            ),
+        )
+    else:
+        overview.add_row("Total bytes used", _bytes(total if total is not None else allocated))
     overview.add_row("Allocations", Text(f"{len(module.allocations):,}"))
     overview.add_row("Values", Text(f"{len(a.values):,}"))
     live = module.live_range
@@ -264,12 +272,12 @@ def render_summary(module: ModuleDump) -> Group:
         for label, text in peak_rows(module):
             overview.add_row(label, text)
     parts += [Text(""), overview]
-    for table in (
-        memory_stats_table(module),
-        kinds_table(module),
-        spaces_table(module),
-        padding_table(module),
-    ):
+    tables = (
+        (memory_stats_table(module), kinds_table(module), spaces_table(module))
+        if module.allocations
+        else ()
+    )
+    for table in (*tables, padding_table(module)):
         if table is not None:
             parts += [Text(""), table]
 

@@ -51,6 +51,7 @@ _KEY_NAMES = {
     "plus": "+",
     "minus": "-",
     "equals_sign": "=",
+    "colon": ":",
     "shift+tab": "shift+tab",
     "escape": "esc",
     "enter": "enter",
@@ -185,6 +186,41 @@ SCOPES: tuple[Scope, ...] = (
                 "Peak",
                 palette="Jump to the peak step",
                 help="Move the timeline cursor to XLA's peak step.",
+            ),
+            Key(
+                "P",
+                "jump_curve_peak",
+                "Curve max",
+                show=False,
+                key_display="P",
+                palette="Jump to the occupied curve's maximum",
+                help="Move the timeline cursor to the step where the curve's memory space "
+                "has the most bytes occupied (▲).",
+            ),
+            Key(
+                "m",
+                "next_space",
+                "Space",
+                show=False,
+                palette="Show the next memory space's curve",
+                help="Draw the timeline's curve for the next memory space (HBM, VMEM, host ...).",
+            ),
+            Key(
+                "colon",
+                "goto_step",
+                "Go to step",
+                show=False,
+                key_display=":",
+                palette="Go to a schedule step",
+                help="Type a step number and move the timeline cursor there.",
+            ),
+            Key(
+                "o",
+                "overview",
+                "Figures",
+                palette="Show the figures: memory_analysis(), peaks, memory spaces",
+                help="The module's figures: XLA's peak, JAX's memory_analysis() sizes, "
+                "the allocations by kind, each memory space's peak and padding.",
             ),
             Key(
                 "s",
@@ -465,8 +501,13 @@ SCOPES: tuple[Scope, ...] = (
         ),
     ),
     Scope(
+        "goto",
+        "Go to step",
+        (Key("escape", "cancel", "Cancel", key_display="esc", help="Close without moving."),),
+    ),
+    Scope(
         "modal",
-        "Help and diagnostics",
+        "Help, figures and diagnostics",
         (
             Key(
                 "escape,q,question_mark",

@@ -32,6 +32,8 @@ from hlotop.model.memory_space import space_names
 from hlotop.ui.bindings import bindings
 from hlotop.ui.messages import MainScreenPainted, PaneActivated
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
+from hlotop.ui.screens.goto_step import GotoStepScreen
+from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.screens.search import SearchScreen
 from hlotop.ui.widgets.allocation_tree import AllocationTree, TreeLayout
 from hlotop.ui.widgets.key_bar import KeyBar
@@ -325,7 +327,7 @@ class MainScreen(Screen):
         self.step = step
         self.live.set_step(step)
         timeline = self.timeline
-        summary = step_summary(self.dump, step, timeline.counts, self.app.no_color)
+        summary = step_summary(self.dump, step, timeline.counts, self.app.no_color, timeline.space)
         self.query_one(StatusBar).set_step_text(summary)
 
     # -- actions ----------------------------------------------------------------------
@@ -353,6 +355,38 @@ class MainScreen(Screen):
             self.notify("This dump has no live ranges, so no peak step.", severity="warning")
             return
         self.timeline.set_step(peak)
+
+    def _live_ranges_ready(self) -> bool:
+        """Whether the timeline has steps to move to; says why not when it has none."""
+        if self.dump.preview is not None:
+            self.notify("The live ranges are still loading.")
+            return False
+        if not self.timeline.counts:
+            self.notify("This dump has no live ranges, so no steps.", severity="warning")
+            return False
+        return True
+
+    def action_jump_curve_peak(self) -> None:
+        if self._live_ranges_ready():
+            self.timeline.set_step(self.timeline.curve_peak_step)
+
+    def action_next_space(self) -> None:
+        if self._live_ranges_ready():
+            self.timeline.next_space()  # its curve's labels name the space
+            self._apply_step(self.step)
+
+    def action_goto_step(self) -> None:
+        if not self._live_ranges_ready():
+            return
+
+        def chosen(step: int | None) -> None:
+            if step is not None:
+                self.timeline.set_step(step)
+
+        self.app.push_screen(GotoStepScreen(self.dump.analysis.max_time, self.step), chosen)
+
+    def action_overview(self) -> None:
+        self.app.push_screen(OverviewScreen(self.dump))
 
     def action_toggle_sort(self) -> None:
         self.allocation_tree.toggle_sort()

@@ -68,7 +68,8 @@ def spaces_in(dump: ModuleDump) -> list[int]:
 
 
 class Legend(Widget):
-    """One line: each memory space with its fill, colour, label and allocated bytes."""
+    """One line: each memory space with its fill, colour, label and allocated bytes,
+    then JAX's ``memory_analysis()`` device sizes (``o`` shows them all)."""
 
     DEFAULT_CSS = """
     Legend { height: 1; }
@@ -89,4 +90,20 @@ class Legend(Widget):
             text.append(" " + space_label(color, names), style=f"bold {space_style(color, flat)}")
             if color in totals:
                 text.append(" " + human_bytes(totals[color]))
+        stats = self.dump.analysis.memory_stats
+        if stats is not None:  # JAX's memory_analysis() device sizes, where they fit
+            figures = Text(" │ ", style="dim")
+            figures.append("memory_analysis ", style="bold")
+            for label, size in (
+                ("arg", stats.argument_size_in_bytes),
+                ("out", stats.output_size_in_bytes),
+                ("alias", stats.alias_size_in_bytes),
+                ("temp", stats.temp_size_in_bytes),
+            ):
+                figures.append(f"{label} {human_bytes(size)} ")
+            figures.append("(o)", style="dim")
+            if text.cell_len + figures.cell_len <= self.size.width:
+                text.append_text(figures)
+            elif text.cell_len + 16 <= self.size.width:
+                text.append(" │ o: figures", style="dim")
         return text

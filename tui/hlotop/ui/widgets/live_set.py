@@ -1,5 +1,6 @@
 """The live set at the timeline's step, which at XLA's peak step is the peak breakdown:
-each live value with its logical bytes (XLA's peak measure, tiling padding ignored),
+each live value with its logical bytes (its shape's size, tiling padding ignored: what
+XLA's peak lists print since 2025-04),
 its allocated (padded) bytes, the cumulative share, shape, memory space and op_name;
 then, at the peak, XLA's own stack-trace breakdown as a collapsible tree.
 """
@@ -102,7 +103,7 @@ class LiveSet(RowList):
         self._op_w = _OP_MIN
         self._header = self._make_header()
         self.border_title = "3 Live set"
-        self.border_subtitle = "logical = XLA's peak bytes (no padding) · allocated = padded"
+        self.border_subtitle = "logical = the value's shape, no padding · allocated = padded"
         self._fill()
 
     def _collapse_deep(self, nodes, depth: int) -> None:
@@ -237,6 +238,8 @@ class LiveSet(RowList):
             text.append(" ◆ XLA peak", style=peak_style(plain(self)))
         text.append(f" · {len(self.live)} values · ")
         text.append(f"{human_bytes(logical)} logical", style="bold")
+        if self.step == a.peak_step and a.peak_bytes != logical:
+            text.append(f" (XLA's list {human_bytes(a.peak_bytes)})")
         text.append(f" · {human_bytes(allocated)} allocated")
         if self.step == a.peak_step and a.peak_occupied_bytes:
             text.append(f" · {human_bytes(a.peak_occupied_bytes)} occupied", style="dim")

@@ -12,6 +12,7 @@ from itertools import accumulate, compress, islice
 from rich.text import Text
 
 from hlotop.model import BufferLiveRange, ModuleDump, ValueInfo
+from hlotop.model.memory_space import space_name, space_names
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -47,9 +48,13 @@ def no_live_ranges(dump: ModuleDump) -> str:
     return "no live ranges in this dump"
 
 
-def step_summary(dump: ModuleDump, step: int, counts: list[int], plain: bool = False) -> Text:
-    """``step 11/15 fusion · live 284.00MiB · 9 values · ◆ XLA peak``; ``plain``:
-    under ``NO_COLOR`` (the peak in bold, not red)."""
+def step_summary(
+    dump: ModuleDump, step: int, counts: list[int], plain: bool = False, space: int | None = None
+) -> Text:
+    """``step 11/15 fusion ◆ XLA peak · 9 values · 284.00MiB logical · HBM 200.00MiB
+    occupied``: the values live at ``step``, their logical bytes (all memory spaces)
+    and the bytes occupied in memory space ``space`` (default: the first the dump has).
+    ``plain``: under ``NO_COLOR`` (the peak in bold, not red)."""
     a = dump.analysis
     text = Text(no_wrap=True, overflow="ellipsis", end="")
     if not a.live_bytes:
@@ -57,9 +62,15 @@ def step_summary(dump: ModuleDump, step: int, counts: list[int], plain: bool = F
         return text
     text.append(f"step {step}/{a.max_time} ", style="bold")
     text.append(printable(instruction_at(dump, step)))
-    text.append(f" · live {human_bytes(a.live_bytes[step])} · {counts[step]} values")
     if step == a.peak_step:
-        text.append(" · ◆ XLA peak", style="bold" if plain else "bold red")
+        text.append(" ◆ XLA peak", style="bold" if plain else "bold red")
+    text.append(f" · {counts[step]} values · {human_bytes(a.live_bytes[step])} logical")
+    if space is None:
+        space = 0 if 0 in a.occupied_bytes else min(a.occupied_bytes, default=0)
+    curve = a.occupied_bytes.get(space)
+    if curve:
+        name = space_name(space, space_names(dump))
+        text.append(f" · {name} {human_bytes(curve[step])} occupied")
     return text
 
 

@@ -1,4 +1,5 @@
-"""The header line: module name, total bytes, XLA's peak and the diagnostics count."""
+"""The header line: module name, total bytes, XLA's peak figure (the sum of its printed
+peak list, or its sweep's) and the diagnostics count."""
 
 from __future__ import annotations
 
@@ -45,21 +46,25 @@ class SummaryBar(Widget):
         wide = self.size.width >= 110
         text = Text(no_wrap=True, end="")
         total = d.total_bytes_used
-        if total is None:
-            total = sum(x.size for x in d.allocations)
-        text.append(" │ total ")
-        text.append(human_bytes(total), style="bold")
-        if wide:
-            text.append(f" in {spaced_bytes(len(d.allocations))} allocations")
+        if total is None and not d.allocations and d.preview is None:
+            text.append(" │ total ")
+            text.append("unknown: no buffer assignment", style="bold yellow")
+        else:
+            if total is None:
+                total = sum(x.size for x in d.allocations)
+            text.append(" │ total ")
+            text.append(human_bytes(total), style="bold")
+            if wide:
+                text.append(f" in {spaced_bytes(len(d.allocations))} allocations")
         loading = d.preview is not None  # the first look at a big dump: no values yet
         if a.peak_step is not None and loading:  # the step XLA printed; its bytes later
             text.append(f" │ peak at step {a.peak_step}")
             if self.size.width >= 140:
                 text.append(" · bytes: loading…", style="italic")
         elif a.peak_step is not None:
-            text.append(" │ peak ")
+            text.append(" │ XLA peak ")
             text.append(human_bytes(a.peak_bytes), style="bold")
-            text.append(f"{' logical' if self.size.width >= 100 else ''} at step {a.peak_step}")
+            text.append(f" at step {a.peak_step}")
         elif loading:
             text.append(" │ peak: loading…", style="italic")
         else:

@@ -1,6 +1,8 @@
 """The live-range timeline: x is the schedule step, one row per value with a live range
 (a bar from its start to its end step, drawn in its memory space's colour and fill),
-the live-bytes curve along the top with XLA's peak step marked, and a step cursor.
+along the top one memory space's occupied bytes (``m`` picks the space) with XLA's
+peak step (◆) and the curve's maximum (▲) marked and both stated in one line, and a
+step cursor.
 
 A Line API ``ScrollView``: the header lines and the label column stay put while the bars
 scroll; only visible rows are rendered.
@@ -20,6 +22,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hlotop.model import ModuleDump, ValueInfo
+from hlotop.model.memory_space import space_name, space_names
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
@@ -122,10 +125,9 @@ class Timeline(ScrollView, can_focus=True):
         self._layout_key: tuple | None = None
         self._geo_key: tuple | None = None
         self._geo = _Geometry(1, 4, 6, 20, 1, len(ZOOMS) - 1, 1, 1, 1)
-        self._top = max(a.live_bytes, default=0) or 1
-        # The curve's highest step; XLA's peak step (◆) can differ: its sweep counts
-        # the values that end at a step as live at the next one.
-        self._top_step = a.live_bytes.index(self._top) if self._top in a.live_bytes else 0
+        # The curve: one memory space's occupied bytes (default: colour 0, HBM).
+        self.space = 0 if 0 in a.occupied_bytes else min(a.occupied_bytes, default=0)
+        self._set_curve()
         ids = self.row_of.keys()
         self._id_w = max(len(str(min(ids, default=0))), len(str(max(ids, default=0))))
         self._name_max = longest((len(v.value.label) for v in self.rows), _NAME_MAX, 4)
@@ -135,6 +137,32 @@ class Timeline(ScrollView, can_focus=True):
             else f"2 Timeline ({len(self.rows)} live ranges)"
         )
         self._update_subtitle()
+
+    def _set_curve(self) -> None:
+        a = self.dump.analysis
+        self.curve: list[int] = a.occupied_bytes.get(self.space) or []
+        self._top = max(self.curve, default=0) or 1
+        # The curve's highest step (▲); XLA's peak step (◆) can differ: XLA's sweep
+        # sums every value live there at its logical size, in every memory space.
+        self.curve_peak_step = self.curve.index(self._top) if self._top in self.curve else 0
+
+    def space_name(self) -> str:
+        return space_name(self.space, space_names(self.dump))
+
+    def set_space(self, color: int) -> None:
+        """Draw memory space ``color``'s occupied bytes along the top."""
+        self.space = color
+        self._set_curve()
+        self._compute_columns()
+        self.refresh()
+
+    def next_space(self) -> int:
+        """Switch the curve to the next memory space (in colour order); returns it."""
+        colors = sorted(self.dump.analysis.occupied_bytes)
+        if colors:
+            at = colors.index(self.space) if self.space in colors else -1
+            self.set_space(colors[(at + 1) % len(colors)])
+        return self.space
 
     # -- geometry -------------------------------------------------------------------
     # Computed once per size and zoom (``self.size`` is too slow to ask per cell).
@@ -157,7 +185,7 @@ class Timeline(ScrollView, can_focus=True):
                     level = i
         sps, cps = ZOOMS[level]
         self._geo = _Geometry(
-            curve_h, curve_h + 3, name_w, label_w, bar_w, level, sps, cps, -(-steps * cps // sps)
+            curve_h, curve_h + 4, name_w, label_w, bar_w, level, sps, cps, -(-steps * cps // sps)
         )
         self._geo_key = key
         return self._geo
@@ -168,7 +196,7 @@ class Timeline(ScrollView, can_focus=True):
 
     @property
     def header_height(self) -> int:
-        return self._geo.header_h  # status, curve, axis, markers
+        return self._geo.header_h  # status, peaks, curve, axis, markers
 
     @property
     def name_w(self) -> int:
@@ -211,7 +239,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def _compute_columns(self) -> None:
         sps, cps = self.zoom
-        curve = self.dump.analysis.live_bytes
+        curve = self.curve
         # Zoomed out, a column holds several steps: it shows their maximum.
         self._col_max = (
             [max(curve[c * sps : (c + 1) * sps], default=0) for c in range(self.n_cols)]
@@ -230,7 +258,7 @@ class Timeline(ScrollView, can_focus=True):
             if self.zoom_level is None
             else (f"{cps} col/step" if sps == 1 else f"{sps} steps/col")
         )
-        self.border_subtitle = f"zoom {zoom} · +/- zoom · ←→ step · p peak"
+        self.border_subtitle = f"zoom {zoom} · +/- zoom · ←→ step · p/P peaks · m space · : step"
 
     # Focus changes how the selected row is drawn: repainted with the whole pane when
     # its :focus border is restyled (see RowList).
@@ -393,13 +421,15 @@ class Timeline(ScrollView, can_focus=True):
             self._compute_columns()
         h = self.curve_height
         if y == 0:
-            summary = step_summary(self.dump, self.step, self.counts, plain(self))
+            summary = step_summary(self.dump, self.step, self.counts, plain(self), self.space)
             return self._strip(summary, base, width)
-        if y <= h:
-            return self._curve_line(y - 1, h, base, width)
-        if y == h + 1:
-            return self._axis_line(base, width)
+        if y == 1:
+            return self._strip(self.peaks_text(), base, width)
+        if y <= h + 1:
+            return self._curve_line(y - 2, h, base, width)
         if y == h + 2:
+            return self._axis_line(base, width)
+        if y == h + 3:
             return self._marker_line(base, width)
         row = self.scroll_offset.y + y - self.header_height
         if row >= len(self.rows):
@@ -487,7 +517,7 @@ class Timeline(ScrollView, can_focus=True):
             return 0
         if sps > 1:
             return self._col_max[col]
-        return self.dump.analysis.live_bytes[min(col // cps, self.max_time)]
+        return self.curve[min(col // cps, self.max_time)] if self.curve else 0
 
     def _curve_line(self, index: int, height: int, base: Style, width: int) -> Strip:
         top = self._top
@@ -496,10 +526,10 @@ class Timeline(ScrollView, can_focus=True):
         curve, peak = self._style("timeline--curve"), self._style("timeline--peak")
         if index == 0:
             text = self._label(
-                f"max {human_bytes(top)} @{self._top_step}", self._style("timeline--dim")
+                f"max {human_bytes(top)} @{self.curve_peak_step}", self._style("timeline--dim")
             )
         elif index == height - 1:
-            text = self._label("live bytes", self._style("timeline--dim"))
+            text = self._label(f"{self.space_name()} occupied", self._style("timeline--dim"))
         else:
             text = self._label("")
 
@@ -513,6 +543,25 @@ class Timeline(ScrollView, can_focus=True):
 
         self._bars(text, self._visible_cols(), cell)
         return self._strip(text, base, width)
+
+    def peaks_text(self) -> Text:
+        """One line with both peaks: XLA's (◆, its step and figure) and the curve's
+        maximum (▲, the shown memory space's occupied bytes), so where they differ the
+        screen says both."""
+        a = self.dump.analysis
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        peak = self._style("timeline--peak")
+        if a.peak_step is not None:
+            text.append("◆ XLA's peak ", style=peak)
+            text.append(human_bytes(a.peak_bytes), style="bold")
+            text.append(f" at {a.peak_step}")
+            text.append(" · ", style="dim")
+        if self.curve:
+            text.append("▲ ", style="bold")
+            text.append(f"{self.space_name()} occupied ")
+            text.append(human_bytes(self._top), style="bold")
+            text.append(f" at {self.curve_peak_step}")
+        return text
 
     def _axis_line(self, base: Style, width: int) -> Strip:
         text = self._label("step", self._style("timeline--dim"))
@@ -536,6 +585,7 @@ class Timeline(ScrollView, can_focus=True):
         text = self._label(f"▼ step {self.step}", "bold")
         peak_step = self.dump.analysis.peak_step
         p0, p1 = self.col_of(peak_step) if peak_step is not None else (-1, -1)
+        m0, _ = self.col_of(self.curve_peak_step) if self.curve else (-1, -1)
         c0, _ = self.col_of(self.step)
         peak = self._style("timeline--peak")
 
@@ -544,6 +594,8 @@ class Timeline(ScrollView, can_focus=True):
                 return "▼", Style(bold=True)
             if col == p0:
                 return "◆", peak
+            if col == m0:
+                return "▲", Style(bold=True)
             return " ", ""
 
         self._bars(text, self._visible_cols(), cell)

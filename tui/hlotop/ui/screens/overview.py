@@ -1,0 +1,70 @@
+"""The figures screen (``o``): the module's figures as ``--summary`` prints them, each
+saying whose it is: XLA's peak, JAX's ``memory_analysis()`` sizes, the allocations by
+kind, each memory space's total, occupied peak and padding, the most padded values."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from hlotop.model import ModuleDump
+from hlotop.report.figures import (
+    kinds_table,
+    memory_stats_table,
+    padding_table,
+    peak_rows,
+    spaces_table,
+)
+from hlotop.ui.bindings import bindings
+from hlotop.units import human_bytes
+
+
+def figures_renderable(dump: ModuleDump) -> Group:
+    """The figures of ``dump`` as one Rich renderable (the tables of ``--summary``)."""
+    overview = Table.grid(padding=(0, 2))
+    overview.add_column(style="bold", no_wrap=True)
+    overview.add_column()
+    total = dump.total_bytes_used
+    allocated = sum(x.size for x in dump.allocations)
+    overview.add_row(
+        "Total bytes used",
+        Text(f"{human_bytes(total if total is not None else allocated)}"),
+    )
+    a = dump.analysis
+    if a.peak_step is not None:
+        overview.add_row("Peak step", Text(f"{a.peak_step}  (XLA's sweep)"))
+    for label, text in peak_rows(dump):
+        overview.add_row(label, text)
+    parts: list[RenderableType] = [overview]
+    for table in (
+        memory_stats_table(dump),
+        kinds_table(dump),
+        spaces_table(dump),
+        padding_table(dump),
+    ):
+        if table is not None:
+            parts += [Text(""), table]
+    return Group(*parts)
+
+
+class OverviewScreen(ModalScreen[None]):
+    """Modal: the module's figures; Escape, q or ? closes it."""
+
+    BINDINGS = bindings("modal")
+
+    def __init__(self, dump: ModuleDump):
+        super().__init__()
+        self.dump = dump
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="overview-body", classes="modal-body") as body:
+            body.border_title = "Figures · esc closes"
+            yield Static(figures_renderable(self.dump), id="overview-text")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
