@@ -219,6 +219,68 @@ async def test_p_jumps_to_the_peak():
 
 
 @pilot_test
+async def test_m_p_and_colon_move_between_spaces_and_steps():
+    """On the TPU seed: the curve starts on HBM (colour 0); ``m`` moves it to VMEM and
+    ``P`` to VMEM's fullest step (7: 86.00MiB occupied, its whole allocation); the
+    peaks line says XLA's peak (228.00MiB at 11) and the curve's maximum; ``:`` 3
+    Enter goes to step 3, a non-number leaves the prompt open and esc closes it."""
+    a = load(sample(TPU)).analysis
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        timeline = screen.timeline
+        assert timeline.space == 0 and timeline.curve == a.occupied_bytes[0]
+        await pilot.press("2", "m")
+        await pilot.pause()
+        assert timeline.space == 1 and timeline.curve == a.occupied_bytes[1]
+        await pilot.press("P")
+        await pilot.pause()
+        assert timeline.step == timeline.curve_peak_step == 7
+        assert max(a.occupied_bytes[1]) == a.memory_spaces[1].peak_bytes == 90177536
+        said = "◆ XLA's peak 228.00MiB at 11 · ▲ VMEM occupied 86.00MiB at 7"
+        assert timeline.peaks_text().plain == said
+        assert widget_lines(timeline)[1].startswith(said[:50])  # drawn under the step
+        assert "VMEM 86.00MiB occupied" in screen.query_one(StatusBar).step_text.plain
+        await pilot.press("m", "m")  # SMEM, then back to HBM
+        await pilot.pause()
+        assert timeline.space == 0
+        await pilot.press("colon")
+        await pilot.pause()
+        await pilot.press("3", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen) and timeline.step == screen.step == 3
+        await pilot.press("colon", "x", "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, MainScreen)  # "Type a step number."
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen) and timeline.step == 3
+
+
+@pilot_test
+async def test_o_shows_the_figures():
+    """``o`` opens the figures: XLA's peak, JAX's memory_analysis() sizes and the
+    memory spaces, with the TPU temp note; esc closes it."""
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("o")
+        await pilot.pause()
+        text = screen_text(app)
+        for shown in (
+            "XLA's peak        228.00MiB",
+            "argument_size_in_bytes  184.00MiB",
+            "temp_size_in_bytes       86.05MiB",
+            "libtpu",
+            "VMEM (color 1)",
+        ):
+            assert shown in text, shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+
+
+@pilot_test
 async def test_search_finds_fusion_12_and_selects_it_everywhere():
     dump = load(sample(TPU))
     app = HlotopApp(sample(TPU))
