@@ -265,7 +265,11 @@ class ValueDetail(ScrollView, can_focus=True):
         else:
             t.add_row("allocation", Text("none (no allocation line names this value)", style="dim"))
         t.add_row("allocated", exact(info.allocated_bytes))
-        t.add_row("logical (peak)", exact(info.logical_bytes))  # XLA's peak measure
+        t.add_row("logical", exact(info.logical_bytes))  # its shape, XLA's V2+ peak lists
+        if info.sweep_bytes != info.logical_bytes and info.live is not None:
+            sweep = exact(info.sweep_bytes)
+            sweep.append("  its instruction's whole shape: XLA's peak sweep, V1 lists", "dim")
+            t.add_row("XLA's size", sweep)
         if info.padding_bytes:
             pad = exact(info.padding_bytes)
             if info.logical_bytes:
