@@ -193,6 +193,7 @@ def _tail(module) -> dict[str, Any]:
             "allocations_by_kind": a.allocations_by_kind,
             "totals_by_memory_space": {str(c): b for c, b in a.totals_by_color.items()},
         },
+        "groups": None,
         "diagnostics": [
             {"path": d.path, "line": d.line, "message": d.message, "severity": d.severity}
             for d in module.diagnostics

@@ -22,6 +22,8 @@ examples:
   hlotop --summary dump_dir/module_0042...-live-range.txt   (any file of a split module)
   cat dump.txt | hlotop -
   hlotop --json dump.txt | jq .analysis.peak_step
+  hlotop --summary --group-by phase,scope dump.txt      (what is live at XLA's peak)
+  hlotop --export folded dump.txt > peak.folded        (open in speedscope)
 
 make a dump with:  XLA_FLAGS=--xla_dump_to=DIR python train.py
 """
@@ -53,6 +55,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mode.add_argument(
         "--json", action="store_true", help="print the parsed dump and its analysis as JSON"
+    )
+    mode.add_argument(
+        "--export",
+        choices=("csv", "tsv", "folded"),
+        help="write the live set at a step (XLA's peak by default) to stdout: csv/tsv one "
+        "row per group with --group-by, else one row per value; folded: collapsed "
+        "stacks (speedscope, flamelens, inferno)",
+    )
+    group = parser.add_argument_group("grouping the live set (--summary, --json, --export)")
+    group.add_argument(
+        "--group-by",
+        metavar="KEYS",
+        help="comma-separated keys, outermost first: scope, phase, source, opcode, "
+        "shape, dtype, kind, space, param (e.g. phase,scope)",
+    )
+    group.add_argument(
+        "--step",
+        type=int,
+        metavar="N",
+        help="the schedule step whose live set is grouped (default: XLA's peak step)",
+    )
+    group.add_argument(
+        "--accounting",
+        choices=("logical", "occupied"),
+        default="logical",
+        help="which bytes are summed: logical (each value at its shape, no padding; "
+        "the default) or occupied (allocation bytes in use, padding included, shared "
+        "bytes once)",
+    )
+    group.add_argument(
+        "--scope-rule",
+        action="append",
+        default=[],
+        metavar="REGEX=REPL",
+        help="rewrite scopes (re.sub), after layer indices are folded; repeatable",
+    )
+    group.add_argument(
+        "--no-fold",
+        action="store_true",
+        help="keep layer indices in scopes and parameter paths (layers_17, not layers_*)",
     )
     parser.add_argument(
         "--strict", action="store_true", help="exit with status 1 if the dump has any diagnostic"
@@ -127,22 +169,95 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args) -> int:
     from hlotop.loading.loader import LoadError, load, load_bytes
 
-    interactive = not (args.summary or args.json) and sys.stdout.isatty()
+    try:
+        grouping = _grouping_options(args)
+    except ValueError as err:
+        return _error(str(err))
+    interactive = not (args.summary or args.json or args.export) and sys.stdout.isatty()
     try:
         if interactive:
             return _run_browser(args.path, load, load_bytes, args.strict)
         with _reporting():
             if args.json:
-                return _write_json(args, load)
+                return _write_json(args, load, grouping)
             module = load(args.path, lazy=True)  # records are read on demand
+            if args.export and grouping is not None:
+                return _export(module, args, grouping)
             from hlotop.report.summary import print_summary
 
-            print_summary(module)
+            groups = None
+            if grouping is not None and grouping["keys"] is not None:
+                groups = _group(module, grouping)[0]
+            print_summary(module, groups=groups)
             return _strict_status(module, args.strict)
     except LoadError as err:
         return _error(str(err))
+    except _GroupingError as err:
+        return _error(str(err))
     except KeyboardInterrupt:
         return 130
+
+
+class _GroupingError(Exception):
+    """A grouping the dump cannot give (no live ranges, a step outside the schedule)."""
+
+
+def _grouping_options(args) -> dict | None:
+    """The grouping asked for on the command line, checked before the dump is read;
+    None when there is none (and no --export). Raises ValueError for a bad key, rule
+    or option."""
+    from hlotop.analysis.grouping import parse_keys
+    from hlotop.analysis.scope import ScopeRule
+
+    asked = args.group_by is not None or args.step is not None or args.scope_rule
+    if not asked and not args.export and args.accounting == "logical":
+        return None
+    if asked and not (args.summary or args.json or args.export):
+        raise ValueError(
+            "--group-by, --step and --scope-rule go with --summary, --json or --export"
+        )
+    keys = parse_keys(args.group_by) if args.group_by is not None else None
+    rules = tuple(ScopeRule.parse(rule) for rule in args.scope_rule)
+    return {
+        "keys": keys,
+        "step": args.step,
+        "accounting": args.accounting,
+        "fold": not args.no_fold,
+        "rules": rules,
+    }
+
+
+def _group(module, options: dict):
+    """(grouping, labeller) of ``module``'s live set as ``options`` say (keys default to
+    ``phase,scope``). Raises _GroupingError when the dump cannot be grouped so."""
+    from hlotop.analysis.grouping import Labeller, group_live_set
+
+    labeller = Labeller(module, options["fold"], options["rules"])
+    try:
+        grouping = group_live_set(
+            module,
+            options["keys"] or ("phase", "scope"),
+            options["step"],
+            options["accounting"],
+            labeller=labeller,
+        )
+    except ValueError as err:
+        raise _GroupingError(f"{module.name}: {err}") from None
+    return grouping, labeller
+
+
+def _export(module, args, options: dict) -> int:
+    """``--export csv|tsv|folded``: the live set to stdout."""
+    from hlotop.report.export import write_folded, write_groups, write_values
+
+    grouping, labeller = _group(module, options)
+    if args.export == "folded":
+        write_folded(grouping, labeller, sys.stdout, options["keys"] or ())
+    elif options["keys"]:
+        write_groups(grouping, sys.stdout, args.export)
+    else:
+        write_values(grouping, labeller, sys.stdout, args.export)
+    return _strict_status(module, args.strict)
 
 
 @contextmanager
@@ -156,7 +271,7 @@ def _reporting():
         yield
 
 
-def _write_json(args, load) -> int:
+def _write_json(args, load, grouping: dict | None = None) -> int:
     """``--json``: records are read once as they are written; on a big dump by worker
     processes, one a core (this is the only process of ours and it runs no threads)."""
     from hlotop.process import report_workers
@@ -166,7 +281,10 @@ def _write_json(args, load) -> int:
     ahead = RecordsAhead(workers)  # on the records while the rest of the dump is read
     try:
         module = load(args.path, lazy=True, on_records=ahead.start)
-        write_json(module, sys.stdout, workers, ahead)
+        groups = None
+        if grouping is not None and grouping["keys"] is not None:
+            groups = _group(module, grouping)[0]
+        write_json(module, sys.stdout, workers, ahead, groups=groups)
     finally:
         ahead.close()
     return _strict_status(module, args.strict)

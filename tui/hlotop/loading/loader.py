@@ -26,7 +26,7 @@ from hlotop.loading.discover import (
     split_module_prefix,
 )
 from hlotop.loading.errors import LoadError
-from hlotop.loading.module_text import read_io_alias
+from hlotop.loading.module_text import called_metadata_reader, read_io_alias
 from hlotop.model import (
     Diagnostic,
     DumpFile,
@@ -235,6 +235,9 @@ def _load(
     diagnostics.extend(frame_diagnostics)
     if aliases is not None:
         sections = replace(sections, input_output_alias=aliases)
+    called = called_metadata_reader(p)
+    if called is not None:
+        sections = replace(sections, called_metadata=called)
     if frames is not None:
         sections = replace(sections, stack_frames=frames)
         files.append(DumpFile(frames.path, "module-text"))

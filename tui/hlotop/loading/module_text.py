@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 from hlotop.loading.discover import split_module_prefix
 from hlotop.model import IoAlias
+from hlotop.parse.computations import computation_metadata
 from hlotop.parse.module_header import parse_module_header
 
 
@@ -29,3 +32,24 @@ def read_io_alias(path: Path) -> tuple[IoAlias, ...] | None:
             return parse_module_header(f.readline(1 << 20).rstrip("\r\n"))
     except OSError:
         return None
+
+
+def called_metadata_reader(path: Path) -> Callable[[], dict[str, tuple[str, int | None]]] | None:
+    """A function that reads, once and on its first call, the metadata of every
+    computation in the HLO text beside dump file ``path``
+    (:func:`hlotop.parse.computations.computation_metadata`; {} if the file cannot be
+    read then); None when there is no such file. The whole text is read, so only
+    when a view asks (grouping by scope, phase or source)."""
+    text_path = module_text_path(path)
+    if text_path is None or not text_path.is_file():
+        return None
+
+    @cache
+    def read() -> dict[str, tuple[str, int | None]]:
+        try:
+            with open(text_path, encoding="utf-8", errors="replace") as f:
+                return computation_metadata(line.rstrip("\r\n") for line in f)
+        except OSError:
+            return {}
+
+    return read

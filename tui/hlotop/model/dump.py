@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from hlotop.model.allocation import BufferAllocation
@@ -32,6 +32,9 @@ class ParsedSections:
     # The entry's input_output_alias from the module's HLO text beside the dump; None
     # when that text was not read (an empty tuple: read, and nothing aliases).
     input_output_alias: tuple[IoAlias, ...] | None = None
+    # Reads the metadata of the computations in that HLO text on first call
+    # ({computation: (op_name, stack_frame_id)}); None without the text.
+    called_metadata: Callable[[], Mapping[str, tuple[str, int | None]]] | None = None
     saw_buffer_assignment: bool = False
     saw_used_values: bool = False
 

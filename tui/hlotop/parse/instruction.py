@@ -67,7 +67,10 @@ METADATA = LineGrammar(
 )
 
 
-def _read_metadata(text: str, at: int) -> dict:
+def read_metadata(text: str, at: int) -> dict:
+    """The fields of the ``metadata={...}`` block that starts at ``text[at]``
+    (``{"op_name": ..., "stack_frame_id": "7"}``, strings unescaped); {} if it does
+    not read. Raises nothing."""
     fast = _METADATA_BLOCK.match(text, at)
     if fast is not None:
         return _metadata_fields(fast.group(1))
@@ -106,7 +109,7 @@ def parse_instruction_text(text: str) -> InstructionText:
     meta: dict = {}
     at = text.find("metadata={", after)
     if at >= 0:
-        meta = _read_metadata(text, at)
+        meta = read_metadata(text, at)
     line = meta.get("source_line")
     frame = meta.get("stack_frame_id")
     return InstructionText(  # positional, in field order: one per record of --json

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from hlotop.analysis.grouping import Grouping
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_names
 from hlotop.report.json_table import DOCUMENT, KINDS, Context
@@ -23,9 +24,9 @@ BATCH = 1024  # records written at once by this process
 PARALLEL_RECORDS = 20_000  # from this many unread records on, workers format them
 
 
-def context(module: ModuleDump) -> Context:
+def context(module: ModuleDump, groups: Grouping | None = None) -> Context:
     """What the formatters need besides the model's objects."""
-    return Context(frames=module.sections.stack_frames, names=space_names(module))
+    return Context(frames=module.sections.stack_frames, names=space_names(module), groups=groups)
 
 
 class RecordsAhead:
@@ -61,15 +62,20 @@ class RecordsAhead:
 
 
 def write_json(
-    module: ModuleDump, out: IO[str], workers: int = 0, ahead: RecordsAhead | None = None
+    module: ModuleDump,
+    out: IO[str],
+    workers: int = 0,
+    ahead: RecordsAhead | None = None,
+    groups: Grouping | None = None,
 ) -> None:
     """Write the JSON document of ``module`` (a :class:`~hlotop.model.ModuleDump`) to
     ``out``, newline-terminated. Its records are read once, as they are written, and
     their diagnostics are in the document's ``diagnostics``. ``workers``: how many
     worker processes may format the records of a big dump (0: none; forking is the
     caller's decision, see :func:`hlotop.process.report_workers`), or ``ahead``, those
-    started while the dump was read; the document is the same either way."""
-    ctx = context(module)
+    started while the dump was read; the document is the same either way. ``groups``:
+    the live set grouped (``--group-by``), written as ``groups`` (else null)."""
+    ctx = context(module, groups)
     values = KEY_FORMATTERS[DOCUMENT]
     chunks = ahead.take(module) if ahead is not None else None
     if chunks is None and not module.records_read:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlotop.analysis.grouping import ACCOUNTINGS, GROUP_KEYS
 from hlotop.analysis.totals import KIND_PRECEDENCE
 from hlotop.model import ALLOCATION_KINDS
 from hlotop.model.memory_space import PLATFORMS, space_name
@@ -123,10 +124,12 @@ class Kind:
 class Context:
     """What the getters need besides the object itself: the module's stack frames
     (:class:`~hlotop.model.StackFrameTable` or None) and its memory spaces' names
-    (:func:`hlotop.model.memory_space.space_names`)."""
+    (:func:`hlotop.model.memory_space.space_names`) and, with ``--group-by``, the
+    grouped live set."""
 
     frames: object = None
     names: dict[int, str] = field(default_factory=dict)
+    groups: object = None  # the grouped live set (hlotop.analysis.grouping.Grouping)
 
 
 def stack_of(instr, frames) -> tuple:
@@ -216,6 +219,12 @@ KINDS: dict[str, Kind] = {
                     "the memory-usage report, or null",
                 ),
                 Key("analysis", Obj("analysis"), "x.analysis", "hlotop's memory analysis"),
+                Key(
+                    "groups",
+                    Null(Obj("grouping")),
+                    "ctx.groups",
+                    "the live set at a step grouped (--group-by), or null",
+                ),
                 Key(
                     "diagnostics",
                     List(Obj("diagnostic")),
@@ -707,6 +716,37 @@ KINDS: dict[str, Kind] = {
                     "x.padding_bytes",
                     "tiling padding: its slices' sizes minus the logical bytes in them",
                 ),
+            ),
+        ),
+        Kind(
+            "grouping",
+            "The values live at one step, grouped by keys (hlotop --group-by).",
+            (
+                Key("step", Int(), "x.step", "the schedule step (XLA's peak by default)"),
+                Key(
+                    "keys",
+                    List(Enum(GROUP_KEYS)),
+                    "x.keys",
+                    "the grouping keys, outermost first",
+                ),
+                Key(
+                    "accounting",
+                    Enum(ACCOUNTINGS),
+                    "x.accounting",
+                    "which bytes are summed: logical (each value at its shape, no "
+                    "padding) or occupied (allocation bytes in use, shared bytes once)",
+                ),
+                Key("total_bytes", Int(), "x.total_bytes", "the rows' bytes added up"),
+                Key("rows", List(Obj("group_row")), "x.rows", "the groups, largest first"),
+            ),
+        ),
+        Kind(
+            "group_row",
+            "A group of the live set.",
+            (
+                Key("key", List(Str()), "x.key", "its label for each grouping key"),
+                Key("bytes", Int(), "x.bytes", "the bytes of its values"),
+                Key("values", Int(), "len(x.values)", "how many values"),
             ),
         ),
         Kind(

@@ -16,6 +16,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from hlotop.analysis.grouping import Grouping
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_name, space_names, space_style
 from hlotop.report.figures import (
@@ -25,6 +26,7 @@ from hlotop.report.figures import (
     peak_rows,
     spaces_table,
 )
+from hlotop.report.grouped_text import grouped_table
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -227,8 +229,10 @@ def _wrap(text: str, width: int, *breaks: re.Pattern[str]) -> str:
     return "\n".join(lines)
 
 
-def render_summary(module: ModuleDump) -> Group:
-    """The ``--summary`` report of ``module`` as a Rich renderable. Raises nothing."""
+def render_summary(module: ModuleDump, groups: Grouping | None = None) -> Group:
+    """The ``--summary`` report of ``module`` as a Rich renderable; with ``groups``
+    (``--group-by``), the grouped live set in place of its largest values. Raises
+    nothing."""
     a = module.analysis
     names = space_names(module)
     parts: list = [Text(printable(module.name), style="bold")]
@@ -281,7 +285,9 @@ def render_summary(module: ModuleDump) -> Group:
         if table is not None:
             parts += [Text(""), table]
 
-    if a.peak_step is not None:
+    if groups is not None:
+        parts += [Text(""), grouped_table(groups)]
+    elif a.peak_step is not None:
         rows = [
             _PeakRow(
                 str(rank),
@@ -313,11 +319,13 @@ def render_summary(module: ModuleDump) -> Group:
 PIPE_WIDTH = 160  # piped into a file or less: room for shapes and op_names on one line
 
 
-def print_summary(module: ModuleDump, console: Console | None = None) -> None:
+def print_summary(
+    module: ModuleDump, console: Console | None = None, groups: Grouping | None = None
+) -> None:
     """Print the ``--summary`` report to ``console`` (default: stdout, at the terminal's
     width, or :data:`PIPE_WIDTH` columns when stdout is not a terminal)."""
     if console is None:
         console = Console(highlight=False)
         if not console.is_terminal and "COLUMNS" not in os.environ:
             console = Console(highlight=False, width=PIPE_WIDTH)
-    console.print(render_summary(module))
+    console.print(render_summary(module, groups))

@@ -1,0 +1,260 @@
+"""The live set at a step, grouped: by scope, phase, source line, opcode, shape, dtype,
+kind, memory space or parameter path, stacked (``scope,opcode``), with the bytes of
+each group adding up to the step's total under the chosen accounting."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hlotop.analysis.peak import live_set
+from hlotop.analysis.scope import (
+    ScopeRule,
+    phase_of,
+    pytree_path,
+    scope_of,
+    user_frame,
+)
+from hlotop.analysis.totals import first_kind
+from hlotop.model import ModuleDump, SourceFrame, ValueInfo, shape_of
+from hlotop.model.memory_space import space_name, space_names
+from hlotop.parse.computations import called_computation
+from hlotop.shapes import ArrayShape
+
+GROUP_KEYS = ("scope", "phase", "source", "opcode", "shape", "dtype", "kind", "space", "param")
+ACCOUNTINGS = ("logical", "occupied")
+NO_OP_NAME = "(no op_name)"
+TOP_SCOPE = "(top level)"
+UNKNOWN = "(unknown)"
+NOT_A_PARAMETER = "(not a parameter)"
+_LAYOUT = re.compile(r"\{[^{}]*\}")  # a layout, {1,0:T(8,128)S(1)}
+
+
+def parse_keys(text: str) -> tuple[str, ...]:
+    """``"scope,opcode"`` -> ``("scope", "opcode")``. Raises ValueError naming an
+    unknown key and the known ones."""
+    keys = tuple(k.strip() for k in text.split(",") if k.strip())
+    unknown = [k for k in keys if k not in GROUP_KEYS]
+    if unknown or not keys:
+        raise ValueError(
+            f"unknown group key {unknown[0]!r}" if unknown else "no group key given"
+        ) from None
+    return keys
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRow:
+    """One group: its key (one part per grouping key), its bytes and its values."""
+
+    key: tuple[str, ...]
+    bytes: int
+    values: tuple[ValueInfo, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Grouping:
+    """The live set at ``step`` grouped by ``keys``: rows sorted by bytes (largest
+    first, then key), whose bytes add up to ``total_bytes``. ``accounting`` says which
+    bytes are summed: ``logical`` (each value at its own shape, padding ignored, values
+    sharing a buffer each counted) or ``occupied`` (allocation bytes in use, padding
+    included, shared bytes once: each value counts the bytes of its slot no value
+    before it in XLA's order already covers)."""
+
+    step: int
+    keys: tuple[str, ...]
+    accounting: str
+    total_bytes: int
+    rows: tuple[GroupRow, ...]
+    bytes_of: dict[int, int] = field(default_factory=dict)  # value id -> bytes counted
+
+
+@dataclass
+class Labeller:
+    """Each grouping key's label of a value (see :func:`group_live_set`)."""
+
+    module: ModuleDump
+    fold: bool = True
+    rules: Sequence[ScopeRule] = ()
+    update_from: int | None = None  # the first step of the backward pass, if any
+
+    def __post_init__(self) -> None:
+        self.names = space_names(self.module)
+        reader = self.module.sections.called_metadata
+        self.called = reader() if reader is not None else {}
+        self._origins: dict[int, tuple[str | None, tuple[SourceFrame, ...]]] = {}
+        starts = []
+        for info in self.module.analysis.values:
+            if info.live is not None:
+                op_name = self.origin(info)[0]
+                if op_name and "transpose(" in op_name:
+                    starts.append(info.live.start)
+        self.update_from = min(starts) if starts else None
+
+    def origin(self, info: ValueInfo) -> tuple[str | None, tuple[SourceFrame, ...]]:
+        """The value's ``op_name`` and Python stack: its instruction's metadata, or
+        for an instruction with none (XLA drops it from many fusions) the metadata of
+        the computation it calls (its root's, else its last instruction's) from the
+        module's HLO text beside the dump. ``(None, ())`` when neither says."""
+        known = self._origins.get(info.value.id)
+        if known is not None:
+            return known
+        used = info.used
+        instr = used.instruction if used is not None else None
+        found: tuple[str | None, tuple[SourceFrame, ...]] = (None, ())
+        if instr is not None and instr.op_name:
+            found = (instr.op_name, info.stack)
+        elif instr is not None and self.called:
+            callee = called_computation(instr.text)
+            meta = self.called.get(callee) if callee else None
+            if meta is not None:
+                frames = self.module.sections.stack_frames
+                frame_id = meta[1]
+                stack = frames.stack(frame_id) if frames and frame_id is not None else ()
+                found = (meta[0], stack)
+        self._origins[info.value.id] = found
+        return found
+
+    def is_argument(self, info: ValueInfo) -> bool:
+        """Whether ``info`` is an entry parameter's value (its instruction is a
+        ``parameter`` and its allocation holds an entry parameter)."""
+        used = info.used
+        instr = used.instruction if used is not None else None
+        if instr is None or instr.opcode != "parameter" or info.slot is None:
+            return False
+        alloc = self.module.analysis.allocation_of.get(info.slot.allocation)
+        return alloc is not None and alloc.parameter is not None
+
+    def label(self, info: ValueInfo, key: str) -> str:
+        """``info``'s label for grouping key ``key`` (one of :data:`GROUP_KEYS`); a
+        named group (``(no op_name)``, ``(unknown)`` ...) where the dump does not say.
+        Raises ValueError for an unknown key."""
+        if key == "phase":
+            return self.phase(info)
+        if key in ("scope", "param"):
+            op_name = self.origin(info)[0]
+            if self.is_argument(info) and op_name:
+                return pytree_path(op_name, self.fold)
+            if key == "param":
+                return NOT_A_PARAMETER
+            scope = scope_of(op_name, self.fold, self.rules)
+            return NO_OP_NAME if scope is None else scope or TOP_SCOPE
+        if key == "source":
+            frame = user_frame(self.origin(info)[1])
+            if frame is not None:
+                return f"{frame.file}:{frame.line}"
+            return info.source or UNKNOWN
+        if key == "opcode":
+            used = info.used
+            instr = used.instruction if used is not None else None
+            return (instr.opcode if instr is not None else None) or UNKNOWN
+        if key == "shape":
+            return _LAYOUT.sub("", info.shape) if info.shape else UNKNOWN
+        if key == "dtype":
+            shape = shape_of(info.shape) if info.shape else None
+            if shape is None:
+                return UNKNOWN
+            return shape.element_type if isinstance(shape, ArrayShape) else "tuple"
+        if key == "kind":
+            if info.slot is None:
+                return "(no allocation)"
+            alloc = self.module.analysis.allocation_of.get(info.slot.allocation)
+            return first_kind(alloc) if alloc is not None else UNKNOWN
+        if key == "space":
+            return space_name(info.color, self.names)
+        raise ValueError(f"unknown group key {key!r}")
+
+    def phase(self, info: ValueInfo) -> str:
+        """:func:`hlotop.analysis.scope.phase_of`, and ``update`` for a value outside
+        the forward and backward passes made after the backward pass began."""
+        op_name, stack = self.origin(info)
+        phase = phase_of(op_name, self.is_argument(info), stack)
+        if (
+            phase == "other"
+            and self.update_from is not None
+            and info.live is not None
+            and info.live.start >= self.update_from
+            and op_name
+        ):
+            return "update"
+        return phase
+
+
+def counted_bytes(values: Sequence[ValueInfo], accounting: str) -> dict[int, int]:
+    """Bytes each value counts for (value id -> bytes) under ``accounting`` (one of
+    :data:`ACCOUNTINGS`); ``values`` in XLA's peak-list order. ``occupied``: each value
+    counts the bytes of its slot that no value before it covers, so the sum is the
+    allocation space in use; a value with no slot counts 0. Raises ValueError for an
+    unknown accounting."""
+    if accounting == "logical":
+        return {i.value.id: i.logical_bytes for i in values}
+    if accounting != "occupied":
+        raise ValueError(f"unknown accounting {accounting!r} (one of {', '.join(ACCOUNTINGS)})")
+    covered: dict[int, list[tuple[int, int]]] = defaultdict(list)  # allocation -> spans
+    out: dict[int, int] = {}
+    for info in values:
+        slot = info.slot
+        if slot is None:
+            out[info.value.id] = 0
+            continue
+        start, stop = slot.offset, slot.offset + slot.size
+        spans = covered[slot.allocation]
+        new = stop - start
+        for a, b in spans:  # few per allocation at a step; shared slots are the rule
+            new -= max(0, min(b, stop) - max(a, start))
+        out[info.value.id] = max(new, 0)
+        if new > 0:
+            spans.append((start, stop))
+            _merge(spans)
+    return out
+
+
+def _merge(spans: list[tuple[int, int]]) -> None:
+    spans.sort()
+    merged = [spans[0]]
+    for a, b in spans[1:]:
+        if a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    spans[:] = merged
+
+
+def group_live_set(
+    module: ModuleDump,
+    keys: Sequence[str],
+    step: int | None = None,
+    accounting: str = "logical",
+    *,
+    fold: bool = True,
+    rules: Sequence[ScopeRule] = (),
+    labeller: Labeller | None = None,
+) -> Grouping:
+    """Group the values live at ``step`` (default: XLA's peak step) by ``keys`` (each
+    in :data:`GROUP_KEYS`); ``fold``: layer indices to ``*``; ``rules``: the user's
+    scope rewrites. Values whose key is unknown go to a named group (``(no op_name)``,
+    ``(unknown)``), never dropped. Raises ValueError for an unknown key or accounting,
+    or when the module has no live ranges (no steps)."""
+    a = module.analysis
+    if step is None:
+        step = a.peak_step
+    if step is None:
+        raise ValueError("the dump has no live ranges, so no live set to group")
+    if not 0 <= step <= a.max_time:
+        raise ValueError(f"step {step} is outside the schedule (0..{a.max_time})")
+    for key in keys:
+        if key not in GROUP_KEYS:
+            raise ValueError(f"unknown group key {key!r}")
+    labeller = labeller or Labeller(module, fold, rules)
+    values = live_set(a.values, step)
+    bytes_of = counted_bytes(values, accounting)
+    groups: dict[tuple[str, ...], list[ValueInfo]] = defaultdict(list)
+    for info in values:
+        groups[tuple(labeller.label(info, k) for k in keys)].append(info)
+    rows = [
+        GroupRow(key, sum(bytes_of[i.value.id] for i in members), tuple(members))
+        for key, members in groups.items()
+    ]
+    rows.sort(key=lambda r: (-r.bytes, r.key))
+    return Grouping(step, tuple(keys), accounting, sum(bytes_of.values()), tuple(rows), bytes_of)

@@ -1,0 +1,133 @@
+"""``hlotop --export csv|tsv|folded``: the live set at a step, grouped or per value, as
+text other tools read: CSV or TSV (spreadsheets, pandas) and collapsed stacks
+(``a;b;c bytes``: speedscope, flamelens, inferno).
+
+The bytes are the grouping's (:mod:`hlotop.analysis.grouping`): the rows add up to its
+``total_bytes`` under its ``accounting``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from contextlib import suppress
+from pathlib import Path
+from typing import IO
+
+from hlotop.analysis.grouping import GROUP_KEYS, Grouping, Labeller
+
+FORMATS = ("csv", "tsv", "folded")
+FOLDED_KEYS = ("phase", "scope", "opcode")  # the stack of a value when none is given
+
+
+def write_groups(grouping: Grouping, out: IO[str], fmt: str = "csv") -> None:
+    """One row per group: its key parts, ``bytes``, ``share`` (of the total, percent,
+    two decimals) and ``values`` (how many). ``fmt``: ``csv`` or ``tsv``. Raises
+    ValueError for another format."""
+    writer = _writer(out, fmt)
+    writer.writerow([*grouping.keys, "bytes", "share", "values"])
+    for row in grouping.rows:
+        writer.writerow(
+            [*row.key, row.bytes, _share(row.bytes, grouping.total_bytes), len(row.values)]
+        )
+
+
+def write_values(grouping: Grouping, labeller: Labeller, out: IO[str], fmt: str = "csv") -> None:
+    """One row per live value, in XLA's order (bytes descending): its id, name,
+    ``bytes`` (counted under the grouping's accounting), logical and allocated bytes,
+    its live range's first and last step and its label for every group key. ``fmt``:
+    ``csv`` or ``tsv``. Raises ValueError for another format."""
+    writer = _writer(out, fmt)
+    writer.writerow(
+        ["id", "value", "bytes", "logical_bytes", "allocated_bytes", "start", "end", *GROUP_KEYS]
+    )
+    values = sorted(
+        (info for row in grouping.rows for info in row.values),
+        key=lambda i: (-i.logical_bytes, i.value.name, i.value.shape_index or (), i.value.id),
+    )
+    for info in values:
+        live = info.live
+        writer.writerow(
+            [
+                info.value.id,
+                info.value.label,
+                grouping.bytes_of[info.value.id],
+                info.logical_bytes,
+                info.allocated_bytes,
+                live.start if live else "",
+                live.end if live else "",
+                *(labeller.label(info, key) for key in GROUP_KEYS),
+            ]
+        )
+
+
+def write_folded(
+    grouping: Grouping, labeller: Labeller, out: IO[str], keys: Sequence[str] = ()
+) -> None:
+    """Collapsed stacks: one line ``frame;frame;... bytes`` per distinct stack, the
+    frames being each value's labels for ``keys`` (default :data:`FOLDED_KEYS`), a
+    scope split at its ``/`` into frames. Lines in stack order; their bytes add up to
+    the grouping's total. ``;`` in a label becomes ``,`` (it separates frames)."""
+    keys = tuple(keys) or FOLDED_KEYS
+    stacks: dict[str, int] = defaultdict(int)
+    for row in grouping.rows:
+        for info in row.values:
+            frames: list[str] = []
+            for key in keys:
+                label = labeller.label(info, key).replace(";", ",").replace(" ", "_")
+                frames += [p for p in label.split("/") if p] if key == "scope" else [label]
+            stacks[";".join(frames or ["(all)"])] += grouping.bytes_of[info.value.id]
+    for stack in sorted(stacks):
+        if stacks[stack]:
+            out.write(f"{stack} {stacks[stack]}\n")
+
+
+def write_file_atomically(directory: Path, name: str, text: str) -> Path:
+    """Write ``text`` to ``directory/name`` through a temporary file in the same
+    directory and a rename, so a reader never sees half a file; returns the path.
+    Raises OSError when the directory cannot be written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        target = directory / name
+        os.replace(tmp, target)
+        return target
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def export_directory(dump_path: str) -> Path:
+    """Where the browser writes its exports: ``$HLOTOP_EXPORT_DIR`` if set, else the
+    current directory, unless that is the dump's own folder (hlotop never writes
+    there): then ``~/hlotop-exports``."""
+    chosen = os.environ.get("HLOTOP_EXPORT_DIR")
+    here = Path(chosen) if chosen else Path.cwd()
+    dump_dir = Path(dump_path).resolve().parent if dump_path not in ("", "-") else None
+    if dump_dir is not None and here.resolve() == dump_dir:
+        return Path.home() / "hlotop-exports"
+    return here
+
+
+def to_text(write, *args) -> str:
+    """What ``write(*args, out)`` writes, as a string."""
+    out = io.StringIO()
+    write(*args, out)
+    return out.getvalue()
+
+
+def _share(part: int, total: int) -> str:
+    return f"{100 * part / total:.2f}" if total else "0.00"
+
+
+def _writer(out: IO[str], fmt: str):
+    if fmt not in ("csv", "tsv"):
+        raise ValueError(f"unknown table format {fmt!r} (csv or tsv)")
+    return csv.writer(out, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
