@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from typing import Literal
 
+from parsy import ParseError
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from hlotop.analysis.padding import most_padded
-from hlotop.model import ModuleDump, shape_of
+from hlotop.analysis.padding_advice import PaddingAdvice, advise
+from hlotop.model import ModuleDump, ValueInfo, shape_of
 from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
@@ -175,14 +177,27 @@ _PADDING_COLUMNS: tuple[tuple[str, Literal["left", "right"]], ...] = (
     ("logical", "right"),
     ("allocated", "right"),
     ("x", "right"),
-    ("tiling", "left"),
+    ("cause", "left"),
     ("shape", "left"),
 )
 
 
+def _cause(advice: PaddingAdvice | None) -> str:
+    """``dim 1 513→520`` for each dimension the tile rounds up (``scalar→512`` for a
+    rank-0 value's whole tile); ``""`` for padding no tile explains (a tuple's table)."""
+    if advice is None:
+        return ""
+    parts = []
+    for c in advice.causes:
+        where = "scalar" if c.dim is None else f"dim {c.dim} {c.size}"
+        parts.append(f"{where}→{c.rounded}")
+    return ", ".join(parts)
+
+
 def padding_table(module: ModuleDump) -> Group | None:
     """The values with the most tiling padding in each memory space that has any, with
-    the tiling that causes it; None when nothing is padded."""
+    the dimension the tile rounds up (:mod:`hlotop.analysis.padding_advice`) and, for
+    the most padded, what a better size would save; None when nothing is padded."""
     a = module.analysis
     rows = []
     for space in a.memory_spaces:
@@ -193,14 +208,36 @@ def padding_table(module: ModuleDump) -> Group | None:
     table = Table(box=None, pad_edge=False)
     for name, justify in _PADDING_COLUMNS:
         table.add_column(name, justify=justify)
-    for space, v in rows:
+    advices = [advise_quietly(v) for _, v in rows]
+    for (space, v), advice in zip(rows, advices, strict=True):
         table.add_row(
             Text(space.name, style=space_style(space.color)),
             printable(v.value.label),
             human_bytes(v.logical_bytes),
             human_bytes(v.allocated_bytes),
-            f"{v.allocated_bytes / v.logical_bytes:.1f}×" if v.logical_bytes else "-",
-            tiling_of(v.shape),
+            f"{v.allocated_bytes / v.logical_bytes:.2f}×" if v.logical_bytes else "-",
+            _cause(advice),
             printable(v.shape or "?"),
         )
-    return Group(_heading("Most padding", "allocated minus logical bytes, by tiling"), table)
+    parts: list[Text | Table] = [
+        _heading("Most padding", "allocated minus logical bytes, by the tile's rounding"),
+        table,
+    ]
+    best = max(
+        (x for x in advices if x is not None and x.causes),
+        key=lambda x: x.padding_bytes,
+        default=None,
+    )
+    if best is not None:
+        cause = max(best.causes, key=lambda c: c.wasted_bytes)
+        parts.append(Text(f"{printable(best.label)}: {cause.reason}", style="dim"))
+    return Group(*parts)
+
+
+def advise_quietly(info: ValueInfo) -> PaddingAdvice | None:
+    """:func:`hlotop.analysis.padding_advice.advise`, None where the shape does not
+    read."""
+    try:
+        return advise(info)
+    except (ParseError, KeyError):
+        return None
