@@ -22,6 +22,7 @@ from textual.strip import Strip
 
 from hlotop.model import BufferAllocation, ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_names
+from hlotop.report.figures import advise_quietly
 from hlotop.safe_text import printable
 from hlotop.shapes import ArrayShape, BufferShape, try_parse_shape
 from hlotop.ui.bindings import bindings
@@ -277,6 +278,9 @@ class ValueDetail(ScrollView, can_focus=True):
                     f"  ×{info.allocated_bytes / info.logical_bytes:.2f} expansion", style="yellow"
                 )
             t.add_row("padding", pad)
+            advice = advise_quietly(info)
+            for cause in advice.causes if advice is not None else ():
+                t.add_row("", Text(cause.reason, style="dim"))
         else:
             t.add_row("padding", Text("none"))
         if info.live is not None:
