@@ -25,6 +25,8 @@ examples:
   hlotop --summary --group-by phase,scope dump.txt      (what is live at XLA's peak)
   hlotop --export folded dump.txt > peak.folded        (open in speedscope)
 
+  hlotop diff --summary --fail-over 5% before/ after/   (compare two compiles)
+
 make a dump with:  XLA_FLAGS=--xla_dump_to=DIR python train.py
 """
 
@@ -145,12 +147,54 @@ def run() -> None:
     os._exit(code)
 
 
+def build_diff_parser() -> argparse.ArgumentParser:
+    """``hlotop diff OLD NEW [--summary | --json] [--fail-over SIZE|PERCENT]``."""
+    parser = argparse.ArgumentParser(
+        prog="hlotop diff",
+        description="Compare two compiles of one program: their figures, their values "
+        "matched without ids or instruction names, and the change by group.",
+        epilog="examples:\n"
+        "  hlotop diff --summary before/ after/\n"
+        "  hlotop diff --json old-buffer-assignment.txt new-buffer-assignment.txt\n"
+        "  hlotop diff --summary --fail-over 5% main/ branch/   (exit 1 if it grew more)\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "old",
+        metavar="OLD",
+        help="a dump file, any file of a split module, or a directory holding one module",
+    )
+    parser.add_argument("new", metavar="NEW", help="the same, for the other compile")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--summary", action="store_true", help="print the comparison as text (the default)"
+    )
+    mode.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument(
+        "--fail-over",
+        metavar="SIZE|PERCENT",
+        help="exit 1 when NEW's XLA peak or total bytes exceed OLD's by more than this "
+        "(5%%, 512MiB, 1.5GiB or bytes), with one line saying which grew by how much",
+    )
+    parser.add_argument(
+        "--group-by",
+        metavar="KEYS",
+        default="phase,scope",
+        help="the keys of the grouped change (default phase,scope)",
+    )
+    parser.add_argument("--accounting", choices=("logical", "occupied"), default="logical")
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``hlotop`` with ``argv`` (default ``sys.argv[1:]``); return the exit status
-    (0, 1 for --strict with diagnostics, 2 for input that is not a dump, 70 for a bug)."""
-    args = build_parser().parse_args(argv)
+    (0, 1 for --strict with diagnostics or a --fail-over that is exceeded, 2 for input
+    that is not a dump, 70 for a bug)."""
+    argv = sys.argv[1:] if argv is None else argv
+    diff = argv[:1] == ["diff"]
+    args = build_diff_parser().parse_args(argv[1:]) if diff else build_parser().parse_args(argv)
     try:
-        return _main(args)
+        return _diff(args) if diff else _main(args)
     except BrokenPipeError:  # hlotop --json DUMP | head: the reader has all it wants
         _stdout_to_devnull()  # so that the final flush does not fail again
         return EXIT_BROKEN_PIPE
@@ -196,6 +240,44 @@ def _main(args) -> int:
         return _error(str(err))
     except KeyboardInterrupt:
         return 130
+
+
+def _diff(args) -> int:
+    """``hlotop diff``: both compiles loaded, compared, printed; the gate's status."""
+    from hlotop.analysis.diff import diff_modules
+    from hlotop.analysis.grouping import parse_keys
+    from hlotop.loading.loader import LoadError, load
+    from hlotop.report.diff_report import Threshold, gate, render_diff, write_diff_json
+
+    try:
+        keys = parse_keys(args.group_by)
+        threshold = Threshold.parse(args.fail_over) if args.fail_over else None
+    except ValueError as err:
+        return _error(str(err))
+    try:
+        with _reporting():
+            old, new = load(args.old, lazy=True), load(args.new, lazy=True)
+            diff = diff_modules(old, new, keys, args.accounting)
+            if args.json:
+                from hlotop.report.diff_report import write_diff_json
+
+                write_diff_json(diff, sys.stdout)
+            else:
+                from rich.console import Console
+
+                from hlotop.report.summary import PIPE_WIDTH
+
+                console = Console(highlight=False)
+                if not console.is_terminal and "COLUMNS" not in os.environ:
+                    console = Console(highlight=False, width=PIPE_WIDTH)
+                console.print(render_diff(diff))
+    except LoadError as err:
+        return _error(str(err))
+    over = gate(diff, threshold) if threshold is not None else None
+    if over is not None:
+        print(printable(over), file=sys.stderr)
+        return 1
+    return 0
 
 
 class _GroupingError(Exception):

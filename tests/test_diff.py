@@ -1,0 +1,166 @@
+"""hlotop diff OLD NEW: two compiles of a program compared on real dumps: a dump
+against itself and against a copy with every value id and instruction name changed
+shows no change; real pairs (remat on and off, two JAX versions, scan and a Python
+loop) show where the bytes went; --fail-over works as a CI gate."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SAMPLES
+from hlotop import load
+from hlotop.analysis.diff import MATCH_KEYS, diff_modules
+from hlotop.report.diff_report import Threshold, diff_json, gate
+
+REMAT_OFF = SAMPLES / "tpu" / "v5e_1x1-transformer_loop"
+REMAT_ON = SAMPLES / "tpu" / "v5e_1x1-transformer_remat"
+JAX_092 = SAMPLES / "jax" / "jax-0.9.2" / "mlp_train"
+JAX_0102 = SAMPLES / "jax" / "jax-0.10.2" / "mlp_train"
+COMBINED = [
+    SAMPLES / "seeds" / "003_a3085531593bac68.txt",
+    SAMPLES / "seeds" / "002_c2e226da3172e77e.txt",
+    next(JAX_092.glob("*-buffer-assignment.txt")),
+    next((SAMPLES / "jax" / "jax-0.4.31" / "scan_layers").glob("*-buffer-assignment.txt")),
+]
+
+
+def hlotop(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "hlotop", *args], capture_output=True, cwd=ROOT, timeout=120
+    )
+
+
+def renumbered(text: str, shift: int = 1000) -> str:
+    """A combined dump with every value id moved by ``shift`` and every instruction
+    renamed (``fusion.12`` -> ``fusion.12_r``), as another compile of the same program
+    would number them; op_names, shapes, sizes and steps are kept."""
+    out = []
+    section = None
+    for line in text.split("\n"):
+        if line in ("BufferAssignment:", "Used values:") or line.startswith("HloLiveRange"):
+            section = line
+        line = re.sub(
+            r"<(\d+) ([^\s{}<>:,@]+)", lambda m: f"<{int(m.group(1)) + shift} {m.group(2)}_r", line
+        )
+        line = re.sub(r"%([A-Za-z_][\w.\-]*)", r"%\1_r", line)
+        if section == "Used values:" and re.match(r"  [^ (]", line):
+            line = re.sub(r"^  ([^\s{},]+)", r"  \1_r", line)
+        if section is not None and section.startswith("HloLiveRange"):
+            if re.match(r"^    \d+:\S+$", line):  # the instruction sequence
+                line += "_r"
+            else:  # a live range or a peak line
+                line = re.sub(r"^    ([^\s{}:]+)(\{[\d,]*\})?:", r"    \1_r\2:", line)
+        out.append(line)
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("path", COMBINED, ids=lambda p: str(p.relative_to(SAMPLES)))
+def test_a_dump_against_itself_and_a_renumbered_copy_shows_no_change(path, tmp_path):
+    copy = tmp_path / path.name
+    copy.write_text(renumbered(path.read_text()))
+    old, new = load(path), load(copy)
+    assert not new.diagnostics  # the copy is a well-formed dump
+    assert {i.value.id for i in old.analysis.values}.isdisjoint(
+        i.value.id for i in new.analysis.values
+    )
+    for other in (load(path), new):
+        diff = diff_modules(old, other)
+        assert {c.change for c in diff.changes} == {"unchanged"}, [
+            (c.change, c.old and c.old.value.label, c.new and c.new.value.label)
+            for c in diff.changes
+            if c.change != "unchanged"
+        ]
+        assert all(g.delta_bytes == 0 for g in diff.groups)
+        assert gate(diff, Threshold(bytes=0)) is None
+        doc = diff_json(diff)
+        assert doc["delta"]["peak_bytes"] == doc["delta"]["total_bytes_used"] == 0
+        assert doc["values"]["added"] == doc["values"]["removed"] == doc["values"]["changed"] == []
+
+
+def test_remat_on_trades_forward_activations_for_recomputation():
+    """The same transformer on v5e, Python-loop layers, remat off then on: XLA's peak
+    goes down (19.28MiB to 16.60MiB), the forward activations at the peak shrink and
+    the rematerialised ones (checkpoint/...) appear in the backward pass, flagged new."""
+    old, new = load(REMAT_OFF), load(REMAT_ON)
+    diff = diff_modules(old, new)
+    assert (diff.old.peak_bytes, diff.new.peak_bytes) == (
+        old.analysis.peak_bytes,
+        new.analysis.peak_bytes,
+    )
+    assert diff.new.peak_bytes < diff.old.peak_bytes
+    by_key = {g.key: g for g in diff.groups}
+    assert by_key[("forward", "(top level)")].delta_bytes < -8 * 2**20
+    assert (
+        by_key[("backward", "checkpoint")].old_bytes
+        == 0
+        < by_key[("backward", "checkpoint")].new_bytes
+    )
+    assert diff.groups[0].key == ("forward", "(top level)")  # the largest change first
+    matched = [c for c in diff.changes if c.matched_by is not None]
+    assert {c.matched_by for c in matched} <= set(MATCH_KEYS)
+    assert sum(1 for c in matched if c.matched_by == "op_name") > len(matched) // 2
+    # Each side's figures are what hlotop --json gives for that side alone.
+    for side, module in ((diff.old, old), (diff.new, new)):
+        assert side.total_bytes == module.total_bytes_used
+        assert side.memory_stats == module.analysis.memory_stats.as_dict()
+        assert side.space_peaks == {s.name: s.peak_bytes for s in module.analysis.memory_spaces}
+
+
+def test_two_jax_versions_of_one_program():
+    diff = diff_modules(load(JAX_092), load(JAX_0102))
+    counts = {k: diff.count(k) for k in ("added", "removed", "unchanged")}
+    assert counts["unchanged"] > 50 and counts["added"] < 10 and counts["removed"] < 10
+
+
+def test_cli_summary_json_and_the_gate():
+    old, new = str(REMAT_ON.relative_to(ROOT)), str(REMAT_OFF.relative_to(ROOT))
+    summary = hlotop("diff", "--summary", old, new)
+    assert summary.returncode == 0, summary.stderr
+    text = summary.stdout.decode()
+    for shown in (
+        "hlotop diff",
+        "XLA's peak",
+        "temp_size_in_bytes",
+        "VMEM occupied peak",
+        "matched",
+        "By phase, scope",
+    ):
+        assert shown in text, shown
+    doc = json.loads(hlotop("diff", "--json", old, new).stdout)
+    assert set(doc) == {"old", "new", "delta", "values", "groups"}
+    assert doc["delta"]["peak_bytes"] == doc["new"]["peak_bytes"] - doc["old"]["peak_bytes"] > 0
+    alone = json.loads(hlotop("--json", old).stdout)
+    assert doc["old"]["peak_bytes"] == alone["analysis"]["peak_bytes"]
+    assert doc["old"]["memory_stats"] == {
+        k: v for k, v in alone["analysis"]["memory_stats"].items() if k != "alias_source"
+    }
+    # The gate: remat off grows XLA's peak by 16.1% over remat on.
+    grown = hlotop("diff", "--fail-over", "5%", old, new)
+    assert grown.returncode == 1
+    (line,) = grown.stderr.decode().splitlines()
+    assert (
+        line.startswith("hlotop diff: XLA's peak grew by 2.68MiB (+16.1%)")
+        and "over the 5% allowed" in line
+    )
+    assert hlotop("diff", "--fail-over", "25%", old, new).returncode == 0  # total +21.6%
+    assert hlotop("diff", "--fail-over", "5MiB", old, new).returncode == 0
+    assert hlotop("diff", "--fail-over", "5%", new, old).returncode == 0  # it shrank
+    bad = hlotop("diff", "--fail-over", "lots", old, new)
+    assert bad.returncode == 2 and "give a percentage" in bad.stderr.decode()
+
+
+def test_fail_over_in_a_shell_script(tmp_path: Path):
+    script = tmp_path / "gate.sh"
+    script.write_text(
+        f"cd {ROOT}\n"
+        f"if {sys.executable} -m hlotop diff --summary --fail-over 1% {REMAT_ON} {REMAT_OFF} > /dev/null; "
+        "then echo pass; else echo fail $?; fi\n"
+    )
+    out = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "fail 1"

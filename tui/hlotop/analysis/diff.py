@@ -1,0 +1,258 @@
+"""Two compiles of one program compared: their figures side by side, their values
+matched without ids or instruction names (both change between compiles), and the
+change by group.
+
+Values are matched in rounds, each on a key that survives a recompile better than the
+next (FEATURES.md: how pprof, Bloaty and ``hlo_diff`` match):
+
+1. ``op_name``: the op_name path (primitive parameters stripped) + the shape without
+   layout + the opcode + the tuple index;
+2. ``scope``: the scope (:func:`hlotop.analysis.scope.scope_of`, layer indices kept) +
+   the element type + the rank;
+3. ``source``: the user's source line + the shape without layout;
+4. ``position``: the same opcode and element type, and the nearest relative position
+   in the schedule (the first step over the schedule's length), at most
+   :data:`POSITION_TOLERANCE` apart.
+
+Within a key, values pair up in schedule order. A value left over is ``added`` (only
+in NEW) or ``removed`` (only in OLD).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from hlotop.analysis.grouping import Grouping, Labeller, group_live_set
+from hlotop.analysis.scope import scope_of, strip_params, user_frame
+from hlotop.model import ModuleDump, ValueInfo, shape_of
+from hlotop.shapes import ArrayShape
+
+MATCH_KEYS = ("op_name", "scope", "source", "position")
+POSITION_TOLERANCE = 0.02  # of the schedule's length
+CLASSES = ("added", "removed", "grown", "shrunk", "entered peak", "left peak", "unchanged")
+_LAYOUT = re.compile(r"\{[^{}]*\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One compile's figures, in bytes and steps."""
+
+    module: ModuleDump
+    total_bytes: int
+    peak_step: int | None
+    peak_bytes: int  # XLA's peak figure
+    memory_stats: dict[str, int]  # memory_analysis() sizes, JAX's names ({} if none)
+    space_peaks: dict[str, int]  # memory space name -> its occupied peak
+
+
+@dataclass(frozen=True, slots=True)
+class ValueChange:
+    """A value of OLD and its match in NEW (either None when it has none)."""
+
+    old: ValueInfo | None
+    new: ValueInfo | None
+    matched_by: str | None  # one of MATCH_KEYS; None for added/removed
+    change: str  # one of CLASSES
+
+    @property
+    def delta_bytes(self) -> int:
+        """NEW's allocated bytes minus OLD's (a missing side counts 0)."""
+        new = self.new.allocated_bytes if self.new is not None else 0
+        old = self.old.allocated_bytes if self.old is not None else 0
+        return new - old
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDelta:
+    """A group's bytes live at each side's peak step and the change."""
+
+    key: tuple[str, ...]
+    old_bytes: int
+    new_bytes: int
+
+    @property
+    def delta_bytes(self) -> int:
+        return self.new_bytes - self.old_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleDiff:
+    old: Side
+    new: Side
+    changes: tuple[ValueChange, ...]  # matched first (by key order), then added, removed
+    keys: tuple[str, ...]  # the grouping keys of ``groups``
+    groups: tuple[GroupDelta, ...]  # sorted by the absolute change, largest first
+    accounting: str
+
+    def count(self, change: str) -> int:
+        return sum(1 for c in self.changes if c.change == change)
+
+
+def side_of(module: ModuleDump) -> Side:
+    """The figures of one compile (see :class:`Side`)."""
+    a = module.analysis
+    total = module.total_bytes_used
+    if total is None:
+        total = sum(x.size for x in module.allocations)
+    stats = a.memory_stats.as_dict() if a.memory_stats is not None else {}
+    return Side(
+        module,
+        total,
+        a.peak_step,
+        a.peak_bytes,
+        stats,
+        {s.name: s.peak_bytes for s in a.memory_spaces},
+    )
+
+
+def _shape(info: ValueInfo) -> str:
+    return _LAYOUT.sub("", info.shape) if info.shape else "?"
+
+
+def _dtype_rank(info: ValueInfo) -> tuple[str, int]:
+    shape = shape_of(info.shape) if info.shape else None
+    if isinstance(shape, ArrayShape):
+        return shape.element_type, len(shape.dims)
+    return ("tuple" if shape is not None else "?"), -1
+
+
+def _position(info: ValueInfo, max_time: int) -> float:
+    live = info.live
+    return live.start / max_time if live is not None and max_time else 0.0
+
+
+def _opcode(info: ValueInfo) -> str:
+    used = info.used
+    instr = used.instruction if used is not None else None
+    return (instr.opcode if instr is not None else None) or "?"
+
+
+def _key_functions(labeller: Labeller) -> dict[str, Callable[[ValueInfo], tuple | None]]:
+    def by_op_name(info: ValueInfo):
+        op_name = labeller.origin(info)[0]
+        if not op_name:
+            return None
+        return (strip_params(op_name), _shape(info), _opcode(info), info.value.shape_index)
+
+    def by_scope(info: ValueInfo):
+        scope = scope_of(labeller.origin(info)[0], fold=False)
+        return None if scope is None else (scope, *_dtype_rank(info))
+
+    def by_source(info: ValueInfo):
+        frame = user_frame(labeller.origin(info)[1])
+        where = f"{frame.file}:{frame.line}" if frame is not None else info.source
+        return None if where is None else (where, _shape(info))
+
+    def by_kind(info: ValueInfo):
+        return (_opcode(info), _dtype_rank(info)[0])
+
+    return {"op_name": by_op_name, "scope": by_scope, "source": by_source, "position": by_kind}
+
+
+def match_values(
+    old: ModuleDump, new: ModuleDump, old_labeller: Labeller, new_labeller: Labeller
+) -> list[tuple[ValueInfo | None, ValueInfo | None, str | None]]:
+    """Pair the values of ``old`` and ``new`` (those with an allocation slot or a live
+    range) by the rounds of :data:`MATCH_KEYS`; returns ``(old, new, key)`` for each
+    pair, then ``(None, new, None)`` for each value only in NEW and ``(old, None,
+    None)`` for each only in OLD. Raises nothing."""
+    left = [i for i in old.analysis.values if i.slot is not None or i.live is not None]
+    right = [i for i in new.analysis.values if i.slot is not None or i.live is not None]
+    old_max, new_max = old.analysis.max_time, new.analysis.max_time
+    old_keys, new_keys = _key_functions(old_labeller), _key_functions(new_labeller)
+    pairs: list[tuple[ValueInfo | None, ValueInfo | None, str | None]] = []
+    for name in MATCH_KEYS:
+        by_key: dict[tuple, list[ValueInfo]] = defaultdict(list)
+        for info in right:
+            key = new_keys[name](info)
+            if key is not None:
+                by_key[key].append(info)
+        for bucket in by_key.values():
+            bucket.sort(key=lambda i: (_position(i, new_max), i.value.id))
+        taken: set[int] = set()
+        unmatched_old = []
+        for info in sorted(left, key=lambda i: (_position(i, old_max), i.value.id)):
+            key = old_keys[name](info)
+            bucket = by_key.get(key, []) if key is not None else []
+            if not bucket:
+                unmatched_old.append(info)
+                continue
+            if name == "position":  # the nearest in the schedule, if near enough
+                here = _position(info, old_max)
+                at = bisect_left([_position(i, new_max) for i in bucket], here)
+                near = [j for j in (at - 1, at) if 0 <= j < len(bucket)]
+                j = min(near, key=lambda j: abs(_position(bucket[j], new_max) - here))
+                if abs(_position(bucket[j], new_max) - here) > POSITION_TOLERANCE:
+                    unmatched_old.append(info)
+                    continue
+                best = bucket.pop(j)
+            else:
+                best = bucket.pop(0)
+            taken.add(id(best))
+            pairs.append((info, best, name))
+        left = unmatched_old
+        right = [i for i in right if id(i) not in taken]
+    pairs += [(None, info, None) for info in right]
+    pairs += [(info, None, None) for info in left]
+    return pairs
+
+
+def _classify(
+    old: ValueInfo | None, new: ValueInfo | None, old_peak: int | None, new_peak: int | None
+) -> str:
+    if old is None:
+        return "added"
+    if new is None:
+        return "removed"
+    if new.allocated_bytes > old.allocated_bytes:
+        return "grown"
+    if new.allocated_bytes < old.allocated_bytes:
+        return "shrunk"
+    was = old_peak is not None and old.is_live_at(old_peak)
+    now = new_peak is not None and new.is_live_at(new_peak)
+    if now and not was:
+        return "entered peak"
+    if was and not now:
+        return "left peak"
+    return "unchanged"
+
+
+def group_deltas(old: Grouping, new: Grouping) -> list[GroupDelta]:
+    """Each group of either side's live set (same keys) with its bytes on both sides,
+    sorted by the absolute change, largest first, then key."""
+    before = {row.key: row.bytes for row in old.rows}
+    after = {row.key: row.bytes for row in new.rows}
+    out = [GroupDelta(k, before.get(k, 0), after.get(k, 0)) for k in before.keys() | after.keys()]
+    out.sort(key=lambda g: (-abs(g.delta_bytes), g.key))
+    return out
+
+
+def diff_modules(
+    old: ModuleDump,
+    new: ModuleDump,
+    keys: Sequence[str] = ("phase", "scope"),
+    accounting: str = "logical",
+) -> ModuleDiff:
+    """Compare two compiles: their figures, their values matched (see the module's
+    docstring) and classified, and their live sets at their own peaks grouped by
+    ``keys`` with the change per group. Raises ValueError for an unknown key or
+    accounting."""
+    old_labeller, new_labeller = Labeller(old), Labeller(new)
+    old_peak, new_peak = old.analysis.peak_step, new.analysis.peak_step
+    changes = [
+        ValueChange(a, b, key, _classify(a, b, old_peak, new_peak))
+        for a, b, key in match_values(old, new, old_labeller, new_labeller)
+    ]
+    groups: list[GroupDelta] = []
+    if old_peak is not None and new_peak is not None:
+        groups = group_deltas(
+            group_live_set(old, keys, accounting=accounting, labeller=old_labeller),
+            group_live_set(new, keys, accounting=accounting, labeller=new_labeller),
+        )
+    return ModuleDiff(
+        side_of(old), side_of(new), tuple(changes), tuple(keys), tuple(groups), accounting
+    )

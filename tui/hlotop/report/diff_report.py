@@ -1,0 +1,275 @@
+"""``hlotop diff OLD NEW``: the comparison of two compiles as text (``--summary``), as
+JSON (``--json``) and as a CI gate (``--fail-over``).
+
+JSON shape: ``{old: FIGURES, new: FIGURES, delta: FIGURES, values: {matched,
+matched_by: {key: count}, changes: {class: count}, added: [VALUE], removed: [VALUE],
+changed: [CHANGE]}, groups: {keys, accounting, rows: [{key, old_bytes, new_bytes,
+delta_bytes}]}}``, FIGURES being ``{module, total_bytes_used, peak_step, peak_bytes,
+memory_stats, memory_space_peaks}`` (``delta``: NEW minus OLD, steps left out).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import IO, Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from hlotop.analysis.diff import CLASSES, MATCH_KEYS, ModuleDiff, Side, ValueChange
+from hlotop.safe_text import printable
+from hlotop.units import human_bytes, parse_human_bytes
+
+MAX_GROUPS = 25
+MAX_VALUES = 15
+NEW_LARGE_SHARE = 0.01  # a group only in NEW at least this share of NEW's peak is flagged
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """``--fail-over``: a size in bytes, or a percentage of OLD's figure."""
+
+    bytes: int | None = None
+    percent: float | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Threshold:
+        """``"5%"``, ``"512MiB"``, ``"1.5GiB"`` or ``"1048576"`` (bytes). Raises
+        ValueError for anything else."""
+        text = text.strip()
+        try:
+            if text.endswith("%"):
+                return cls(percent=float(text[:-1]))
+            if text.isdigit():
+                return cls(bytes=int(text))
+            return cls(bytes=parse_human_bytes(text))
+        except ValueError:
+            raise ValueError(
+                f"--fail-over {text!r}: give a percentage (5%) or a size (512MiB, 1.5GiB, 1048576)"
+            ) from None
+
+    def exceeded(self, old: int, new: int) -> bool:
+        growth = new - old
+        if self.percent is not None:
+            return growth > old * self.percent / 100 if old else growth > 0
+        return growth > (self.bytes or 0)
+
+    def __str__(self) -> str:
+        return f"{self.percent:g}%" if self.percent is not None else human_bytes(self.bytes or 0)
+
+
+def gate(diff: ModuleDiff, threshold: Threshold) -> str | None:
+    """The one line ``--fail-over`` prints when NEW's XLA peak or total bytes exceed
+    OLD's by more than ``threshold``; None when neither does."""
+    for label, old, new in (
+        ("XLA's peak", diff.old.peak_bytes, diff.new.peak_bytes),
+        ("total bytes used", diff.old.total_bytes, diff.new.total_bytes),
+    ):
+        if threshold.exceeded(old, new):
+            return (
+                f"hlotop diff: {label} grew by {human_bytes(new - old)} ({_percent(old, new)}), "
+                f"from {human_bytes(old)} to {human_bytes(new)}: over the {threshold} allowed"
+            )
+    return None
+
+
+def _percent(old: int, new: int) -> str:
+    if not old:
+        return "new" if new else "0%"
+    return f"{100 * (new - old) / old:+.1f}%"
+
+
+def _change(old: int, new: int) -> Text:
+    delta = new - old
+    if not delta:
+        return Text("0B", style="dim")
+    sign = "+" if delta > 0 else ""
+    style = "red" if delta > 0 else "green" if delta < 0 else "dim"
+    return Text(f"{sign}{human_bytes(delta)} ({_percent(old, new)})", style=style)
+
+
+def _figures(side: Side) -> dict[str, int | None]:
+    out: dict[str, int | None] = {
+        "Total bytes used": side.total_bytes,
+        "XLA's peak": side.peak_bytes,
+    }
+    out.update({name: size for name, size in side.memory_stats.items()})
+    out.update({f"{name} occupied peak": size for name, size in side.space_peaks.items()})
+    return out
+
+
+def render_diff(diff: ModuleDiff) -> Group:
+    """The ``--summary`` of a diff: the headline figures, the values' changes, the
+    groups by absolute change and the largest value changes."""
+    head = Table(box=None, pad_edge=False)
+    head.add_column("figure")
+    for name in ("OLD", "NEW", "change"):
+        head.add_column(name, justify="right")
+    old, new = _figures(diff.old), _figures(diff.new)
+    for label in dict.fromkeys([*old, *new]):
+        a, b = old.get(label) or 0, new.get(label) or 0
+        head.add_row(label, human_bytes(a), human_bytes(b), _change(a, b))
+    steps = f"XLA's peak step: OLD {diff.old.peak_step}, NEW {diff.new.peak_step}"
+    parts: list = [
+        Text("hlotop diff", style="bold"),
+        Text(
+            f"  OLD {printable(diff.old.module.files[0].path if diff.old.module.files else diff.old.module.name)}"
+        ),
+        Text(
+            f"  NEW {printable(diff.new.module.files[0].path if diff.new.module.files else diff.new.module.name)}"
+        ),
+        Text(""),
+        head,
+        Text(steps, style="dim"),
+        Text(""),
+        _values_line(diff),
+    ]
+    if diff.groups:
+        parts += [Text(""), _groups_table(diff)]
+    moved = sorted(
+        (c for c in diff.changes if c.change in ("added", "removed", "grown", "shrunk")),
+        key=lambda c: (-abs(c.delta_bytes), c.change),
+    )[:MAX_VALUES]
+    if moved:
+        parts += [Text(""), _values_table(moved)]
+    return Group(*parts)
+
+
+def _values_line(diff: ModuleDiff) -> Text:
+    matched = [c for c in diff.changes if c.matched_by is not None]
+    by = ", ".join(f"{sum(1 for c in matched if c.matched_by == k)} by {k}" for k in MATCH_KEYS)
+    counts = ", ".join(f"{diff.count(k)} {k}" for k in CLASSES if diff.count(k))
+    return Text.assemble(("Values", "bold"), f"  {len(matched)} matched ({by}); {counts or 'none'}")
+
+
+def _groups_table(diff: ModuleDiff) -> Group:
+    table = Table(box=None, pad_edge=False)
+    for key in diff.keys:
+        table.add_column(key, overflow="fold")
+    for name in ("OLD", "NEW", "change", ""):
+        table.add_column(name, justify="right" if name else "left", no_wrap=True)
+    big = diff.new.peak_bytes * NEW_LARGE_SHARE
+    for g in diff.groups[:MAX_GROUPS]:
+        if not g.delta_bytes:
+            continue
+        flag = "new, large" if not g.old_bytes and g.new_bytes >= big else ""
+        table.add_row(
+            *(printable(k) for k in g.key),
+            human_bytes(g.old_bytes),
+            human_bytes(g.new_bytes),
+            _change(g.old_bytes, g.new_bytes),
+            Text(flag, style="bold red"),
+        )
+    note = f"live at each side's peak, {diff.accounting} bytes, largest change first"
+    heading = Text.assemble((f"By {', '.join(diff.keys)}", "bold"), (f"  {note}", "dim"))
+    return Group(heading, table)
+
+
+def _name(info) -> str:
+    return printable(info.value.label) if info is not None else "-"
+
+
+def _values_table(changes: list[ValueChange]) -> Group:
+    table = Table(box=None, pad_edge=False)
+    for name in ("change", "matched by", "OLD value", "NEW value", "shape"):
+        table.add_column(name, overflow="fold")
+    table.add_column("delta", justify="right", no_wrap=True)
+    for c in changes:
+        either = c.new if c.new is not None else c.old
+        shape = either.shape if either is not None else None
+        table.add_row(
+            c.change,
+            c.matched_by or "",
+            _name(c.old),
+            _name(c.new),
+            printable(shape or "?"),
+            _change(c.old.allocated_bytes if c.old else 0, c.new.allocated_bytes if c.new else 0),
+        )
+    return Group(Text("Largest value changes  (allocated bytes)", style="bold"), table)
+
+
+# -- JSON ------------------------------------------------------------------------------
+
+
+def _side_json(side: Side) -> dict[str, Any]:
+    return {
+        "module": side.module.name,
+        "total_bytes_used": side.total_bytes,
+        "peak_step": side.peak_step,
+        "peak_bytes": side.peak_bytes,
+        "memory_stats": side.memory_stats or None,
+        "memory_space_peaks": side.space_peaks,
+    }
+
+
+def _value_json(info) -> dict[str, Any]:
+    return {
+        "id": info.value.id,
+        "name": info.value.label,
+        "shape": info.shape,
+        "allocated_bytes": info.allocated_bytes,
+        "logical_bytes": info.logical_bytes,
+    }
+
+
+def diff_json(diff: ModuleDiff) -> dict[str, Any]:
+    """The diff as a JSON-ready dict (shape in this module's docstring)."""
+    old, new = _side_json(diff.old), _side_json(diff.new)
+    old_stats, new_stats = diff.old.memory_stats, diff.new.memory_stats
+    spaces = diff.old.space_peaks.keys() | diff.new.space_peaks.keys()
+    delta = {
+        "total_bytes_used": diff.new.total_bytes - diff.old.total_bytes,
+        "peak_bytes": diff.new.peak_bytes - diff.old.peak_bytes,
+        "memory_stats": {
+            k: new_stats.get(k, 0) - old_stats.get(k, 0) for k in new_stats or old_stats
+        },
+        "memory_space_peaks": {
+            s: diff.new.space_peaks.get(s, 0) - diff.old.space_peaks.get(s, 0)
+            for s in sorted(spaces)
+        },
+    }
+    matched = [c for c in diff.changes if c.matched_by is not None]
+    return {
+        "old": old,
+        "new": new,
+        "delta": delta,
+        "values": {
+            "matched": len(matched),
+            "matched_by": {k: sum(1 for c in matched if c.matched_by == k) for k in MATCH_KEYS},
+            "changes": {k: diff.count(k) for k in CLASSES},
+            "added": [_value_json(c.new) for c in diff.changes if c.change == "added"],
+            "removed": [_value_json(c.old) for c in diff.changes if c.change == "removed"],
+            "changed": [
+                {
+                    "change": c.change,
+                    "matched_by": c.matched_by,
+                    "old": _value_json(c.old),
+                    "new": _value_json(c.new),
+                    "delta_bytes": c.delta_bytes,
+                }
+                for c in matched
+                if c.change != "unchanged"
+            ],
+        },
+        "groups": {
+            "keys": list(diff.keys),
+            "accounting": diff.accounting,
+            "rows": [
+                {
+                    "key": list(g.key),
+                    "old_bytes": g.old_bytes,
+                    "new_bytes": g.new_bytes,
+                    "delta_bytes": g.delta_bytes,
+                }
+                for g in diff.groups
+            ],
+        },
+    }
+
+
+def write_diff_json(diff: ModuleDiff, out: IO[str]) -> None:
+    """Write :func:`diff_json` to ``out``, newline-terminated."""
+    json.dump(diff_json(diff), out)
+    out.write("\n")
