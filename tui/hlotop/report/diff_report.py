@@ -126,6 +126,9 @@ def render_diff(diff: ModuleDiff) -> Group:
         Text(""),
         _values_line(diff),
     ]
+    shown = curves(diff)
+    if shown is not None:
+        parts += [Text(""), shown]
     if diff.groups:
         parts += [Text(""), _groups_table(diff)]
     moved = sorted(
@@ -135,6 +138,57 @@ def render_diff(diff: ModuleDiff) -> Group:
     if moved:
         parts += [Text(""), _values_table(moved)]
     return Group(*parts)
+
+
+CURVE_WIDTH = 60
+_EIGHTHS = " ▁▂▃▄▅▆▇█"
+
+
+def resample(curve: list[int], width: int) -> list[int]:
+    """``curve`` (bytes per step) as ``width`` columns over the program's length, each
+    the maximum of the steps it covers; [] for an empty curve."""
+    if not curve:
+        return []
+    n = len(curve)
+    return [
+        max(curve[c * n // width : max(c * n // width + 1, (c + 1) * n // width)])
+        for c in range(width)
+    ]
+
+
+def curves(diff: ModuleDiff, width: int = CURVE_WIDTH) -> Group | None:
+    """Both sides' occupied bytes of their main memory space (colour 0) over the
+    program, each scaled to its own schedule's length, on one axis (the larger
+    maximum), and the difference: ``▲`` where NEW holds more, ``▼`` less."""
+    old = diff.old.module.analysis.occupied_bytes.get(0, [])
+    new = diff.new.module.analysis.occupied_bytes.get(0, [])
+    if not old or not new:
+        return None
+    a, b = resample(old, width), resample(new, width)
+    top = max(max(a), max(b)) or 1
+
+    def row(values: list[int]) -> str:
+        return "".join(_EIGHTHS[min(8, round(v * 8 / top))] for v in values)
+
+    marks = "".join(
+        "▲" if y - x > top / 100 else "▼" if x - y > top / 100 else "·"
+        for x, y in zip(a, b, strict=True)
+    )
+    name = (
+        diff.old.module.analysis.memory_spaces[0].name
+        if diff.old.module.analysis.memory_spaces
+        else "0"
+    )
+    heading = Text.assemble(
+        (f"{name} occupied over the program", "bold"),
+        (f"  each side scaled to its schedule; top {human_bytes(top)}", "dim"),
+    )
+    return Group(
+        heading,
+        Text(f"OLD {row(a)}"),
+        Text(f"NEW {row(b)}"),
+        Text(f"    {marks}  ▲ more in NEW, ▼ less", style="dim"),
+    )
 
 
 def _values_line(diff: ModuleDiff) -> Text:
