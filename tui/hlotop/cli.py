@@ -218,6 +218,9 @@ def _main(args) -> int:
     except ValueError as err:
         return _error(str(err))
     interactive = not (args.summary or args.json or args.export) and sys.stdout.isatty()
+    directory = _modules_of(args.path)
+    if directory is not None and not interactive:
+        return _directory_report(args, directory)
     try:
         if interactive:
             return _run_browser(args.path, load, load_bytes, args.strict)
@@ -278,6 +281,64 @@ def _diff(args) -> int:
         print(printable(over), file=sys.stderr)
         return 1
     return 0
+
+
+def _modules_of(path: str) -> list | None:
+    """The modules of ``path`` when it is a directory holding other than exactly one
+    (a whole --xla_dump_to run); None otherwise (one module: opened as usual)."""
+    if path == "-" or not os.path.isdir(path):
+        return None
+    from hlotop.loading.directory import list_modules
+
+    try:
+        entries = list_modules(path)
+    except OSError:
+        return None
+    return entries if len(entries) > 1 else None
+
+
+def _directory_report(args, entries: list) -> int:
+    """``--summary DIR`` / ``--json DIR``: the modules ranked, read in parallel across
+    the cores (forked workers, each reads its modules' first look)."""
+    from hlotop.loading.directory import rank_modules
+    from hlotop.report.modules_report import render_modules, write_modules_json
+
+    if args.export or args.group_by:
+        return _error(
+            f"{args.path}: a directory of {len(entries)} modules; name one to group or export its live set"
+        )
+    with _reporting():
+        figures = rank_modules(entries, _module_mapper(len(entries)))
+        if args.json:
+            write_modules_json(args.path, figures, sys.stdout)
+        else:
+            from rich.console import Console
+
+            from hlotop.report.summary import PIPE_WIDTH
+
+            console = Console(highlight=False)
+            if not console.is_terminal and "COLUMNS" not in os.environ:
+                console = Console(highlight=False, width=PIPE_WIDTH)
+            console.print(render_modules(args.path, figures))
+    return 1 if args.strict and any(f.error for f in figures) else 0
+
+
+def _module_mapper(count: int):
+    """A process pool's map over modules when there are enough of them and forking is
+    allowed (hlotop.process), else None (one at a time)."""
+    from hlotop.process import report_workers
+
+    workers = min(report_workers(), count // 8)
+    if workers < 2:
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    def mapper(function, items):
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            yield from pool.map(function, items, chunksize=4)
+
+    return mapper
 
 
 class _GroupingError(Exception):

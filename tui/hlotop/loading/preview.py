@@ -23,6 +23,7 @@ from pathlib import Path
 from hlotop.analysis.analyze import analyze
 from hlotop.loading.discover import module_files, module_name, resolve, split_module_prefix
 from hlotop.loading.errors import LoadError
+from hlotop.loading.module_text import read_io_alias
 from hlotop.model import BufferAllocation, Diagnostic, DumpFile, ModuleDump, ParsedSections
 from hlotop.parse.allocations import ALLOCATION_HEAD
 
@@ -35,6 +36,8 @@ _AFTER_ALLOCATIONS = (b"\nTotal bytes used:", b"\nUsed values:", b"\nHloLiveRang
 _ALLOCATION_LINES = re.compile(ALLOCATION_HEAD.body + "$", re.M)
 _TOTAL = re.compile(rb"\nTotal bytes used: (\d+)")
 _PEAK = re.compile(rb"\n  Live ranges at (\d+) \(peak\):")
+# The lines of the peak list, one after another from the peak line on.
+_PEAK_ENTRY = re.compile(rb"\n    [^\n]*?: (\d+) bytes[^\n]*")
 
 
 def preview(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> ModuleDump | None:
@@ -42,7 +45,8 @@ def preview(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Modul
     :func:`hlotop.loading.loader.load`): a :class:`ModuleDump` holding every allocation
     (index, size in bytes, colour, kinds; no value slots yet), ``Total bytes used`` and,
     as ``analysis.peak_step``, the peak step XLA printed (None if it prints none: the
-    whole load computes it). Its ``preview`` is (bytes read, bytes in the module's
+    whole load computes it), and as ``analysis.peak_bytes`` the sum of the list XLA
+    printed under that line (source ``"list"``). Its ``preview`` is (bytes read, bytes in the module's
     files); it has no records, no live ranges and no diagnostics (the whole load
     reports them).
 
@@ -66,23 +70,29 @@ def preview(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Modul
                 return None
             main = allocations_file
             head, read = _allocation_section(main)
-            peak_step = _peak_step(kinds.get("live-range") or main)
+            peak_step, peak_bytes = _peak(kinds.get("live-range") or main)
             values = kinds.get("values")
             if values is not None:  # its first lines hold Total bytes used (jax >= 0.10)
                 with open(values, "rb") as f:
                     head += b"\n" + f.read(4096)
         else:
             head, read = _allocation_section(main)
-            peak_step = _peak_step(main)
+            peak_step, peak_bytes = _peak(main)
     except (LoadError, OSError):
         return None
     allocations, total_bytes = _allocations(head)
     if not allocations:
         return None
-    sections = ParsedSections(allocations=allocations, total_bytes_used=total_bytes)
+    sections = ParsedSections(
+        allocations=allocations,
+        total_bytes_used=total_bytes,
+        input_output_alias=read_io_alias(main),  # one line of the HLO text beside it
+    )
     ignored: list[Diagnostic] = []
     analysis = analyze(sections, ignored, str(main))
     analysis.peak_step = peak_step
+    if peak_bytes is not None:  # XLA's figure: the sum of its printed list
+        analysis.peak_bytes, analysis.peak_bytes_source = peak_bytes, "list"
     return ModuleDump(
         module_name(main),
         (DumpFile(str(main), "buffer-assignment"),),
@@ -128,17 +138,24 @@ def _allocations(head: bytes) -> tuple[tuple[BufferAllocation, ...], int | None]
     return tuple(allocations), int(total.group(1)) if total else None
 
 
-def _peak_step(path: Path | None) -> int | None:
-    """The step of XLA's ``Live ranges at N (peak):`` line in ``path`` (the live ranges
-    come last: found from the end), or None if it has none."""
+def _peak(path: Path | None) -> tuple[int | None, int | None]:
+    """XLA's ``Live ranges at N (peak):`` in ``path`` (the live ranges come last: found
+    from the end): the step N, and the bytes of the values it lists added up (its
+    ``name{i}: B bytes`` lines); (None, None) if it has none."""
     if path is None:
-        return None
+        return None, None
     with open(path, "rb") as f:
         if os.fstat(f.fileno()).st_size == 0:
-            return None
+            return None, None
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             block = mm.rfind(b"\nHloLiveRange (max ")
             if block < 0 and not mm[:18] == b"HloLiveRange (max ":
-                return None
+                return None, None
             m = _PEAK.search(mm, block)
-            return int(m.group(1)) if m else None
+            if m is None:
+                return None, None
+            total, at = 0, m.end()
+            while (entry := _PEAK_ENTRY.match(mm, at)) is not None:
+                total += int(entry.group(1))
+                at = entry.end()
+            return int(m.group(1)), total

@@ -1,0 +1,81 @@
+"""A whole --xla_dump_to directory: every module listed and ranked from its first
+look, with figures equal to each module's own; --summary and --json of a directory."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT, SAMPLES
+from hlotop import load
+from hlotop.loading.directory import collapse_identical, list_modules, rank_modules
+
+RUN = SAMPLES / "dirs" / "jax-0.10.2-cpu-train"
+
+
+def hlotop(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "hlotop", *args], capture_output=True, cwd=ROOT, timeout=120
+    )
+
+
+def test_every_module_is_listed_and_ranked_with_its_own_figures():
+    entries = list_modules(RUN)
+    names = sorted(p.name for p in RUN.glob("*-buffer-assignment.txt"))
+    assert sorted(e.path.name for e in entries) == names and len(names) == 19
+    assert all(len(e.files) == 4 and e.platform == "cpu" for e in entries)
+    figures = rank_modules(entries)
+    assert figures[0].entry.name == "module_0034.jit_train_step.cpu_after_optimizations"
+    peaks = [f.peak_bytes for f in figures]
+    assert peaks == sorted(peaks, reverse=True)
+    for f in figures:  # the first look's figures are the whole load's
+        module = load(f.entry.path)
+        a = module.analysis
+        assert (f.total_bytes_used, f.allocations) == (
+            module.total_bytes_used,
+            len(module.allocations),
+        )
+        assert (f.peak_step, f.peak_bytes) == (a.peak_step, a.peak_bytes)
+        assert f.memory_stats == a.memory_stats and f.error is None
+
+
+def test_one_program_compiled_alike_is_one_row():
+    rows = collapse_identical(rank_modules(list_modules(RUN)))
+    counts = {f.entry.name.split(".")[1]: n for f, n in rows}
+    # jit_convert_element_type is compiled twice with the same buffers; the three
+    # jit__normal modules differ in size, and so stay apart.
+    assert counts["jit_convert_element_type"] == 2
+    assert sum(1 for f, _ in rows if ".jit__normal." in f.entry.name) == 3
+    assert sum(n for _, n in rows) == 19
+
+
+def test_summary_and_json_of_a_directory():
+    path = str(RUN.relative_to(ROOT))
+    text = hlotop("--summary", path)
+    assert text.returncode == 0, text.stderr
+    out = text.stdout.decode()
+    assert "Modules  " in out and "19 modules" in out
+    assert "Largest single program: 9.18MiB XLA peak, module_0034.jit_train_step" in out
+    doc = json.loads(hlotop("--json", path).stdout)
+    first = doc["modules"][0]
+    module = load(RUN / "module_0034.jit_train_step.cpu_after_optimizations-buffer-assignment.txt")
+    assert first["name"] == "module_0034.jit_train_step.cpu_after_optimizations"
+    assert (first["platform"], first["total_bytes_used"], first["peak_bytes"]) == (
+        "cpu",
+        module.total_bytes_used,
+        module.analysis.peak_bytes,
+    )
+    assert first["memory_stats"] == module.analysis.memory_stats.as_dict()
+    assert len(first["files"]) == 4 and sum(m["identical"] for m in doc["modules"]) == 19
+    assert doc["largest_peak"] == {"module": first["name"], "bytes": module.analysis.peak_bytes}
+    wrong = hlotop("--summary", "--group-by", "scope", path)
+    assert wrong.returncode == 2 and "name one" in wrong.stderr.decode()
+
+
+def test_a_directory_with_one_module_still_opens_it(tmp_path):
+    for f in RUN.glob("module_0036.*"):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    out = hlotop("--summary", str(tmp_path))
+    assert out.returncode == 0 and "module_0036.jit_evaluate" in out.stdout.decode()
+    assert "Modules  " not in out.stdout.decode()

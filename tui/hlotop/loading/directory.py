@@ -1,0 +1,125 @@
+"""A whole ``--xla_dump_to`` directory: every module in it, and the figures that rank
+them, read quickly (the first look of each module: its allocation lines, its total
+and XLA's peak list; :mod:`hlotop.loading.preview`).
+
+A run writes hundreds of modules, many tiny (constants, small jits); programs do not
+run at once, so the largest single program, not a sum, decides an out-of-memory,
+except for arguments and outputs that stay resident (FEATURES.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from hlotop.analysis.platform import platform_of
+from hlotop.loading.discover import module_files, module_name, split_module_prefix
+from hlotop.loading.preview import preview
+from hlotop.model import MemoryStats
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleEntry:
+    """A module of a directory: the file to open it by and all its files."""
+
+    name: str
+    path: Path  # its -buffer-assignment.txt (combined or split)
+    files: tuple[Path, ...]
+    size: int  # bytes in its files
+
+    @property
+    def platform(self) -> str:
+        """``tpu``, ``gpu``, ``cpu`` from XLA's file name, else ``unknown``."""
+        return platform_of(self.path.name, ())
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleFigures:
+    """What ranks a module, from its first look. Bytes are ints; None where the dump
+    does not say (no peak list, no allocation could be read)."""
+
+    entry: ModuleEntry
+    total_bytes_used: int | None
+    allocations: int
+    peak_step: int | None
+    peak_bytes: int | None  # the sum of XLA's printed peak list
+    memory_stats: MemoryStats | None
+    fingerprint: str  # equal for one program (module name less its number) compiled alike
+    error: str | None = None  # why the module could not be read
+
+
+def list_modules(directory: str | os.PathLike) -> list[ModuleEntry]:
+    """Every module in ``directory`` (not its subdirectories): each
+    ``*-buffer-assignment.txt``, combined or split (its siblings with it), by name.
+    Raises OSError when the directory cannot be listed."""
+    out = []
+    for path in sorted(Path(directory).glob("*-buffer-assignment.txt")):
+        if split_module_prefix(path) is None or not path.is_file():
+            continue
+        files = tuple(f for f, _ in module_files(path))
+        size = sum(f.stat().st_size for f in files if f.exists())
+        out.append(ModuleEntry(module_name(path), path, files, size))
+    return out
+
+
+def quick_figures(entry: ModuleEntry) -> ModuleFigures:
+    """The ranking figures of one module from its first look (allocation lines,
+    ``Total bytes used``, XLA's peak list). Raises nothing: a module that cannot be
+    read has ``error`` set."""
+    module = preview(entry.path, from_bytes=0)
+    if module is None:
+        return ModuleFigures(entry, None, 0, None, None, None, "", "no allocation could be read")
+    a = module.analysis
+    digest = hashlib.sha1(usedforsecurity=False)
+    digest.update(entry.name.split(".", 1)[-1].encode())  # the program, not its number
+    for alloc in module.allocations:
+        digest.update(
+            f"{alloc.size},{alloc.color},{alloc.parameter},{alloc.maybe_live_out},"
+            f"{alloc.is_constant},{alloc.is_thread_local};".encode()
+        )
+    digest.update(str(module.total_bytes_used).encode())
+    return ModuleFigures(
+        entry,
+        module.total_bytes_used,
+        len(module.allocations),
+        a.peak_step,
+        a.peak_bytes if a.peak_bytes_source == "list" else None,
+        a.memory_stats,
+        digest.hexdigest(),
+    )
+
+
+def rank_modules(
+    entries: Iterable[ModuleEntry],
+    mapper: Callable[
+        [Callable[[ModuleEntry], ModuleFigures], list[ModuleEntry]], Iterator[ModuleFigures]
+    ]
+    | None = None,
+) -> list[ModuleFigures]:
+    """:func:`quick_figures` of each module, largest XLA peak first (then total bytes,
+    then name). ``mapper(function, entries)``: how to map over the modules, e.g. a
+    process pool's ``map`` (the caller's choice; default: one at a time here)."""
+    items = list(entries)
+    figures = list((mapper or map)(quick_figures, items))
+    figures.sort(key=lambda f: (-(f.peak_bytes or 0), -(f.total_bytes_used or 0), f.entry.name))
+    return figures
+
+
+def collapse_identical(figures: list[ModuleFigures]) -> list[tuple[ModuleFigures, int]]:
+    """Modules with the same fingerprint (the same program name less its module number,
+    the same allocations and total: one program compiled again) as one row with their
+    count, in the given order."""
+    seen: dict[str, int] = {}
+    out: list[tuple[ModuleFigures, int]] = []
+    for f in figures:
+        if f.fingerprint and f.fingerprint in seen:
+            first, count = out[seen[f.fingerprint]]
+            out[seen[f.fingerprint]] = (first, count + 1)
+            continue
+        if f.fingerprint:
+            seen[f.fingerprint] = len(out)
+        out.append((f, 1))
+    return out
