@@ -46,8 +46,8 @@ collectives, donation, host offload, while loops), the memory_analysis() figures
 versions, the regeneration command. Both are rebuilt from the files on disk after every
 module (``--manifest-only`` rebuilds them without compiling).
 
-Programs (``PROGRAMS``, a registry: add a ``Program`` there and a ``Target`` in
-``TARGETS`` to get a new module):
+Programs (``PROGRAMS``, a registry: add a ``Program`` and a ``Target`` in the section at
+the end of the file, which says why there, to get a new module; ``gpt_*`` are there too):
 
 * ``mlp_adam``            MLP train step with ``optax.adam``.
 * ``donation``            the same train step with ``donate_argnums=(0, 1)`` (params and
@@ -72,13 +72,13 @@ Programs (``PROGRAMS``, a registry: add a ``Program`` there and a ``Target`` in
 
 Targets (``TARGETS``): ``tpu/v5e_1x1-*`` for every single-chip program (one v5e chip),
 ``tpu/v5e_2x2-``, ``tpu/v6e_2x2-`` and ``tpu/v5p_2x2x1-transformer_sharded``,
-``tpu/v6e_1x1-mlp_adam``, and ``cpu/<program>`` for mlp_adam, donation, transformer_loop
-and transformer_scan. The whole run takes about a minute on 2 cores.
+``tpu/v6e_1x1-mlp_adam``, and ``cpu/<program>`` for mlp_adam, donation, transformer_loop,
+transformer_scan, gpt_loop and gpt_scan. The whole run takes about 2 minutes on 2 cores.
 
 Usage (inside the TPU virtualenv; never create it inside the repository)::
 
     python3 -m venv /tmp/hlotop-tpuenv
-    /tmp/hlotop-tpuenv/bin/pip install "jax[tpu]==0.10.2" libtpu==0.0.42.1 optax==0.2.8
+    /tmp/hlotop-tpuenv/bin/pip install "jax[tpu]==0.10.2" libtpu==0.0.42.1 optax==0.2.8 flax==0.12.8
     /tmp/hlotop-tpuenv/bin/python scripts/generate_tpu_dumps.py --out sample_dumps
     /tmp/hlotop-tpuenv/bin/python scripts/generate_tpu_dumps.py --out sample_dumps \\
         --only tpu/v5e_1x1-mlp_adam cpu/mlp_adam
@@ -1148,5 +1148,162 @@ def main(argv=None):
     write_manifests(out_root, ("tpu", "cpu"), left_out)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:3] in (["--child", k] for k in TARGETS_BY_KEY):
+    main()
+
+
+# --------------------------------------------------------------------------------------
+# More programs, below the entry point on purpose. The modules of the targets above record
+# this file's line numbers in their metadata, including the frames of `<module>` (the
+# `main()` call above), `main` and `child_main`, so no line above may move if their reruns
+# are to stay byte-identical. The child process of one of those targets runs the `main()`
+# above before this part of the file exists; every other run (the parent, the children of
+# the targets below) skips it and runs the `main()` at the end, with the full registries.
+#
+# * ``gpt_loop``  GPT-style decoder-only LM train step written with flax.linen, nanoGPT's
+#                 layout with ``bias=False``: token and position embeddings ``wte`` /
+#                 ``wpe``; 3 pre-LayerNorm blocks ``Block_0`` .. ``Block_2`` (a Python loop,
+#                 unrolled in HLO), each ``ln_1``, ``attn`` (``c_attn``, ``c_proj``),
+#                 ``ln_2``, ``mlp`` (``c_fc``, ``c_proj``); ``ln_f``; the output head tied to
+#                 ``wte``; cross-entropy loss. f32 parameters, bf16 compute, ``optax.adamw``
+#                 with its state passed in and returned, parameters and optimizer state
+#                 donated. Entry parameters are named after the pytree paths of the jit
+#                 arguments (``params``, ``opt_state``, ``batch``), op_names carry flax's
+#                 module scopes under ``jvp(GPT)`` / ``transpose(jvp(GPT))``.
+# * ``gpt_scan``  the same model with its 3 blocks stacked under ``nn.scan`` (``blocks``, a
+#                 while loop) and an untied output head ``lm_head``.
+# Only 3 layers: with 4 the TPU loop folder with its module text would be 1.7 MB (> 1.5 MB).
+# --------------------------------------------------------------------------------------
+
+FIRST_TARGET_KEYS = frozenset(TARGETS_BY_KEY)  # their children ran the main() above
+
+# Small dims with minor dimensions that are multiples of 128 (see the transformer's).
+GPT_VOCAB, GPT_D_MODEL, GPT_N_HEADS, GPT_D_FF = 1024, 128, 4, 512
+GPT_SEQ, GPT_BATCH, GPT_N_LAYERS = 128, 8, 3
+
+
+def _gpt_train_step(mesh, form):
+    """A GPT train step with flax.linen modules; ``form`` is "loop" or "scan"."""
+    import functools
+
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import optax
+
+    bf16 = jnp.bfloat16
+    dh = GPT_D_MODEL // GPT_N_HEADS
+    causal = np.tril(np.ones((GPT_SEQ, GPT_SEQ), dtype=bool))
+
+    # nanoGPT's bias=False: no biases in the Dense layers and LayerNorms.
+    LayerNorm = functools.partial(nn.LayerNorm, use_bias=False, dtype=bf16)
+
+    class CausalSelfAttention(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            b, t, d = x.shape
+            qkv = nn.Dense(3 * d, use_bias=False, dtype=bf16, name="c_attn")(x)
+            q, k, v = (a.reshape(b, t, GPT_N_HEADS, dh) for a in jnp.split(qkv, 3, axis=-1))
+            s = jnp.einsum("bqhd,bkhd->bhqk", q, k).astype(jnp.float32) / np.sqrt(dh)
+            a = jax.nn.softmax(jnp.where(causal, s, -1e9), axis=-1).astype(bf16)
+            o = jnp.einsum("bhqk,bkhd->bqhd", a, v).reshape(b, t, d)
+            return nn.Dense(d, use_bias=False, dtype=bf16, name="c_proj")(o)
+
+    class MLP(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            h = nn.gelu(nn.Dense(GPT_D_FF, use_bias=False, dtype=bf16, name="c_fc")(x))
+            return nn.Dense(GPT_D_MODEL, use_bias=False, dtype=bf16, name="c_proj")(h)
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x, _=None):  # (carry, input) -> (carry, output) for nn.scan
+            x = x + CausalSelfAttention(name="attn")(LayerNorm(name="ln_1")(x))
+            x = x + MLP(name="mlp")(LayerNorm(name="ln_2")(x))
+            return x, None
+
+    class GPT(nn.Module):
+        @nn.compact
+        def __call__(self, tokens):
+            wte = nn.Embed(GPT_VOCAB, GPT_D_MODEL, dtype=bf16, name="wte")
+            wpe = nn.Embed(GPT_SEQ, GPT_D_MODEL, dtype=bf16, name="wpe")
+            x = wte(tokens) + wpe(jnp.arange(tokens.shape[1]))
+            if form == "scan":
+                blocks = nn.scan(
+                    Block,
+                    variable_axes={"params": 0},
+                    split_rngs={"params": True},
+                    length=GPT_N_LAYERS,
+                )
+                x, _ = blocks(name="blocks")(x, None)
+            else:
+                for _ in range(GPT_N_LAYERS):
+                    x, _ = Block()(x)  # auto-named Block_0, Block_1, ...
+            x = LayerNorm(name="ln_f")(x)
+            if form == "scan":
+                return nn.Dense(GPT_VOCAB, use_bias=False, dtype=bf16, name="lm_head")(x)
+            return wte.attend(x)  # output head tied to the token embedding
+
+    model = GPT()
+    tokens = jax.ShapeDtypeStruct((GPT_BATCH, GPT_SEQ), jnp.int32)
+    shapes = jax.eval_shape(model.init, jax.random.key(0), tokens)["params"]
+    params = jax.tree_util.tree_map(lambda a: _sds(mesh, a.shape, a.dtype), shapes)
+    opt = optax.adamw(3e-4, b1=0.9, b2=0.95, weight_decay=0.1)
+    opt_state = _adam_state(mesh, opt, params)
+    batch = {
+        "inputs": _sds(mesh, (GPT_BATCH, GPT_SEQ), "int32"),
+        "targets": _sds(mesh, (GPT_BATCH, GPT_SEQ), "int32"),
+    }
+
+    def loss_fn(params, batch):
+        logits = model.apply({"params": params}, batch["inputs"]).astype(jnp.float32)
+        losses = optax.softmax_cross_entropy_with_integer_labels(logits, batch["targets"])
+        return losses.mean()
+
+    def gpt_train_step(params, opt_state, batch):
+        loss, grads = jax.value_and_grad(loss_fn)(params, batch)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    return gpt_train_step, (params, opt_state, batch), {"donate_argnums": (0, 1)}
+
+
+def build_gpt_loop(mesh):
+    return _gpt_train_step(mesh, "loop")
+
+
+def build_gpt_scan(mesh):
+    return _gpt_train_step(mesh, "scan")
+
+
+PROGRAMS.update(
+    {
+        "gpt_loop": Program(
+            "gpt_train_step",
+            "GPT-style LM train step in flax.linen (nanoGPT without biases: wte/wpe, 3 "
+            "pre-LayerNorm blocks Block_0..Block_2 of attn + mlp as a Python loop, ln_f, head "
+            "tied to wte, cross-entropy; f32 params, bf16 compute), optax.adamw; params and "
+            "optimizer state donated, entry parameters named by their pytree paths",
+            build_gpt_loop,
+        ),
+        "gpt_scan": Program(
+            "gpt_train_step",
+            "the gpt_loop train step with the 3 blocks stacked under nn.scan (blocks, a while "
+            "loop) and an untied output head lm_head",
+            build_gpt_scan,
+        ),
+    }
+)
+
+TARGETS = (
+    *TARGETS,
+    Target("tpu", "v5e_1x1", "gpt_loop"),
+    Target("tpu", "v5e_1x1", "gpt_scan"),
+    Target("cpu", "cpu", "gpt_loop"),
+    Target("cpu", "cpu", "gpt_scan"),
+)
+TARGETS_BY_KEY = {t.key: t for t in TARGETS}
+
+if __name__ == "__main__" and sys.argv[1:3] not in (["--child", k] for k in FIRST_TARGET_KEYS):
     main()
