@@ -38,8 +38,8 @@ async def test_the_browser_shows_the_preview_then_swaps_in_the_whole_dump():
         head_rows = _tree(app).row_count()
         status = screen.query_one(StatusBar)
         assert "reading all" in status.note.plain
-        # The truth at once: every allocation by size, the total and XLA's peak step;
-        # what is still loading says so by name.
+        # The truth at once: every allocation by size, the total and XLA's peak (its
+        # step and the sum of its printed list); what is still loading says so by name.
         whole = load(path, lazy=True)
         assert head_rows == len(whole.allocations)
         sizes = [a.size for a, _ in _tree(app)._rows]
@@ -47,7 +47,8 @@ async def test_the_browser_shows_the_preview_then_swaps_in_the_whole_dump():
         text = screen_text(app)
         assert "first" not in text
         assert f"total {human_bytes(whole.total_bytes_used)} in " in text
-        assert f"peak at step {whole.analysis.peak_step}" in text
+        a = whole.analysis
+        assert f"XLA peak {human_bytes(a.peak_bytes)} at step {a.peak_step}" in text
         assert "values: loading…" in text and "diagnostics: loading…" in text
         assert "live ranges: loading…" in text and "live set: loading…" in text
         assert "0 values" not in text and "0 diagnostics" not in text

@@ -57,11 +57,11 @@ class SummaryBar(Widget):
             if wide:
                 text.append(f" in {spaced_bytes(len(d.allocations))} allocations")
         loading = d.preview is not None  # the first look at a big dump: no values yet
-        if a.peak_step is not None and loading:  # the step XLA printed; its bytes later
-            text.append(f" │ peak at step {a.peak_step}")
+        if a.peak_step is not None and loading and a.peak_bytes_source != "list":
+            text.append(f" │ peak at step {a.peak_step}")  # its bytes come with the load
             if self.size.width >= 140:
                 text.append(" · bytes: loading…", style="italic")
-        elif a.peak_step is not None:
+        elif a.peak_step is not None:  # the first look reads XLA's list too
             text.append(" │ XLA peak ")
             text.append(human_bytes(a.peak_bytes), style="bold")
             text.append(f" at step {a.peak_step}")
