@@ -167,6 +167,8 @@ PADDED = {
     "v5e_1x1-transformer_loop": (104, 76, 0),
     "v5e_1x1-transformer_remat": (128, 82, 0),
     "v5e_1x1-transformer_scan": (95, 60, 0),
+    "v5e_1x1-gpt_loop": (170, 190, 0),
+    "v5e_1x1-gpt_scan": (148, 105, 0),
     "v5e_2x2-transformer_sharded": (250, 81, 25),
     "v5p_2x2x1-transformer_sharded": (214, 82, 0),
     "v6e_1x1-mlp_adam": (56, 39, 0),

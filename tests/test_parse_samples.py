@@ -20,6 +20,8 @@ def _modules() -> list[Path]:
     for path in sorted(SAMPLES.rglob("*.txt")):
         if path.name.endswith("after_optimizations.txt"):
             continue  # a module's HLO text, read only for its stack frames
+        if path.relative_to(SAMPLES).parts[0] == "oom":
+            continue  # out-of-memory error texts, not dumps (tests/test_oom.py)
         split = split_module_prefix(path)
         if split is None or split[1] == "buffer-assignment":
             out.append(path)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from hlotop.analysis.peak import live_set
 from hlotop.analysis.scope import (
     ScopeRule,
+    argument_scope,
     phase_of,
     pytree_path,
     scope_of,
@@ -20,7 +21,7 @@ from hlotop.analysis.scope import (
 from hlotop.analysis.totals import first_kind
 from hlotop.model import ModuleDump, SourceFrame, ValueInfo, shape_of
 from hlotop.model.memory_space import space_name, space_names
-from hlotop.parse.computations import called_computation
+from hlotop.parse.computations import called_computation, first_operand
 from hlotop.shapes import ArrayShape
 
 GROUP_KEYS = ("scope", "phase", "source", "opcode", "shape", "dtype", "kind", "space", "param")
@@ -30,6 +31,19 @@ TOP_SCOPE = "(top level)"
 UNKNOWN = "(unknown)"
 NOT_A_PARAMETER = "(not a parameter)"
 _LAYOUT = re.compile(r"\{[^{}]*\}")  # a layout, {1,0:T(8,128)S(1)}
+# Instructions that carry their operand's data on (XLA adds them with no metadata): a
+# value of one takes its first operand's origin, through at most _OPERAND_DEPTH.
+_PASS_THROUGH = {
+    "fusion",
+    "copy",
+    "convert",
+    "bitcast",
+    "transpose",
+    "reshape",
+    "copy-start",
+    "copy-done",
+}
+_OPERAND_DEPTH = 4
 
 
 def parse_keys(text: str) -> tuple[str, ...]:
@@ -84,6 +98,9 @@ class Labeller:
         reader = self.module.sections.called_metadata
         self.called = reader() if reader is not None else {}
         self._origins: dict[int, tuple[str | None, tuple[SourceFrame, ...]]] = {}
+        self._by_name = {
+            i.value.name: i for i in self.module.analysis.values if not i.value.shape_index
+        }
         starts = []
         for info in self.module.analysis.values:
             if info.live is not None:
@@ -92,11 +109,13 @@ class Labeller:
                     starts.append(info.live.start)
         self.update_from = min(starts) if starts else None
 
-    def origin(self, info: ValueInfo) -> tuple[str | None, tuple[SourceFrame, ...]]:
-        """The value's ``op_name`` and Python stack: its instruction's metadata, or
-        for an instruction with none (XLA drops it from many fusions) the metadata of
-        the computation it calls (its root's, else its last instruction's) from the
-        module's HLO text beside the dump. ``(None, ())`` when neither says."""
+    def origin(self, info: ValueInfo, depth: int = 0) -> tuple[str | None, tuple[SourceFrame, ...]]:
+        """The value's ``op_name`` and Python stack: its instruction's metadata; for
+        an instruction with none (XLA drops it from many fusions) the metadata of the
+        computation it calls (its root's, else its last instruction's) from the
+        module's HLO text beside the dump; for a copy, convert, bitcast or a fusion of
+        those that XLA made with no metadata at all, its first operand's origin.
+        ``(None, ())`` when nothing says."""
         known = self._origins.get(info.value.id)
         if known is not None:
             return known
@@ -105,14 +124,18 @@ class Labeller:
         found: tuple[str | None, tuple[SourceFrame, ...]] = (None, ())
         if instr is not None and instr.op_name:
             found = (instr.op_name, info.stack)
-        elif instr is not None and self.called:
-            callee = called_computation(instr.text)
+        elif instr is not None:
+            callee = called_computation(instr.text) if self.called else None
             meta = self.called.get(callee) if callee else None
             if meta is not None:
                 frames = self.module.sections.stack_frames
                 frame_id = meta[1]
                 stack = frames.stack(frame_id) if frames and frame_id is not None else ()
                 found = (meta[0], stack)
+            elif depth < _OPERAND_DEPTH and instr.opcode in _PASS_THROUGH:
+                operand = self._by_name.get(first_operand(instr.text) or "")
+                if operand is not None and operand is not info:
+                    found = self.origin(operand, depth + 1)
         self._origins[info.value.id] = found
         return found
 
@@ -135,7 +158,8 @@ class Labeller:
         if key in ("scope", "param"):
             op_name = self.origin(info)[0]
             if self.is_argument(info) and op_name:
-                return pytree_path(op_name, self.fold)
+                path = pytree_path(op_name, self.fold)
+                return path if key == "param" else argument_scope(path)
             if key == "param":
                 return NOT_A_PARAMETER
             scope = scope_of(op_name, self.fold, self.rules)

@@ -31,6 +31,7 @@ PHASES = ("argument", "forward", "backward", "optimizer", "other")
 _OPTIMIZER = re.compile(
     r"(?:^|[/_.(])(?:optax|adamw?|sgd|lamb|lion|adafactor|apply_updates)(?:$|[/_.)\[])"
 )
+_OPTAX_FILE = re.compile(r"(?:^|/)optax/")
 # Frames that are not the user's code: JAX, its libraries, Python itself.
 _LIBRARY = re.compile(
     r"(?:site-packages|dist-packages)/|(?:^|/)(?:jax|jaxlib|flax|optax|equinox|haiku)/|^<"
@@ -144,6 +145,15 @@ def pytree_path(op_name: str, fold: bool = True) -> str:
     return "/".join(parts)
 
 
+def argument_scope(path: str) -> str:
+    """The scope of an entry parameter: the first two named parts of its pytree path
+    (indices and ``*`` skipped): ``params/Block_*/attn/c_attn/kernel`` ->
+    ``params/Block_*``, ``opt_state/*/mu/Block_*/mlp/kernel`` -> ``opt_state/mu``,
+    ``labels`` -> ``labels``; the whole path is the ``param`` key."""
+    named = [p for p in path.split("/") if p and p != "*" and not p.isdigit()]
+    return "/".join(named[:2]) or path
+
+
 def phase_of(op_name: str | None, is_argument: bool, stack: Sequence[SourceFrame] = ()) -> str:
     """The phase a value belongs to (one of :data:`PHASES`):
 
@@ -162,7 +172,7 @@ def phase_of(op_name: str | None, is_argument: bool, stack: Sequence[SourceFrame
             return "forward"
         if _OPTIMIZER.search(strip_params(op_name).lower()):
             return "optimizer"
-    if any("/optax/" in frame.file for frame in stack):
+    if any(_OPTAX_FILE.search(frame.file) for frame in stack):
         return "optimizer"
     return "other"
 

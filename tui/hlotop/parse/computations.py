@@ -56,3 +56,13 @@ def called_computation(instruction_text: str) -> str | None:
     None."""
     m = _CALLS.search(instruction_text)
     return m.group(1) if m else None
+
+
+_FIRST_OPERAND = re.compile(r" [a-z][a-z0-9\-_]*\(%([^\s,)]+)")
+
+
+def first_operand(instruction_text: str) -> str | None:
+    """The name of an instruction's first operand (``fusion(%ynn_fusion.86, ...)`` ->
+    ``ynn_fusion.86``), or None when it has none."""
+    m = _FIRST_OPERAND.search(instruction_text)
+    return m.group(1) if m else None
