@@ -164,3 +164,20 @@ def test_fail_over_in_a_shell_script(tmp_path: Path):
     )
     out = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "fail 1"
+
+
+def test_a_batch_size_change_doubles_the_activations():
+    """The CPU GPT train step at batch 8 and 16: the parameters and optimizer state
+    match and stay, every forward group at the peak doubles, and XLA's peak grows by
+    84.5%; nothing is added or removed."""
+    cpu = SAMPLES / "cpu"
+    diff = diff_modules(load(cpu / "gpt_loop"), load(cpu / "gpt_loop_batch16"))
+    assert diff.count("added") == diff.count("removed") == 0
+    assert diff.count("grown") > 200
+    by_key = {g.key: g for g in diff.groups}
+    for scope in ("GPT/Block_*/attn", "GPT/Block_*/mlp", "GPT/Block_*/ln_*"):
+        g = by_key[("forward", scope)]
+        assert g.new_bytes == 2 * g.old_bytes > 0
+    for key in (("argument", "opt_state/mu"), ("argument", "params/Block_*")):
+        assert by_key[key].delta_bytes == 0
+    assert round(100 * (diff.new.peak_bytes / diff.old.peak_bytes - 1), 1) == 84.5
