@@ -170,3 +170,37 @@ def test_markup_bearing_op_name_shown_literally(snap_compare, tmp_path, monkeypa
 
     app = _damaged_copy(tmp_path, monkeypatch, "seeds/002_c2e226da3172e77e.txt", "markup.txt", edit)
     assert snap_compare(app, terminal_size=(120, 40), run_before=then("slash", *"args_2_", "enter"))
+
+
+def grouped_then(*keys: str):
+    """A run_before that waits for the dump, turns pane 3 grouped (``v``), presses
+    ``keys`` and waits for every grouping (made in thread workers)."""
+
+    async def run(pilot) -> None:
+        await loaded(pilot)
+        for key in ("v", *keys):
+            await pilot.press(key)
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+
+    return run
+
+
+def test_small_terminal_grouped_live_set(snap_compare):
+    """80x24, the grouped view of a real CPU train step at XLA's peak (step 167), by
+    phase,scope: forward (open from the start) closed, argument opened to its
+    scopes; the nodes under 1% of the step's total folded into "N values below X"."""
+    keys = ("home", "left", "down", "right")
+    assert snap_compare(
+        app("cpu/transformer_loop"), terminal_size=(80, 24), run_before=grouped_then(*keys)
+    )
+
+
+def test_large_terminal_grouped_live_set_by_kind_and_space(snap_compare):
+    """160x50, the TPU seed grouped by kind,space (b twice) in occupied bytes (u):
+    parameter (open from the start) and preallocated-temp open to their values, in
+    their memory space's colour (HBM, S(1) VMEM); the first VMEM value selected, so
+    the timeline's row and the detail show it too."""
+    # parameter › HBM open: 5 values; then preallocated-temp › VMEM open, its first value
+    keys = "b b u home right right down down down down down down right right right down".split()
+    assert snap_compare(app(TPU), terminal_size=(160, 50), run_before=grouped_then(*keys))

@@ -230,6 +230,25 @@ SCOPES: tuple[Scope, ...] = (
                 help="Sort the allocation tree by size (largest first) or by index.",
             ),
             Key(
+                "v",
+                "toggle_grouped",
+                "Grouped",
+                show=False,
+                palette="Group the live set / show it flat",
+                help="Show the live set at the timeline cursor grouped (a tree by phase, "
+                "scope, opcode ...) or flat, one row a value.",
+            ),
+            Key(
+                "e",
+                "export",
+                "Export",
+                show=False,
+                palette="Write the live set as CSV",
+                help="Write the live set at the timeline cursor as a CSV file (its groups "
+                "in the grouped view, one row a value in the flat one), named in a "
+                "notification; never in the dump's folder.",
+            ),
+            Key(
                 "d",
                 "diagnostics",
                 "Diagnostics",
@@ -416,6 +435,75 @@ SCOPES: tuple[Scope, ...] = (
         ),
     ),
     Scope(
+        "grouped",
+        "Grouped live set",
+        _LIST_CURSOR
+        + (
+            Key(
+                "enter",
+                "activate",
+                "Open",
+                key_display="⏎",
+                help="On a group: open or close it; on a value: show its detail.",
+            ),
+            Key(
+                "right,l",
+                "expand",
+                "Expand",
+                show=False,
+                key_display="→ l",
+                help="Open a group (on an open one: go to its first row).",
+            ),
+            Key(
+                "left,h",
+                "collapse",
+                "Collapse",
+                show=False,
+                key_display="← h",
+                help="Close a group (else go to the group it is in).",
+            ),
+            Key(
+                "b",
+                "next_keys",
+                "Group by",
+                help="Group by the next keys: phase,scope; scope,opcode; kind,space; "
+                "source; param; shape.",
+            ),
+            Key(
+                "B",
+                "type_keys",
+                "Keys…",
+                show=False,
+                key_display="B",
+                help="Type the grouping keys (scope, phase, source, opcode, shape, dtype, "
+                "kind, space, param), outermost first.",
+            ),
+            Key(
+                "t",
+                "threshold(1)",
+                "Fold more",
+                help="Fold more: raise the share under which groups and values fold into "
+                "'N values below X' (none, 0.1%, 1%, 5%).",
+            ),
+            Key(
+                "T",
+                "threshold(-1)",
+                "Fold less",
+                show=False,
+                key_display="T",
+                help="Fold less: lower that share.",
+            ),
+            Key(
+                "u",
+                "toggle_accounting",
+                "Padded",
+                help="Count logical bytes (each value's shape, no padding, as XLA's peak) "
+                "or occupied ones (allocation bytes in use, padding included, shared "
+                "slices once).",
+            ),
+        ),
+    ),
+    Scope(
         "detail",
         "Value detail",
         (
@@ -504,6 +592,11 @@ SCOPES: tuple[Scope, ...] = (
         "goto",
         "Go to step",
         (Key("escape", "cancel", "Cancel", key_display="esc", help="Close without moving."),),
+    ),
+    Scope(
+        "group_keys",
+        "Group by",
+        (Key("escape", "cancel", "Cancel", key_display="esc", help="Close without regrouping."),),
     ),
     Scope(
         "modal",

@@ -36,10 +36,11 @@ from hlotop.ui.screens.goto_step import GotoStepScreen
 from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.screens.search import SearchScreen
 from hlotop.ui.widgets.allocation_tree import AllocationTree, TreeLayout
+from hlotop.ui.widgets.grouped_view import GroupedView
 from hlotop.ui.widgets.key_bar import KeyBar
 from hlotop.ui.widgets.legend import Legend
 from hlotop.ui.widgets.live_set import LiveSet
-from hlotop.ui.widgets.pane_tabs import PANES, PaneTabs
+from hlotop.ui.widgets.pane_tabs import PANES, PaneTabs, pane_of, set_pane_3
 from hlotop.ui.widgets.status_bar import StatusBar
 from hlotop.ui.widgets.steps import LiveIndex, StepIndex, step_summary
 from hlotop.ui.widgets.summary_bar import SummaryBar
@@ -92,6 +93,7 @@ class MainScreen(Screen):
         self._came_from: str | None = None
         self._search: SearchScreen | None = None  # open over this screen
         self._loading_timer: Timer | None = None  # ticks the status bar during a preview
+        self.grouped = False  # pane 3 shows the grouped view (v), not the flat live set
 
     # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -114,10 +116,14 @@ class MainScreen(Screen):
     def _make_panes(self) -> list[Widget]:
         indexes = self._indexes or PaneIndexes.of(self.dump)
         self._indexes = None  # the panes keep what they need
+        live = LiveSet(self.dump, indexes.steps, index=indexes.live, owner=self)
+        grouped = GroupedView(self.dump, owner=self)
+        set_pane_3(live, grouped, self.grouped)
         return [
             AllocationTree(self.dump, layout=indexes.tree, owner=self),
             Timeline(self.dump, indexes.steps, owner=self),
-            LiveSet(self.dump, indexes.steps, index=indexes.live, owner=self),
+            live,
+            grouped,
             ValueDetail(self.dump),
         ]
 
@@ -139,8 +145,18 @@ class MainScreen(Screen):
         return self.query_one(LiveSet)
 
     @property
+    def grouped_view(self) -> GroupedView:
+        return self.query_one(GroupedView)
+
+    @property
     def detail(self) -> ValueDetail:
         return self.query_one(ValueDetail)
+
+    def _pane_widget(self, pane: str) -> Widget:
+        """The widget that is pane ``pane`` now (pane 3: the flat or grouped live set)."""
+        if pane == "live" and self.grouped:
+            return self.grouped_view
+        return self.query_one(f"#{pane}")
 
     def on_mount(self) -> None:
         if getattr(self.app, "exiting", False):
@@ -155,6 +171,7 @@ class MainScreen(Screen):
         """Set the panes of :attr:`dump` going: the step, the first selection (the
         tree's first row), or what ``carry`` (see :meth:`carry`) kept."""
         self._apply_step(self.step)
+        self.grouped_view.set_active(self.grouped)
         self.activate(PANE_IDS[0] if carry is None else carry["active"])
         tree = self.allocation_tree
         self._first_value = None
@@ -261,19 +278,19 @@ class MainScreen(Screen):
         """Make ``pane`` the active one (shown on small terminals) and focus it."""
         self.active = pane
         for widget in self.query(".pane"):
-            widget.set_class(widget.id == pane, "-active")
+            widget.set_class(pane_of(widget) == pane, "-active")
         self.query_one(PaneTabs).set_active(pane)
         if focus:
             # Now, not as Widget.focus does (after the messages already queued): the
             # keys typed in the same burst as the switch (2 → → →) go to the new pane.
-            self.set_focus(self.query_one(f"#{pane}"))
+            self.set_focus(self._pane_widget(pane))
 
     def on_descendant_focus(self, event) -> None:
         widget = event.widget
         while widget is not None and not widget.has_class("pane"):
             widget = widget.parent
-        if widget is not None and widget.id != self.active:
-            self.activate(widget.id, focus=False)
+        if widget is not None and pane_of(widget) != self.active:
+            self.activate(pane_of(widget) or self.active, focus=False)
 
     def on_pane_activated(self, message: PaneActivated) -> None:
         self.activate(message.pane)
@@ -287,7 +304,7 @@ class MainScreen(Screen):
         if info is None:
             return
         self.selected_value = value_id
-        for pane in (self.allocation_tree, self.timeline, self.live):
+        for pane in (self.allocation_tree, self.timeline, self.live, self.grouped_view):
             if pane.id != origin:
                 pane.show_value(value_id)
         self.detail.show_value(value_id)
@@ -309,6 +326,7 @@ class MainScreen(Screen):
             tree.show_allocation(index)
         self.timeline.show_value(None)
         self.live.show_value(None)
+        self.grouped_view.show_value(None)
         self.detail.show_allocation(index)
         self.query_one(StatusBar).set_allocation(alloc, self.dump.preview is not None)
         if open_detail:
@@ -326,6 +344,7 @@ class MainScreen(Screen):
     def _apply_step(self, step: int) -> None:
         self.step = step
         self.live.set_step(step)
+        self.grouped_view.set_step(step)
         timeline = self.timeline
         summary = step_summary(self.dump, step, timeline.counts, self.app.no_color, timeline.space)
         self.query_one(StatusBar).set_step_text(summary)
@@ -400,6 +419,27 @@ class MainScreen(Screen):
         names = space_names(self.dump)
         self._search = SearchScreen(self.dump.analysis.values, names)
         self.app.push_screen(self._search, chosen)
+
+    def action_toggle_grouped(self) -> None:
+        """Pane 3 flat or grouped, shown and focused."""
+        self.grouped = not self.grouped
+        live, grouped = self.live, self.grouped_view
+        with self.app.batch_update():
+            set_pane_3(live, grouped, self.grouped)
+            grouped.set_active(self.grouped)
+            if self.grouped:
+                grouped.show_value(self.selected_value)
+            elif self.selected_value is not None:
+                live.show_value(self.selected_value)
+            self.query_one(PaneTabs).set_title("live", "Grouped" if self.grouped else "Live set")
+            self.activate("live")
+
+    def action_export(self) -> None:
+        """Write the live set at the step as CSV: pane 3's rows, its groups or values."""
+        if self._live_ranges_ready():
+            files = self.dump.files  # the dump's folder, opened by a file or by itself
+            where = files[0].path if files else str(getattr(self.app, "source", ""))
+            self.grouped_view.export(self.step, self.grouped, where)
 
     def action_diagnostics(self) -> None:
         pending = None if self.dump.records_read else (self.query_one(StatusBar).progress or True)

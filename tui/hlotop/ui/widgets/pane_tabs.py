@@ -1,4 +1,5 @@
-"""The pane switcher shown on small terminals, where one pane is visible at a time."""
+"""The pane switcher shown on small terminals, where one pane is visible at a time, and
+which widget is which pane (pane 3 is the flat live set or the grouped one)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,19 @@ PANES: tuple[tuple[str, str], ...] = (
 )
 
 
+def pane_of(widget: Widget) -> str | None:
+    """The pane (of :data:`PANES`) ``widget`` is: its id, ``live`` for the grouped view."""
+    return "live" if widget.id == "grouped" else widget.id
+
+
+def set_pane_3(live: Widget, grouped: Widget, show_grouped: bool) -> None:
+    """Make ``grouped`` pane 3 (``show_grouped``), or ``live``: the other is no
+    ``.pane`` then, and takes no room (nor a cell of the grid: see hlotop.tcss)."""
+    for widget, on in ((live, not show_grouped), (grouped, show_grouped)):
+        widget.set_class(on, "pane")
+        widget.set_class(not on, "-off")
+
+
 class PaneTabs(Widget):
     """``[1 Allocations]  2 Timeline  3 Live set  4 Detail``: the active pane bracketed
     (readable without colour); a click switches pane."""
@@ -27,18 +41,24 @@ class PaneTabs(Widget):
     def __init__(self, *, id: str | None = "tabs"):
         super().__init__(id=id)
         self.active = PANES[0][0]
+        self.titles = dict(PANES)
         self._spans: list[tuple[int, int, str]] = []
 
     def set_active(self, pane: str) -> None:
         self.active = pane
         self.refresh()
 
+    def set_title(self, pane: str, title: str) -> None:
+        """Call ``pane``'s tab ``title`` (pane 3: "Live set" or "Grouped")."""
+        self.titles[pane] = title
+        self.refresh()
+
     def render(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         self._spans = []
-        for n, (pane, title) in enumerate(PANES, 1):
+        for n, (pane, _) in enumerate(PANES, 1):
             start = len(text)
-            label = f"{n} {title}"
+            label = f"{n} {self.titles[pane]}"
             if pane == self.active:
                 text.append(f"[{label}]", style="bold reverse")
             else:
