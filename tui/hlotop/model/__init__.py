@@ -18,6 +18,7 @@ from hlotop.model.allocation import (
     BufferAllocation,
     has_kind,
 )
+from hlotop.model.devices import DEVICES, parse_capacity
 from hlotop.model.dump import ModuleDump, ParsedSections
 from hlotop.model.dump_file import Diagnostic, DumpFile
 from hlotop.model.figures import Analysis, MemorySpace, MemoryStats, ValueInfo
@@ -36,6 +37,7 @@ from hlotop.model.memory_report import (
     ReportRow,
 )
 from hlotop.model.module_text import IoAlias
+from hlotop.model.oom import OOM_FORMATS, OomEntry, OomReport
 from hlotop.model.source import SourceFrame, StackFrameTable
 from hlotop.model.used_values import RecordGrammar, UsedValues
 from hlotop.model.values import (
@@ -53,6 +55,7 @@ from hlotop.model.values import (
 
 __all__ = [
     "ALLOCATION_KINDS",
+    "DEVICES",
     "KIND_CONSTANT",
     "KIND_FIELDS",
     "KIND_MAYBE_LIVE_OUT",
@@ -60,6 +63,7 @@ __all__ = [
     "KIND_PARAMETER",
     "KIND_PREALLOCATED_TEMP",
     "KIND_THREAD_LOCAL",
+    "OOM_FORMATS",
     "Analysis",
     "BufferAllocation",
     "BufferLiveRange",
@@ -76,6 +80,8 @@ __all__ = [
     "MemoryStats",
     "MemoryUsageReport",
     "ModuleDump",
+    "OomEntry",
+    "OomReport",
     "ParsedSections",
     "PeakEntry",
     "PeakUsage",
@@ -94,5 +100,6 @@ __all__ = [
     "ValueSlot",
     "format_shape_index",
     "has_kind",
+    "parse_capacity",
     "shape_of",
 ]

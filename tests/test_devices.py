@@ -1,0 +1,109 @@
+"""Device capacity presets and capacities as users write them (model.devices)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hlotop.model import DEVICES, parse_capacity
+from hlotop.model.devices import ALIASES, JAX_GPU_FRACTION, device_named, is_gpu
+
+GIB = 1 << 30
+
+
+def test_every_preset_has_a_size_a_note_and_a_source():
+    for name, (capacity, note, source) in DEVICES.items():
+        assert capacity > 0 and capacity % GIB == 0, name
+        assert note and source.startswith("https://"), name
+    assert set(ALIASES.values()) <= set(DEVICES)
+
+
+@pytest.mark.parametrize(
+    "name, gib",
+    [
+        ("tpu-v3", 16),  # per TensorCore: the TF1 sample's OOM says "of 16.00G hbm"
+        ("tpu-v4", 32),
+        ("tpu-v5e", 16),
+        ("tpu-v5p", 95),
+        ("tpu-v6e", 32),
+        ("a100-40gb", 40),
+        ("a100-80gb", 80),
+        ("h100-80gb", 80),
+        ("h100-nvl-94gb", 94),
+        ("h200-141gb", 141),
+        ("l4", 24),
+        ("a10g", 24),
+        ("v100-16gb", 16),
+        ("v100-32gb", 32),
+        ("rtx-4090", 24),
+    ],
+)
+def test_preset_capacities(name, gib):
+    assert DEVICES[name][0] == gib * GIB
+
+
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("v5e", "tpu-v5e"),
+        ("tpu-v5e", "tpu-v5e"),
+        ("TPU v5e", "tpu-v5e"),
+        ("V5LITEPOD", "tpu-v5e"),
+        ("v5litepod-16", "tpu-v5e"),  # an accelerator type: the chip count goes
+        ("v4-32", "tpu-v4"),
+        ("trillium", "tpu-v6e"),
+        ("a100-80gb", "a100-80gb"),
+        ("A100 80GB", "a100-80gb"),
+        ("nvidia-a100-40gb", "a100-40gb"),
+        ("h100", "h100-80gb"),
+        ("H100 NVL", "h100-nvl-94gb"),
+        ("H200", "h200-141gb"),
+        ("RTX 4090", "rtx-4090"),
+        ("GeForce RTX 4090", "rtx-4090"),
+        ("banana", None),
+    ],
+)
+def test_device_names(text, name):
+    assert device_named(text) == name
+
+
+def test_a_tpu_preset_is_its_hbm():
+    size, label = parse_capacity("v5e")
+    assert size == 16 * GIB
+    assert label.startswith("tpu-v5e: 16.00GiB HBM per JAX device")
+    assert not is_gpu("tpu-v5e")
+
+
+def test_a_gpu_preset_is_the_jax_pool_and_says_so():
+    size, label = parse_capacity("a100-80gb")
+    assert JAX_GPU_FRACTION == 0.75
+    assert size == 60 * GIB
+    assert "the JAX pool: 0.75 of 80.00GiB" in label and "XLA_CLIENT_MEM_FRACTION" in label
+    size, label = parse_capacity("h100", gpu_fraction=0.9)
+    assert size == int(80 * GIB * 0.9) and "0.9 of 80.00GiB" in label
+    assert is_gpu("h100-80gb")
+
+
+@pytest.mark.parametrize(
+    "text, size, unit",
+    [
+        ("16GiB", 16 * GIB, "binary"),
+        ("16 GiB", 16 * GIB, "binary"),
+        ("15.48G", round(15.48 * GIB), "binary"),  # as XLA and libtpu print it
+        ("512MiB", 512 << 20, "binary"),
+        ("2T", 2 << 40, "binary"),
+        ("80GB", 80 * 10**9, "decimal"),
+        ("1.5KB", 1500, "decimal"),
+        ("1024", 1024, "bytes"),
+        ("17,179,869,184", 16 * GIB, "bytes"),
+    ],
+)
+def test_sizes(text, size, unit):
+    got, label = parse_capacity(text)
+    assert got == size
+    assert f"({unit}," in label and f"{size:,} bytes" in label
+
+
+@pytest.mark.parametrize("text", ["", "banana", "16 GiBs", "-3G", "v9z"])
+def test_anything_else_is_refused_with_the_presets_named(text):
+    with pytest.raises(ValueError, match="tpu-v5e"):
+        parse_capacity(text)
