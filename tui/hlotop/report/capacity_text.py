@@ -1,0 +1,55 @@
+"""``--capacity SIZE|DEVICE``: how far the program is from fitting, as text."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from hlotop.analysis.capacity import Fit
+from hlotop.safe_text import printable
+from hlotop.units import human_bytes
+
+
+def fit_line(fit: Fit) -> Text:
+    """One line: the capacity, the need and the headroom or the excess."""
+    text = Text.assemble(
+        ("Capacity ", "bold"),
+        f"{human_bytes(fit.capacity_bytes)}",
+        (f" ({printable(fit.label)})" if fit.label else "", "dim"),
+        " · needs at least ",
+        (human_bytes(fit.required_bytes), "bold"),
+        (" (argument + output - alias + temp, device)", "dim"),
+        " · ",
+    )
+    if fit.fits:
+        text.append(f"headroom {human_bytes(fit.headroom_bytes)}", style="bold green")
+    else:
+        text.append(f"over by {human_bytes(fit.over_bytes)}", style="bold red")
+    return text
+
+
+def capacity_block(fit: Fit) -> Group:
+    """The fit line and, when over, the fewest values live at XLA's peak whose occupied
+    bytes cover the excess."""
+    parts: list[Text | Table] = [fit_line(fit)]
+    if not fit.fits and fit.shed:
+        parts.append(
+            Text(
+                f"The {len(fit.shed)} largest values live at XLA's peak cover the excess "
+                f"({human_bytes(fit.shed_bytes)} occupied): smaller or gone, it fits.",
+                style="dim",
+            )
+        )
+        table = Table(box=None, pad_edge=False)
+        for name in ("value", "allocated", "shape", "op_name"):
+            table.add_column(name, justify="right" if name == "allocated" else "left")
+        for info in fit.shed[:15]:
+            table.add_row(
+                printable(info.value.label),
+                human_bytes(info.allocated_bytes),
+                printable(info.shape or "?"),
+                printable(info.op_name or ""),
+            )
+        parts.append(table)
+    return Group(*parts)
