@@ -194,6 +194,7 @@ def _tail(module) -> dict[str, Any]:
             "totals_by_memory_space": {str(c): b for c, b in a.totals_by_color.items()},
         },
         "groups": None,
+        "capacity": None,
         "diagnostics": [
             {"path": d.path, "line": d.line, "message": d.message, "severity": d.severity}
             for d in module.diagnostics

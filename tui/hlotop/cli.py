@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 from contextlib import contextmanager
+from functools import partial
 
 from hlotop.safe_text import printable
 from hlotop.version import __version__
@@ -97,6 +98,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-fold",
         action="store_true",
         help="keep layer indices in scopes and parameter paths (layers_17, not layers_*)",
+    )
+    parser.add_argument(
+        "--capacity",
+        metavar="SIZE|DEVICE",
+        help="the device's memory: a size (16GiB, 15.48G, 80GB) or a device (v5e, v4, "
+        "v5p, v6e, a100-80gb, h100 ...; a GPU's pool is JAX's default 75%%): says the "
+        "headroom or by how much the program is over, and what to shed to fit",
+    )
+    parser.add_argument(
+        "--dump",
+        metavar="PATH",
+        help="with an out-of-memory text: the dump (a module, or a directory) whose "
+        "values the text's buffers are linked to",
     )
     parser.add_argument(
         "--strict", action="store_true", help="exit with status 1 if the dump has any diagnostic"
@@ -217,7 +231,17 @@ def _main(args) -> int:
         grouping = _grouping_options(args)
     except ValueError as err:
         return _error(str(err))
+    try:
+        capacity = _capacity(args.capacity)
+    except ValueError as err:
+        return _error(str(err))
     interactive = not (args.summary or args.json or args.export) and sys.stdout.isatty()
+    oom = _oom_text(args.path)
+    if oom is not None:
+        return _oom(args, *oom, interactive=interactive)
+    if args.path == "-" and _STDIN:  # read while looking for an OOM text: a dump
+        load = partial(_load_read_stdin, load_bytes, _STDIN[0])
+
     directory = _modules_of(args.path)
     if directory is not None and not interactive:
         return _directory_report(args, directory)
@@ -226,7 +250,7 @@ def _main(args) -> int:
             return _run_browser(args.path, load, load_bytes, args.strict)
         with _reporting():
             if args.json:
-                return _write_json(args, load, grouping)
+                return _write_json(args, load, grouping, capacity)
             module = load(args.path, lazy=True)  # records are read on demand
             if args.export and grouping is not None:
                 return _export(module, args, grouping)
@@ -235,7 +259,7 @@ def _main(args) -> int:
             groups = None
             if grouping is not None and grouping["keys"] is not None:
                 groups = _group(module, grouping)[0]
-            print_summary(module, groups=groups)
+            print_summary(module, groups=groups, fit=_fit(module, capacity))
             return _strict_status(module, args.strict)
     except LoadError as err:
         return _error(str(err))
@@ -281,6 +305,126 @@ def _diff(args) -> int:
         print(printable(over), file=sys.stderr)
         return 1
     return 0
+
+
+def _capacity(text: str | None) -> tuple[int, str] | None:
+    """``--capacity``: (bytes, what it is). Raises ValueError naming what it takes."""
+    if text is None:
+        return None
+    from hlotop.model.devices import parse_capacity
+
+    return parse_capacity(text)
+
+
+def _fit(module, capacity: tuple[int, str] | None):
+    if capacity is None:
+        return None
+    from hlotop.analysis.capacity import fit
+
+    return fit(module, *capacity)
+
+
+MAX_OOM_TEXT = 64 << 20  # bytes of a log read to look for an out-of-memory message
+
+
+def _oom_text(path: str):
+    """(the OOM report, its text's label) when ``path`` is a file (or stdin) holding an
+    out-of-memory error text and no dump; None otherwise (a dump, a directory, or a
+    file the loader then refuses). Reads stdin into ``_STDIN`` so a dump there still
+    loads."""
+    from hlotop.parse.oom import looks_like_oom, parse_oom
+
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        _STDIN.append(data)
+        label = "<stdin>"
+    else:
+        if not os.path.isfile(path):
+            return None
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_OOM_TEXT)
+        except OSError:
+            return None
+        label = path
+    if data.startswith(b"BufferAssignment:") or b"\nHloLiveRange (max " in data[: 1 << 20]:
+        return None  # a dump
+    text = data.decode("utf-8", errors="replace")
+    if not looks_like_oom(text):
+        return None
+    report = parse_oom(text, label)
+    if report is None or not (
+        report.entries
+        or any(
+            x is not None
+            for x in (
+                report.capacity_bytes,
+                report.used_bytes,
+                report.over_bytes,
+                report.requested_bytes,
+            )
+        )
+    ):
+        return None  # a text that quotes an OOM message but holds none of its figures
+    return report, label
+
+
+_STDIN: list[bytes] = []  # what _oom_text read of stdin, for the loader
+
+
+def _load_read_stdin(load_bytes, data: bytes, path: str, *, lazy: bool = False, **_ignored):
+    """``load`` for a dump already read from stdin (``hlotop -``)."""
+    return load_bytes(data, lazy=lazy)
+
+
+def _oom(args, report, label: str, *, interactive: bool) -> int:
+    """An out-of-memory text: its breakdown, linked to ``--dump``'s values if given
+    (or a dump beside it). ``--capacity`` is the text's own."""
+    from hlotop.report.oom_report import oom_json, render_oom, write_oom_json
+
+    links, module_name = [], ""
+    dump = args.dump or _dump_beside(label)
+    if dump is not None:
+        from hlotop.analysis.oom_link import link_entries
+        from hlotop.loading.loader import LoadError, load
+
+        try:
+            with _reporting():
+                module = load(dump, lazy=True)
+        except LoadError as err:
+            return _error(str(err))
+        links, module_name = link_entries(module, report.entries), module.name
+    if args.json:
+        write_oom_json(oom_json(report, links, module_name), sys.stdout)
+        return 0
+    from rich.console import Console
+
+    from hlotop.report.summary import PIPE_WIDTH
+
+    console = Console(highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(highlight=False, width=PIPE_WIDTH)
+    rendered = render_oom(report, links, module_name)
+    if interactive:
+        from hlotop.ui.text_app import run_text_browser
+
+        return run_text_browser(f"out of memory · {label}", rendered)
+    console.print(rendered)
+    return 0
+
+
+def _dump_beside(label: str) -> str | None:
+    """The one module in the OOM text's folder, if there is exactly one."""
+    if label == "<stdin>":
+        return None
+    from hlotop.loading.directory import list_modules
+
+    folder = os.path.dirname(os.path.abspath(label))
+    try:
+        entries = list_modules(folder)
+    except OSError:
+        return None
+    return str(entries[0].path) if len(entries) == 1 else None
 
 
 def _modules_of(path: str) -> list | None:
@@ -414,7 +558,7 @@ def _reporting():
         yield
 
 
-def _write_json(args, load, grouping: dict | None = None) -> int:
+def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:
     """``--json``: records are read once as they are written; on a big dump by worker
     processes, one a core (this is the only process of ours and it runs no threads)."""
     from hlotop.process import report_workers
@@ -427,7 +571,7 @@ def _write_json(args, load, grouping: dict | None = None) -> int:
         groups = None
         if grouping is not None and grouping["keys"] is not None:
             groups = _group(module, grouping)[0]
-        write_json(module, sys.stdout, workers, ahead, groups=groups)
+        write_json(module, sys.stdout, workers, ahead, groups=groups, fit=_fit(module, capacity))
     finally:
         ahead.close()
     return _strict_status(module, args.strict)
@@ -443,7 +587,7 @@ def _run_browser(path: str, load, load_bytes, strict: bool) -> int:
     from hlotop.ui.app import HlotopApp
 
     if path == "-":
-        data = sys.stdin.buffer.read()
+        data = _STDIN[0] if _STDIN else sys.stdin.buffer.read()
         if not _reattach_terminal():
             return _error("-: no terminal to run the browser on; use --summary or --json")
         app = HlotopApp("<stdin>", lambda: load_bytes(data))

@@ -16,7 +16,7 @@ def fit_line(fit: Fit) -> Text:
     text = Text.assemble(
         ("Capacity ", "bold"),
         f"{human_bytes(fit.capacity_bytes)}",
-        (f" ({printable(fit.label)})" if fit.label else "", "dim"),
+        (f" ({printable(fit.label.split(' (')[0])})" if fit.label else "", "dim"),
         " · needs at least ",
         (human_bytes(fit.required_bytes), "bold"),
         (" (argument + output - alias + temp, device)", "dim"),
@@ -34,13 +34,19 @@ def capacity_block(fit: Fit) -> Group:
     bytes cover the excess."""
     parts: list[Text | Table] = [fit_line(fit)]
     if not fit.fits and fit.shed:
-        parts.append(
-            Text(
-                f"The {len(fit.shed)} largest values live at XLA's peak cover the excess "
-                f"({human_bytes(fit.shed_bytes)} occupied): smaller or gone, it fits.",
-                style="dim",
+        if fit.shed_bytes >= fit.over_bytes:
+            said = (
+                f"The fewest values to shrink or remove: the {len(fit.shed)} largest live at "
+                f"XLA's peak hold {human_bytes(fit.shed_bytes)} (occupied), more than the "
+                "excess, if the allocations shrink with them."
             )
-        )
+        else:
+            said = (
+                f"Even all {len(fit.shed)} values live at XLA's peak "
+                f"({human_bytes(fit.shed_bytes)} occupied) do not cover the excess: the "
+                "arguments and allocations are larger than what is live at once."
+            )
+        parts.append(Text(said, style="dim"))
         table = Table(box=None, pad_edge=False)
         for name in ("value", "allocated", "shape", "op_name"):
             table.add_column(name, justify="right" if name == "allocated" else "left")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from hlotop.analysis.capacity import Fit
 from hlotop.analysis.grouping import Grouping
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_names
@@ -24,9 +25,11 @@ BATCH = 1024  # records written at once by this process
 PARALLEL_RECORDS = 20_000  # from this many unread records on, workers format them
 
 
-def context(module: ModuleDump, groups: Grouping | None = None) -> Context:
+def context(module: ModuleDump, groups: Grouping | None = None, fit: Fit | None = None) -> Context:
     """What the formatters need besides the model's objects."""
-    return Context(frames=module.sections.stack_frames, names=space_names(module), groups=groups)
+    return Context(
+        frames=module.sections.stack_frames, names=space_names(module), groups=groups, fit=fit
+    )
 
 
 class RecordsAhead:
@@ -67,6 +70,7 @@ def write_json(
     workers: int = 0,
     ahead: RecordsAhead | None = None,
     groups: Grouping | None = None,
+    fit: Fit | None = None,
 ) -> None:
     """Write the JSON document of ``module`` (a :class:`~hlotop.model.ModuleDump`) to
     ``out``, newline-terminated. Its records are read once, as they are written, and
@@ -74,8 +78,9 @@ def write_json(
     worker processes may format the records of a big dump (0: none; forking is the
     caller's decision, see :func:`hlotop.process.report_workers`), or ``ahead``, those
     started while the dump was read; the document is the same either way. ``groups``:
-    the live set grouped (``--group-by``), written as ``groups`` (else null)."""
-    ctx = context(module, groups)
+    the live set grouped (``--group-by``), written as ``groups`` (else null); ``fit``:
+    the module against ``--capacity``, written as ``capacity`` (else null)."""
+    ctx = context(module, groups, fit)
     values = KEY_FORMATTERS[DOCUMENT]
     chunks = ahead.take(module) if ahead is not None else None
     if chunks is None and not module.records_read:

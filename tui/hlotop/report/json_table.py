@@ -130,6 +130,7 @@ class Context:
     frames: object = None
     names: dict[int, str] = field(default_factory=dict)
     groups: object = None  # the grouped live set (hlotop.analysis.grouping.Grouping)
+    fit: object = None  # the module against --capacity (hlotop.analysis.capacity.Fit)
 
 
 def stack_of(instr, frames) -> tuple:
@@ -224,6 +225,12 @@ KINDS: dict[str, Kind] = {
                     Null(Obj("grouping")),
                     "ctx.groups",
                     "the live set at a step grouped (--group-by), or null",
+                ),
+                Key(
+                    "capacity",
+                    Null(Obj("fit")),
+                    "ctx.fit",
+                    "the program against a device's memory (--capacity), or null",
                 ),
                 Key(
                     "diagnostics",
@@ -738,6 +745,35 @@ KINDS: dict[str, Kind] = {
                 ),
                 Key("total_bytes", Int(), "x.total_bytes", "the rows' bytes added up"),
                 Key("rows", List(Obj("group_row")), "x.rows", "the groups, largest first"),
+            ),
+        ),
+        Kind(
+            "fit",
+            "A program against a capacity (hlotop --capacity), in bytes.",
+            (
+                Key("capacity_bytes", Int(), "x.capacity_bytes", "the device memory given"),
+                Key("label", Str(), "x.label", "what the capacity is (a device, a size)"),
+                Key(
+                    "required_bytes",
+                    Int(),
+                    "x.required_bytes",
+                    "argument + output - alias + temp device bytes (memory_analysis()): "
+                    "XLA's lower bound for running it, less the generated code",
+                ),
+                Key(
+                    "headroom_bytes",
+                    Int(),
+                    "x.headroom_bytes",
+                    "capacity minus required; negative when over",
+                ),
+                Key(
+                    "shed",
+                    List(Int()),
+                    "[i.value.id for i in x.shed]",
+                    "when over: the ids of the fewest values live at XLA's peak whose "
+                    "occupied bytes cover the excess, largest first",
+                ),
+                Key("shed_bytes", Int(), "x.shed_bytes", "their occupied bytes"),
             ),
         ),
         Kind(

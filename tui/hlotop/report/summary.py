@@ -16,9 +16,11 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from hlotop.analysis.capacity import Fit
 from hlotop.analysis.grouping import Grouping
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_name, space_names, space_style
+from hlotop.report.capacity_text import capacity_block
 from hlotop.report.figures import (
     kinds_table,
     memory_stats_table,
@@ -229,10 +231,12 @@ def _wrap(text: str, width: int, *breaks: re.Pattern[str]) -> str:
     return "\n".join(lines)
 
 
-def render_summary(module: ModuleDump, groups: Grouping | None = None) -> Group:
+def render_summary(
+    module: ModuleDump, groups: Grouping | None = None, fit: Fit | None = None
+) -> Group:
     """The ``--summary`` report of ``module`` as a Rich renderable; with ``groups``
-    (``--group-by``), the grouped live set in place of its largest values. Raises
-    nothing."""
+    (``--group-by``), the grouped live set in place of its largest values; with
+    ``fit`` (``--capacity``), the fit against the device. Raises nothing."""
     a = module.analysis
     names = space_names(module)
     parts: list = [Text(printable(module.name), style="bold")]
@@ -276,6 +280,8 @@ def render_summary(module: ModuleDump, groups: Grouping | None = None) -> Group:
         for label, text in peak_rows(module):
             overview.add_row(label, text)
     parts += [Text(""), overview]
+    if fit is not None:
+        parts += [Text(""), capacity_block(fit)]
     tables = (
         (memory_stats_table(module), kinds_table(module), spaces_table(module))
         if module.allocations
@@ -320,7 +326,10 @@ PIPE_WIDTH = 160  # piped into a file or less: room for shapes and op_names on o
 
 
 def print_summary(
-    module: ModuleDump, console: Console | None = None, groups: Grouping | None = None
+    module: ModuleDump,
+    console: Console | None = None,
+    groups: Grouping | None = None,
+    fit: Fit | None = None,
 ) -> None:
     """Print the ``--summary`` report to ``console`` (default: stdout, at the terminal's
     width, or :data:`PIPE_WIDTH` columns when stdout is not a terminal)."""
@@ -328,4 +337,4 @@ def print_summary(
         console = Console(highlight=False)
         if not console.is_terminal and "COLUMNS" not in os.environ:
             console = Console(highlight=False, width=PIPE_WIDTH)
-    console.print(render_summary(module, groups))
+    console.print(render_summary(module, groups, fit))

@@ -589,6 +589,11 @@ SCOPES: tuple[Scope, ...] = (
         ),
     ),
     Scope(
+        "text",
+        "Out-of-memory text",
+        (Key("q,escape", "quit_text", "Quit", key_display="q esc", help="Leave hlotop."),),
+    ),
+    Scope(
         "goto",
         "Go to step",
         (Key("escape", "cancel", "Cancel", key_display="esc", help="Close without moving."),),

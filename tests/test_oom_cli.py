@@ -1,0 +1,96 @@
+"""hlotop LOG: out-of-memory texts on the command line (figures equal to the parser's
+and to the text's), linked to a dump with --dump; --capacity against a module."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SAMPLES
+from hlotop import load
+from hlotop.parse.oom import parse_oom
+
+OOM = SAMPLES / "oom"
+TEXTS = sorted(OOM.glob("*.txt"))
+GPT_TPU = SAMPLES / "tpu" / "v5e_1x1-gpt_loop"
+
+
+def hlotop(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "hlotop", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("path", TEXTS, ids=lambda p: p.name)
+def test_every_oom_sample_opens_with_its_figures(path):
+    report = parse_oom(path.read_text(), str(path))
+    assert report is not None
+    doc = json.loads(hlotop("--json", str(path)).stdout)["oom"]
+    assert (doc["format"], doc["memory_space"]) == (report.format, report.memory_space)
+    assert (doc["capacity_bytes"], doc["used_bytes"], doc["over_bytes"]) == (
+        report.capacity_bytes,
+        report.used_bytes,
+        report.over_bytes,
+    )
+    assert [e["size_bytes"] for e in doc["entries"]] == [e.size_bytes for e in report.entries]
+    summary = hlotop("--summary", str(path))
+    assert summary.returncode == 0, summary.stderr
+    assert re.search(rf"^Out of memory +{re.escape(report.format)}:", summary.stdout.decode(), re.M)
+
+
+def test_the_tpu_text_reads_as_printed():
+    """tpu-jax-2024: 'Used 30.21G of 15.48G hbm. Exceeded hbm capacity by 14.73G.'"""
+    out = hlotop(
+        "--summary", str(OOM / "tpu-jax-2024-largest-program-allocations.txt")
+    ).stdout.decode()
+    for shown in (
+        "Capacity",
+        "15.48GiB",
+        "Used",
+        "30.21GiB",
+        "Over by",
+        "14.73GiB",
+        "bf16[256000,3072]",
+        "By scope",
+    ):
+        assert shown in out, shown
+
+
+def test_stdin_and_a_text_that_is_no_oom():
+    text = (OOM / "gpu-jax-2024-peak-buffers.txt").read_bytes()
+    doc = json.loads(hlotop("--json", "-", stdin=text).stdout)
+    assert doc["oom"]["format"] == parse_oom(text.decode(), "-").format
+    seed = (SAMPLES / "seeds" / "003_a3085531593bac68.txt").read_bytes()
+    dump = hlotop("--summary", "-", stdin=seed)  # a dump on stdin still opens
+    assert dump.returncode == 0 and "286.05MiB" in dump.stdout.decode()
+    refused = hlotop("--summary", "README.md")
+    assert refused.returncode == 2 and refused.stderr.decode().count("\n") == 1
+
+
+def test_capacity_headroom_and_excess():
+    module = load(GPT_TPU)
+    s = module.analysis.memory_stats
+    need = (
+        s.argument_size_in_bytes
+        + s.output_size_in_bytes
+        - s.alias_size_in_bytes
+        + s.temp_size_in_bytes
+    )
+    fits = json.loads(hlotop("--json", "--capacity", "v5e", str(GPT_TPU)).stdout)["capacity"]
+    assert fits["required_bytes"] == need and fits["capacity_bytes"] == 16 << 30
+    assert fits["headroom_bytes"] == (16 << 30) - need and fits["shed"] == []
+    over = json.loads(hlotop("--json", "--capacity", "30MiB", str(GPT_TPU)).stdout)["capacity"]
+    assert over["headroom_bytes"] == (30 << 20) - need < 0
+    assert over["shed"] and over["shed_bytes"] >= need - (30 << 20)
+    text = hlotop("--summary", "--capacity", "30MiB", str(GPT_TPU)).stdout.decode()
+    assert "over by 4.24MiB" in text and "needs at least 34.24MiB" in text
+    bad = hlotop("--summary", "--capacity", "lots", str(GPT_TPU))
+    assert bad.returncode == 2 and "not a size" in bad.stderr.decode()
