@@ -247,7 +247,7 @@ def _main(args) -> int:
         return _directory_report(args, directory)
     try:
         if interactive:
-            return _run_browser(args.path, load, load_bytes, args.strict)
+            return _run_browser(args.path, load, load_bytes, args.strict, capacity)
         with _reporting():
             if args.json:
                 return _write_json(args, load, grouping, capacity)
@@ -583,18 +583,18 @@ def _strict_status(module, strict: bool) -> int:
     return 1 if strict and module.diagnostics else 0
 
 
-def _run_browser(path: str, load, load_bytes, strict: bool) -> int:
+def _run_browser(path: str, load, load_bytes, strict: bool, capacity=None) -> int:
     from hlotop.ui.app import HlotopApp
 
     if path == "-":
         data = _STDIN[0] if _STDIN else sys.stdin.buffer.read()
         if not _reattach_terminal():
             return _error("-: no terminal to run the browser on; use --summary or --json")
-        app = HlotopApp("<stdin>", lambda: load_bytes(data))
+        app = HlotopApp("<stdin>", lambda: load_bytes(data), capacity=capacity)
     else:
         if not os.path.exists(path):
             return _error(f"{path}: no such file or directory")
-        app = HlotopApp(path)
+        app = HlotopApp(path, capacity=capacity)
     app.run()
     code = app.return_code or 0
     module = getattr(app, "module", None)

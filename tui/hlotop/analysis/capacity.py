@@ -5,8 +5,8 @@ bytes would cover the excess.
 The need is XLA's own lower bound for running an executable
 (``CompiledMemoryStats``, ``xla/pjrt/compiled_memory_stats.h``: "the memory needed to
 run an executable is at least generated_code + argument + output - alias + temp"),
-from the dump's ``memory_analysis()`` device sizes; the generated code is not in the
-dump, so it is left out (the need shown is a lower bound).
+from the dump's ``memory_analysis()`` device sizes (on TPU, of its HBM alone); the
+generated code is not in the dump, so it is left out (the need shown is a lower bound).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hlotop.analysis.grouping import counted_bytes
+from hlotop.analysis.memory_stats import memory_stats
 from hlotop.analysis.peak import live_set
 from hlotop.model import ModuleDump, ValueInfo
 
@@ -27,6 +28,7 @@ class Fit:
     required_bytes: int  # argument + output - alias + temp, device memory
     shed: tuple[ValueInfo, ...]  # the fewest peak values covering the excess, largest first
     shed_bytes: int  # their occupied bytes
+    memory: str = "device"  # which memory is counted: "device", or "HBM" on TPU
 
     @property
     def headroom_bytes(self) -> int:
@@ -43,16 +45,24 @@ class Fit:
 
 
 def required_bytes(module: ModuleDump) -> int | None:
-    """Argument + output - alias + temp device bytes (``memory_analysis()``), or None
-    without allocations."""
-    s = module.analysis.memory_stats
-    if s is None:
+    """Argument + output - alias + temp device bytes (``memory_analysis()``'s rule), or
+    None without allocations. On TPU only the default memory space (colour 0, HBM)
+    counts: VMEM, SMEM and the sync flags are on-chip memories of their own, which
+    ``memory_analysis()`` adds to its device figures but a device's HBM does not hold."""
+    a = module.analysis
+    if a.platform == "tpu":
+        stats = memory_stats(
+            [x for x in module.allocations if x.color == 0], module.sections.input_output_alias
+        )
+    else:
+        stats = a.memory_stats
+    if stats is None:
         return None
     return (
-        s.argument_size_in_bytes
-        + s.output_size_in_bytes
-        - s.alias_size_in_bytes
-        + s.temp_size_in_bytes
+        stats.argument_size_in_bytes
+        + stats.output_size_in_bytes
+        - stats.alias_size_in_bytes
+        + stats.temp_size_in_bytes
     )
 
 
@@ -69,11 +79,13 @@ def fit(module: ModuleDump, capacity_bytes: int, label: str = "") -> Fit | None:
     over = need - capacity_bytes
     a = module.analysis
     if over > 0 and a.peak_step is not None:
-        values = [i for i in live_set(a.values, a.peak_step) if i.color != 5]
+        counted_colors = (lambda c: c == 0) if a.platform == "tpu" else (lambda c: c != 5)
+        values = [i for i in live_set(a.values, a.peak_step) if counted_colors(i.color)]
         counted = counted_bytes(values, "occupied")
         for info in sorted(values, key=lambda i: -counted[i.value.id]):
             if shed_bytes >= over or not counted[info.value.id]:
                 break
             shed.append(info)
             shed_bytes += counted[info.value.id]
-    return Fit(capacity_bytes, label, need, tuple(shed), shed_bytes)
+    memory = "HBM" if a.platform == "tpu" else "device"
+    return Fit(capacity_bytes, label, need, tuple(shed), shed_bytes, memory)

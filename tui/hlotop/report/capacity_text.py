@@ -19,7 +19,7 @@ def fit_line(fit: Fit) -> Text:
         (f" ({printable(fit.label.split(' (')[0])})" if fit.label else "", "dim"),
         " · needs at least ",
         (human_bytes(fit.required_bytes), "bold"),
-        (" (argument + output - alias + temp, device)", "dim"),
+        (f" (argument + output - alias + temp, {fit.memory})", "dim"),
         " · ",
     )
     if fit.fits:

@@ -103,9 +103,13 @@ class HlotopApp(CrashGuard, App[None]):
         source: str,
         open_dump: Callable[[], ModuleDump] | None = None,
         open_preview: Callable[[], ModuleDump | None] | None = None,
+        capacity: tuple[int, str] | None = None,
     ):
+        """``capacity``: the device's memory (bytes, what it is) from ``--capacity``:
+        the header says the headroom or the excess, the timeline marks the steps over."""
         super().__init__()
         self.source = str(source)
+        self.capacity = capacity
         self.load_stage = ""  # what the load is reading now, e.g. "allocations 45%"
         self._open_dump = (
             open_dump

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
+from hlotop.analysis.capacity import required_bytes
 from hlotop.model import ModuleDump
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, spaced_bytes
@@ -69,6 +70,18 @@ class SummaryBar(Widget):
             text.append(" │ peak: loading…", style="italic")
         else:
             text.append(" │ no live ranges", style="dim")
+        capacity = getattr(self.app, "capacity", None)
+        if capacity is not None:
+            need = required_bytes(d)
+            if need is not None:
+                room = capacity[0] - need
+                text.append(" │ ")
+                if room >= 0:
+                    text.append(f"headroom {human_bytes(room)}", style="bold green")
+                else:
+                    text.append(f"over by {human_bytes(-room)}", style="bold red")
+                if self.size.width >= 120:
+                    text.append(f" of {human_bytes(capacity[0])}")
         text.append(" │ ")
         if loading:
             text.append("diagnostics: loading…", style="italic")

@@ -533,13 +533,16 @@ class Timeline(ScrollView, can_focus=True):
         else:
             text = self._label("")
 
+        capacity = self._capacity()
+
         def cell(col: int):
             value = self._col_value(col)
             eighths = round(value * height * 8 / top)
             if value and eighths == 0:
                 eighths = 1
             n = max(0, min(8, eighths - level_below))
-            return _EIGHTHS[n], peak if peak_cols[0] <= col <= peak_cols[1] else curve
+            over = capacity is not None and value > capacity  # drawn as the peak is
+            return _EIGHTHS[n], peak if over or peak_cols[0] <= col <= peak_cols[1] else curve
 
         self._bars(text, self._visible_cols(), cell)
         return self._strip(text, base, width)
@@ -561,7 +564,21 @@ class Timeline(ScrollView, can_focus=True):
             text.append(f"{self.space_name()} occupied ")
             text.append(human_bytes(self._top), style="bold")
             text.append(f" at {self.curve_peak_step}")
+        capacity = self._capacity()
+        if capacity is not None:
+            text.append(" · ", style="dim")
+            over = sum(1 for v in self.curve if v > capacity)
+            text.append(
+                f"capacity {human_bytes(capacity)}" + (f": {over} steps over" if over else ""),
+                style=peak if over else "",
+            )
         return text
+
+    def _capacity(self) -> int | None:
+        """``--capacity`` in bytes when the curve is the device's main memory (colour
+        0), else None."""
+        capacity = getattr(self.app, "capacity", None)
+        return capacity[0] if capacity is not None and self.space == 0 else None
 
     def _axis_line(self, base: Style, width: int) -> Strip:
         text = self._label("step", self._style("timeline--dim"))
