@@ -26,3 +26,21 @@ def test_small_terminal_tpu_oom(snap_compare):
 def test_large_terminal_gpu_oom(snap_compare):
     """160x50: the GPU runtime text's peak buffers and their groups by scope and shape."""
     assert snap_compare(app(GPU_OOM), terminal_size=(160, 50))
+
+
+def test_capacity_on_the_timeline(snap_compare):
+    """120x40, --capacity 8MiB on the v5e GPT train step (HBM needs 11.41MiB): the
+    header says 'over by 3.41MiB of 8.00MiB'; the timeline's HBM curve is in the peak's
+    colour where it is above 8MiB, and the line above it counts the steps over."""
+    from hlotop.ui.app import HlotopApp
+
+    path = SAMPLES / "tpu" / "v5e_1x1-gpt_loop"
+
+    async def run(pilot) -> None:
+        await pilot.app.wait_until_loaded()
+        await pilot.pause()
+        await pilot.press("2")
+        await pilot.pause()
+
+    app = HlotopApp(str(path), capacity=(8 << 20, "8MiB"))
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run)
