@@ -1,83 +1,44 @@
 """Grammar of XLA's out-of-memory texts (FEATURES.md, "OOM texts"; the model is
 :mod:`hlotop.model.oom`, whose ``OOM_FORMATS`` names each format and its printer).
 
-Real OOM texts come wrapped: glog and timestamp prefixes, re-indented, hard-wrapped,
-ANSI-coloured, HTML- or markdown-mangled, inside a Python traceback. So the text is
-first made into *logical lines*: each physical line loses its decorations (ANSI codes,
-HTML entities and tags, backticks, ``> `` quote marks, log prefixes), and a line that
-continues a long one (it starts with no known key and carries no log prefix and no
-whole headline) is joined back to it as it is, with no separator. A headline (``Out of
-memory while trying to allocate``, ``Ran out of memory in memory space``...) is then
-searched anywhere in a logical line and read with its line form from there; the lines
-after it are read while they are keys of the report's body (``Size:``, ``Operator:``,
-``Total hbm usage >=``...), each kind with its own line form, dispatched on its prefix.
-A body line that is no key continues the free text before it (``Operator:``, ``XLA
-label:``, ``Shape:``) after a space: what a word wrap leaves, where the line before was
-short.
-
-Sizes: XLA prints ``HumanReadableNumBytes`` (``4.50GiB``, ``38.7KiB``, ``12B``); libtpu
-prints the same figures without the ``iB`` (``30.21G``, ``530.00M``, ``481.0K``,
-``3.84T``, ``3.47E``), and these are binary units too: in the samples an unpadded
-``f32[4,128,128,9,18]`` (42467328 bytes) is printed ``40.50M`` and a
-``bf16[256000,3072]`` (1572864000 bytes) ``1.46G`` (decimal would be 42.47M and 1.57G).
-A rounded figure reads as ``round(value * 1024**k)``; where the text also gives the
-exact count (``(rounded to N)``, ``(N bytes)``, ``N bytes (6.94GiB)``) that is used.
+Real OOM texts come wrapped (glog and timestamp prefixes, re-indented, hard-wrapped,
+ANSI-coloured, HTML- or markdown-mangled, inside a Python traceback), so the text is
+first made into logical lines (:mod:`hlotop.parse.oom_text`, which also reads the
+sizes). A headline (``Out of memory while trying to allocate``, ``Ran out of memory in
+memory space``...) is then searched anywhere in a logical line and read with its line
+form from there; the lines after it are read while they are keys of the report's body
+(``Size:``, ``Operator:``, ``Total hbm usage >=``...), each kind with its own line form,
+dispatched on its prefix. A body line that is no key continues the free text before it
+(``Operator:``, ``XLA label:``, ``Shape:``) after a space: what a word wrap leaves,
+where the line before was short.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from hlotop.model import oom as model
 from hlotop.model.oom import OomEntry, OomReport
 from hlotop.parse.line_form import Field, LineForm, Opt, Skip
+from hlotop.parse.oom_text import (
+    SIZE_RE,
+    Line,
+    identity,
+    logical_lines,
+    size_bytes,
+    size_or_none,
+    undecorated,
+)
 from hlotop.parse.tokens import Sink
-
-# ---- sizes -------------------------------------------------------------------------
-_NUM = r"\d[\d,]*(?:\.\d+)?"
-_UNIT = r"(?:[KMGTPE]i?B?|B|bytes)"
-SIZE_RE = rf"{_NUM}\s?{_UNIT}?(?:\s?\((?:rounded to\s?)?{_NUM}\s?{_UNIT}?\))?"
-_SIZE_TOKEN = re.compile(rf"(?P<num>{_NUM})\s?(?P<unit>{_UNIT})?")
-_POWER = {"K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
-
-
-def size_bytes(text: str) -> int:
-    """Bytes (int) of a size as XLA or libtpu prints it: ``4.50GiB``, ``30.21G``,
-    ``12B``, ``17528955952 bytes``, ``27.93GiB (rounded to 29995136256)``,
-    ``7,450,374,152 bytes (6.94GiB)`` or a bare count. A figure in bytes is exact and
-    wins; a rounded one reads as ``round(value * 1024**k)`` (``K``..``E`` binary, with
-    or without ``iB``). Raises ``ValueError`` when ``text`` holds no size."""
-    rounded = None
-    for m in _SIZE_TOKEN.finditer(text):
-        num, unit = m["num"].replace(",", ""), m["unit"]
-        if unit in ("B", "bytes") or (unit is None and "." not in num):
-            return int(num) if "." not in num else round(float(num))
-        if rounded is None:
-            scale = 1024 ** _POWER[unit[0]] if unit else 1
-            rounded = round(float(num) * scale)
-    if rounded is None:
-        raise ValueError(f"not a size: {text!r}")
-    return rounded
-
-
-def _size_or_none(text: str) -> int | None:
-    return None if text.startswith("unknown") else size_bytes(text)
-
-
-def _identity(text: str) -> str:
-    return text
-
 
 # ---- line forms, written as templates ------------------------------------------------
 # In a template, ``{name}`` is a size field, ``{name=regex}`` a field read by
 # _CONVERT[name] (text if none), ``<regex>`` text matched and dropped, ``[...]`` an
 # optional run, and other text literal words between which any whitespace (or none:
 # a hard wrap may eat it) may stand.
-_CONVERT: dict[str, Callable[[str], Any]] = dict(rank=int, expansion=float, bytes=_size_or_none)
+_CONVERT: dict[str, Callable[[str], Any]] = dict(rank=int, expansion=float, bytes=size_or_none)
 _CONVERT.update(dict.fromkeys(("requested", "free", "allocatable"), size_bytes))
 _TOKEN = re.compile(r"\{(\w+)(?:=((?:[^{}]|\{[^{}]*\})+))?\}|<([^<>]+)>|\[|\]|[^{}<>\[\]]+")
 
@@ -97,7 +58,7 @@ def _form(what: str, template: str) -> LineForm:
                 m[1], SIZE_RE, "a size like 4.50GiB, 30.21G or 1234 bytes", size_bytes
             )
         elif m[1] is not None:
-            part = Field(m[1], m[2], f"a {m[1]}", _CONVERT.get(m[1], _identity))
+            part = Field(m[1], m[2], f"a {m[1]}", _CONVERT.get(m[1], identity))
         elif m[3] is not None:
             part = Skip(m[3], repr(m[3]))
         elif m[0] == "[":
@@ -233,75 +194,12 @@ _STARTS = re.compile(
     _BODY_KEY.pattern + r"|-{5}|Traceback|File \"|The above |During handling|The stack"
 )
 
-# ---- logical lines ---------------------------------------------------------------------
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
-_TAGS = re.compile(
-    r"</?(?:pre|code|div|span|br|p|details|summary|b|i|em|strong|kbd|samp)\b[^>]*>", re.I
-)
-_QUOTE = re.compile(r"^\s*(?:>\s?)+")
-_PREFIXES = re.compile(
-    r"^(?:\[\d+\]\s+|\(\w+ pid=\d+[^)]*\)\s*"  # [1] ranks, (Worker pid=12) Ray
-    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?:?\s*"  # timestamps
-    r"|[IWEF]\d{4} \d\d:\d\d:\d+\.\d+\s+\d+\s+[\w./-]+:\d+\]\s?"  # glog
-    r"|[IWEF]\s+(?:\d+\s+)?[\w./-]+\.\w+:\d+\]\s?"  # level file:line] (after a timestamp)
-    r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL):[\w.-]+:\s?)"  # Python logging
-)
-WRAP_WIDTH = 50  # a hard-wrapped line is at least this long
 
-
-@dataclass(slots=True)
-class _Line:
-    text: str  # decorations removed, continuations joined; not stripped
-    line: int  # 1-based number of its first physical line
-
-
-def _strip_prefixes(text: str) -> tuple[str, bool]:
-    found = False
-    while (m := _PREFIXES.match(text)) is not None and m.end():
-        text, found = text[m.end() :], True
-    return text, found
-
-
-def _clean(raw: str) -> tuple[str, bool, int]:
-    """A physical line without decorations; whether it had a log prefix; its width."""
-    text = _ANSI.sub("", raw.rstrip("\r"))
-    width = len(text)
-    if "&" in text:
-        text = html.unescape(text)
-    if "<" in text:
-        text = _TAGS.sub("", text)
-    text, prefixed = _strip_prefixes(_QUOTE.sub("", text.replace("`", "")))
-    return text, prefixed, width
-
-
-def logical_lines(text: str) -> list[_Line]:
-    """``text`` as logical lines: decorations gone, the pieces of a hard-wrapped line
-    joined (see the module's docstring). A piece with a log prefix of its own or a
-    whole headline starts a line. Raises nothing."""
-    pieces: list[list[str]] = []
-    numbers: list[int] = []
-    last_width = 0
-    for number, raw in enumerate(text.split("\n"), 1):
-        line, prefixed, width = _clean(raw)
-        body = line.strip()
-        if (
-            body
-            and not prefixed
-            and last_width >= WRAP_WIDTH
-            and pieces
-            and pieces[-1][0].strip()
-            and not _STARTS.match(body)
-            and not (_SNIFF.search(line) and _headline(line))  # a whole headline
-        ):
-            pieces[-1].append(line)
-        else:
-            pieces.append([line])
-            numbers.append(number)
-        last_width = width
-    return [
-        _Line(p[0] if len(p) == 1 else _strip_prefixes("".join(p))[0], n)
-        for p, n in zip(pieces, numbers, strict=True)
-    ]
+def _starts_line(line: str) -> bool:
+    """Whether a decorated-less physical line starts a logical line of its own: a key
+    of a report's body, or a whole headline."""
+    body = line.strip()
+    return bool(_STARTS.match(body)) or bool(_SNIFF.search(line) and _headline(line))
 
 
 # ---- reading -----------------------------------------------------------------------
@@ -363,7 +261,7 @@ def _continues(text: str) -> bool:
 
 
 def _read_body(
-    lines: list[_Line], i: int, sink: Sink, stats: dict[str, int]
+    lines: list[Line], i: int, sink: Sink, stats: dict[str, int]
 ) -> tuple[list[OomEntry], int]:
     """Read a report's body from ``lines[i]`` while its lines are known keys (or blank):
     figures into ``stats``; returns the entries and the index of the first line left."""
@@ -400,7 +298,7 @@ def _read_body(
     return entries, i
 
 
-def _find_stats(lines: list[_Line], i: int, sink: Sink, stats: dict[str, int]) -> int:
+def _find_stats(lines: list[Line], i: int, sink: Sink, stats: dict[str, int]) -> int:
     """The BFC allocator's ``Stats:`` block, after its chunk dump and before the next
     headline; returns where reading stopped."""
     for j in range(i, min(len(lines), i + 20000)):
@@ -420,7 +318,7 @@ def _over(big: int | None, small: int | None) -> int | None:
 
 
 def _report(
-    lines: list[_Line], i: int, fmt: str, form: LineForm, m: re.Match[str], sink: Sink
+    lines: list[Line], i: int, fmt: str, form: LineForm, m: re.Match[str], sink: Sink
 ) -> tuple[OomReport, int]:
     """The report whose headline ``form`` found (``m``) in ``lines[i]``, and the index
     of the first line after it."""
@@ -489,7 +387,7 @@ def find_ooms(text: str, path: str = "") -> list[OomReport]:
     message printed twice (a log line and the traceback repeating it) once. Sizes are
     bytes; ``path`` names the text in the reports and their diagnostics. Raises
     nothing."""
-    lines = logical_lines(text)
+    lines = logical_lines(text, _starts_line)
     reports: list[OomReport] = []
     seen: set[tuple[Any, ...]] = set()
     i = 0
@@ -533,4 +431,4 @@ def looks_like_oom(text: str) -> bool:
     nothing."""
     if _SNIFF.search(text):
         return True
-    return _SNIFF.search(html.unescape(_ANSI.sub("", text))) is not None
+    return _SNIFF.search(undecorated(text)) is not None
