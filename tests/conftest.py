@@ -4,6 +4,8 @@ stored in the top-level ``snapshots/`` folder."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,3 +58,17 @@ def sample(relative: str) -> str:
     path = SAMPLES / relative
     assert path.exists(), f"missing sample dump {relative}"
     return os.path.relpath(path, os.getcwd()) if str(path).startswith(os.getcwd()) else str(path)
+
+
+def hlotop(
+    *args: str, stdin: bytes | None = None, timeout: int = 120
+) -> subprocess.CompletedProcess:
+    """Run the ``hlotop`` command (this interpreter's) from the project's root, with
+    ``stdin`` as its standard input; its output is captured as bytes."""
+    return subprocess.run(
+        [sys.executable, "-m", "hlotop", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=timeout,
+    )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, hlotop
 from hlotop import load
 from hlotop.analysis.diff import MATCH_KEYS, diff_modules
 from hlotop.report.diff_report import Threshold, diff_json, gate
@@ -28,12 +28,6 @@ COMBINED = [
     next(JAX_092.glob("*-buffer-assignment.txt")),
     next((SAMPLES / "jax" / "jax-0.4.31" / "scan_layers").glob("*-buffer-assignment.txt")),
 ]
-
-
-def hlotop(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "hlotop", *args], capture_output=True, cwd=ROOT, timeout=120
-    )
 
 
 def renumbered(text: str, shift: int = 1000) -> str:

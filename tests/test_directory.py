@@ -4,20 +4,12 @@ look, with figures equal to each module's own; --summary and --json of a directo
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, hlotop
 from hlotop import load
 from hlotop.loading.directory import collapse_identical, list_modules, rank_modules
 
 RUN = SAMPLES / "dirs" / "jax-0.10.2-cpu-train"
-
-
-def hlotop(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "hlotop", *args], capture_output=True, cwd=ROOT, timeout=120
-    )
 
 
 def test_every_module_is_listed_and_ranked_with_its_own_figures():

@@ -8,12 +8,10 @@ import csv
 import io
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, hlotop
 from hlotop import load
 from hlotop.analysis.grouping import GROUP_KEYS, Labeller, group_live_set, parse_keys
 from hlotop.analysis.scope import ScopeRule, phase_of, pytree_path, scope_of
@@ -21,12 +19,6 @@ from test_parse_samples import MODULES
 
 LOOP = next((SAMPLES / "cpu" / "transformer_loop").glob("*-buffer-assignment.txt"))
 TPU = SAMPLES / "seeds" / "003_a3085531593bac68.txt"
-
-
-def hlotop(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "hlotop", *args], capture_output=True, cwd=ROOT, timeout=120
-    )
 
 
 @pytest.mark.parametrize(

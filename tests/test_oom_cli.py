@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, SAMPLES
+from conftest import SAMPLES, hlotop
 from hlotop import load
 from hlotop.parse.oom import parse_oom
 from hlotop.units import human_bytes
@@ -18,16 +16,6 @@ from hlotop.units import human_bytes
 OOM = SAMPLES / "oom"
 TEXTS = sorted(OOM.glob("*.txt"))
 GPT_TPU = SAMPLES / "tpu" / "v5e_1x1-gpt_loop"
-
-
-def hlotop(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "hlotop", *args],
-        input=stdin,
-        capture_output=True,
-        cwd=ROOT,
-        timeout=120,
-    )
 
 
 @pytest.mark.parametrize("path", TEXTS, ids=lambda p: p.name)
