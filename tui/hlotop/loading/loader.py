@@ -129,7 +129,7 @@ def _parse_decoded(
         raise LoadError(
             label,
             "not an XLA buffer-assignment dump (no 'BufferAssignment:', "
-            "'Used values:' or 'HloLiveRange' section)",
+            "'Used values:' or 'HloLiveRange' section) nor an out-of-memory error text",
         )
     head = text[: len(UNAVAILABLE)]
     start = head.decode("ascii") if isinstance(head, bytes) else head
