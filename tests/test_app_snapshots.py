@@ -12,6 +12,7 @@ from textual.widgets import Input
 
 from conftest import ROOT, sample
 from hlotop.ui.app import HlotopApp
+from hlotop.ui.diff_app import DiffApp
 
 TPU = "seeds/003_a3085531593bac68.txt"  # VMEM S(1) and SMEM S(2), peak at step 11
 TPU_OLD = "seeds/004_e0d5fae9bf2de249.txt"  # tiling padding, 1.26GiB
@@ -204,3 +205,38 @@ def test_large_terminal_grouped_live_set_by_kind_and_space(snap_compare):
     # parameter › HBM open: 5 values; then preallocated-temp › VMEM open, its first value
     keys = "b b u home right right down down down down down down right right right down".split()
     assert snap_compare(app(TPU), terminal_size=(160, 50), run_before=grouped_then(*keys))
+
+
+def diff_then(*keys: str):
+    """A run_before for the diff browser: wait for both compiles to be compared, press
+    ``keys`` (waiting for any regrouping) and settle."""
+
+    async def run(pilot) -> None:
+        await pilot.app.wait_until_loaded()
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+
+    return run
+
+
+def test_diff_small_terminal_groups(snap_compare):
+    """80x24 diff browser of the GPT train step at batch 8 (OLD) and 16 (NEW): the
+    headline (total +84.8%, XLA's peak +84.5%), the groups tab by phase,scope with
+    forward (the largest change) open and GPT/Block_*/attn opened to its grown values,
+    each with its change class and the key that matched it; the first one selected."""
+    app = DiffApp(sample("cpu/gpt_loop"), sample("cpu/gpt_loop_batch16"))
+    keys = ("2", "down", "right", "down")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=diff_then(*keys))
+
+
+def test_diff_large_terminal_remat(snap_compare):
+    """160x50 diff browser of a TPU transformer step without and with remat: every
+    pane; the figures (XLA's peak step moved 160 -> 338, VMEM -33.4%), backward flagged
+    "new, large", forward's (top level) opened and its first value (left peak, matched
+    by op_name) in the detail, OLD and NEW side by side; the HBM curves with the
+    cursor where they differ most."""
+    app = DiffApp(sample("tpu/v5e_1x1-transformer_loop"), sample("tpu/v5e_1x1-transformer_remat"))
+    assert snap_compare(app, terminal_size=(160, 50), run_before=diff_then("down", "right", "down"))

@@ -603,6 +603,89 @@ SCOPES: tuple[Scope, ...] = (
         "Group by",
         (Key("escape", "cancel", "Cancel", key_display="esc", help="Close without regrouping."),),
     ),
+    # hlotop diff OLD NEW (ui/screens/diff.py): each pane binds the keys it acts on.
+    Scope(
+        "diff",
+        "Diff browser",
+        _LIST_CURSOR
+        + (
+            Key(
+                "enter",
+                "activate",
+                "Open",
+                key_display="⏎",
+                help="Groups: open or close a group; on a value (there or in the values "
+                "list): show OLD and NEW side by side in the detail.",
+            ),
+            Key(
+                "right,l",
+                "right",
+                "Right",
+                show=False,
+                key_display="→ l",
+                help="Groups: open a group (on an open one: go to its first row); "
+                "timeline: move the cursor right; values: scroll the columns right.",
+            ),
+            Key(
+                "left,h",
+                "left",
+                "Left",
+                show=False,
+                key_display="← h",
+                help="Groups: close a group (else go to the group it is in); timeline: "
+                "move the cursor left; values: scroll the columns left.",
+            ),
+            Key(
+                "b",
+                "next_keys",
+                "Group by",
+                help="Group the change by the next keys: phase,scope; scope,opcode; "
+                "kind,space; source; param; shape.",
+            ),
+            Key(
+                "B",
+                "type_keys",
+                "Keys…",
+                show=False,
+                key_display="B",
+                help="Type the grouping keys (scope, phase, source, opcode, shape, dtype, "
+                "kind, space, param), outermost first.",
+            ),
+            Key(
+                "c",
+                "next_class",
+                "Class",
+                help="Values: show the next change class (all, added, removed, grown, "
+                "shrunk, entered peak, left peak, unchanged; those with no value skipped).",
+            ),
+            Key("tab", "next_pane", "Next pane", show=False, help="Show the next pane."),
+            Key(
+                "shift+tab",
+                "previous_pane",
+                "Previous pane",
+                show=False,
+                help="Show the previous pane.",
+            ),
+            *(
+                Key(str(n), f"focus_pane('{pane}')", title, show=False, help=f"Go to {what}.")
+                for n, pane, title, what in (
+                    (1, "figures", "Figures", "the figures of both sides and the change"),
+                    (2, "groups", "Groups", "the change by group"),
+                    (3, "timeline", "Timeline", "both sides' occupied curves"),
+                    (4, "values", "Values", "the value changes"),
+                    (5, "detail", "Detail", "the selected value on both sides"),
+                )
+            ),
+            Key(
+                "escape",
+                "back",
+                "Back",
+                show=False,
+                key_display="esc",
+                help="Return to the pane you came from (small terminals).",
+            ),
+        ),
+    ),
     Scope(
         "modal",
         "Help, figures and diagnostics",

@@ -1,0 +1,160 @@
+"""The diff browser, ``hlotop diff OLD NEW`` on a terminal: :func:`run_diff_browser`.
+
+Both compiles are loaded, compared and grouped in a thread worker (see
+:func:`hlotop.ui.diff_data.load_diff`) while a loading screen names them and says
+what is being done; then :class:`~hlotop.ui.screens.diff.DiffScreen` shows the
+comparison. ``q`` quits at any time (the load runs in a daemon thread that is left
+behind). A side that is not a dump ends the app with return code 2 and one line, an
+hlotop bug with 70 and a log file, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import App
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from hlotop.crashlog import write_crash_log
+from hlotop.loading.loader import LoadError
+from hlotop.process import freeze_heap, gc_paused
+from hlotop.safe_text import printable
+from hlotop.ui.bindings import bindings
+from hlotop.ui.commands import HlotopCommands
+from hlotop.ui.crash_guard import CrashGuard
+from hlotop.ui.diff_data import DiffData, load_diff
+from hlotop.ui.screens.diff import DiffScreen
+from hlotop.ui.screens.diff_help import DiffHelpScreen
+from hlotop.ui.screens.loading import LoadingScreen
+
+EXIT_LOAD_ERROR = 2
+EXIT_INTERNAL_ERROR = 70
+_POLL = 0.05  # seconds between two looks at the load thread
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    message: str
+    return_code: int
+
+
+def run_diff_browser(old_path: str, new_path: str, keys: tuple[str, ...], accounting: str) -> int:
+    """Browse the comparison of two compiles (``hlotop diff OLD NEW`` on a terminal).
+    ``old_path``/``new_path``: a dump file, any file of a split module or a directory
+    holding one module; ``keys``: the grouping keys of the change by group
+    (``analysis.grouping.parse_keys``); ``accounting``: ``logical`` or ``occupied``.
+    Returns the exit status: 0, 2 when a side cannot be opened, 70 for an hlotop bug."""
+    app = DiffApp(old_path, new_path, keys, accounting)
+    app.run()
+    return app.return_code or 0
+
+
+class DiffApp(CrashGuard, App[None]):
+    """The diff browser. ``open_diff(stage)`` replaces loading and comparing the two
+    paths (tests); ``stage(text)`` says what it is doing."""
+
+    CSS_PATH = "hlotop.tcss"
+    TITLE = "hlotop diff"
+    BINDINGS = bindings("app")
+    COMMANDS = {HlotopCommands}
+
+    def __init__(
+        self,
+        old_path: str,
+        new_path: str,
+        keys: Sequence[str] = ("phase", "scope"),
+        accounting: str = "logical",
+        open_diff: Callable[[Callable[[str], None]], DiffData] | None = None,
+    ):
+        super().__init__()
+        self.old_path, self.new_path = str(old_path), str(new_path)
+        self.source = f"{self.old_path} {self.new_path}"  # named in a crash log
+        self._open = open_diff or (
+            lambda stage: load_diff(self.old_path, self.new_path, keys, accounting, stage)
+        )
+        self.data: DiffData | None = None
+        self._loading: LoadingScreen | None = None
+        self._exiting = threading.Event()
+        self._settled = asyncio.Event()
+
+    @property
+    def exiting(self) -> bool:
+        return self._exiting.is_set()
+
+    def exit(self, *args, **kwargs) -> None:
+        self._exiting.set()
+        self._settled.set()
+        super().exit(*args, **kwargs)
+
+    async def wait_until_loaded(self) -> None:
+        """Return once the comparison is shown (or the app is exiting): for tests."""
+        await self._settled.wait()
+
+    def on_mount(self) -> None:
+        names = " and ".join(printable(Path(p).name or p) for p in (self.old_path, self.new_path))
+        self._loading = LoadingScreen(names)
+        self._loading.stage = "reading both compiles"
+        self.push_screen(self._loading)
+        self.run_worker(self._load, name="load", group="load", thread=True, exclusive=True)
+
+    def _stage(self, text: str) -> None:
+        if self._loading is not None:  # from the load thread: one attribute, ticked
+            self._loading.stage = text
+
+    def _load(self) -> DiffData | _Failed | None:
+        """In a thread worker, which waits for a daemon thread doing the work: on exit
+        the worker returns at once and the thread dies with the process."""
+        worker = get_current_worker()
+        box: dict[str, object] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                with gc_paused():
+                    box["data"] = self._open(self._stage)
+                    freeze_heap()
+            except BaseException as err:  # noqa: BLE001 - reported below, in the UI
+                box["error"] = err
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="hlotop-diff-load", daemon=True).start()
+        while not done.wait(_POLL):
+            if worker.is_cancelled or self.exiting:
+                return None
+        err = box.get("error")
+        if isinstance(err, (LoadError, ValueError)):
+            return _Failed(f"hlotop: error: {err}", EXIT_LOAD_ERROR)
+        if isinstance(err, BaseException):
+            log = write_crash_log(err, f"comparing {self.old_path!r} and {self.new_path!r}")
+            details = f"; details in {log}" if log else ""
+            return _Failed(
+                f"hlotop: error: internal error while comparing: "
+                f"{type(err).__name__}: {err}{details}",
+                EXIT_INTERNAL_ERROR,
+            )
+        data = box.get("data")
+        return data if isinstance(data, DiffData) else None
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "load" or event.state != WorkerState.SUCCESS:
+            return
+        result = event.worker.result
+        if isinstance(result, _Failed):
+            self.exit(return_code=result.return_code, message=Text(printable(result.message)))
+        elif isinstance(result, DiffData) and not self.exiting:
+            self.data = result
+            self._loading = None
+            self.switch_screen(DiffScreen(result))
+            self.call_after_refresh(self._settled.set)
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, DiffHelpScreen):
+            self.screen.dismiss(None)
+        else:
+            self.push_screen(DiffHelpScreen())

@@ -1,0 +1,54 @@
+"""The diff browser's help screen: the keys that work there, from
+:mod:`hlotop.ui.bindings` (the help screen of ``hlotop DUMP`` lists every scope)."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from hlotop.ui.bindings import SCOPES
+from hlotop.ui.screens.help import HelpScreen
+
+DIFF_SCOPES = ("app", "diff", "detail", "group_keys", "modal")
+
+
+def diff_help_renderable() -> Group:
+    parts: list[RenderableType] = [
+        Text("hlotop diff keys", style="bold"),
+        Text(
+            "OLD and NEW are the two compiles. Groups hold the values live at each side's "
+            "own XLA peak; a value's bytes are its allocated bytes (padding included).",
+            style="dim",
+        ),
+    ]
+    for scope in SCOPES:
+        if scope.name not in DIFF_SCOPES:
+            continue
+        table = Table(
+            title=scope.title,
+            title_justify="left",
+            title_style="bold",
+            show_header=False,
+            box=None,
+            padding=(0, 2, 0, 1),
+        )
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(no_wrap=True)
+        table.add_column(style="dim")
+        for key in scope.keys:
+            table.add_row(Text(key.display), Text(key.description), Text(key.help))
+        parts += [Text(""), table]
+    return Group(*parts)
+
+
+class DiffHelpScreen(HelpScreen):
+    """Modal list of the diff browser's keys; Escape, q or ? closes it."""
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-body", classes="modal-body") as body:
+            body.border_title = "Help · esc closes"
+            yield Static(diff_help_renderable(), id="help-text")

@@ -1,0 +1,160 @@
+"""The diff browser's headline: a two-line bar that is always shown (which compiles,
+and the change of total bytes and XLA's peak), and the figures pane (pane 1): both
+sides' total, XLA's peak step and bytes, JAX's ``memory_analysis()`` sizes and each
+memory space's occupied peak, with the change in bytes and percent.
+
+Growth is red and shrinking green, and each change carries its sign (``+``/``-``), so
+``NO_COLOR`` loses nothing.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.widget import Widget
+
+from hlotop.analysis.diff import CLASSES, MATCH_KEYS, Side
+from hlotop.safe_text import printable
+from hlotop.ui.diff_data import DiffData
+from hlotop.ui.widgets.legend import plain
+from hlotop.units import human_bytes
+
+
+def percent(old: int, new: int) -> str:
+    """``+84.8%``, ``-13.9%``, ``new`` (from 0) or ``0%``."""
+    if not old:
+        return "new" if new else "0%"
+    return f"{100 * (new - old) / old:+.1f}%"
+
+
+def signed(delta: int) -> str:
+    """``+4.00MiB``, ``-768.0KiB`` or ``0B``."""
+    return ("+" if delta > 0 else "") + human_bytes(delta)
+
+
+def change_style(delta: int, flat: bool = False) -> str:
+    """Red for growth, green for shrinking, dim for none; bold under ``NO_COLOR`` (the
+    sign says which)."""
+    if not delta:
+        return "dim"
+    if flat:
+        return "bold"
+    return "red" if delta > 0 else "green"
+
+
+def change_text(old: int, new: int, flat: bool = False, with_percent: bool = True) -> Text:
+    """NEW minus OLD as ``+65.93MiB (+84.8%)``, coloured by :func:`change_style`."""
+    delta = new - old
+    if not delta:
+        return Text("0B", style="dim")
+    body = signed(delta) + (f" ({percent(old, new)})" if with_percent else "")
+    return Text(body, style=change_style(delta, flat))
+
+
+def figures(side: Side) -> dict[str, int]:
+    """The headline figures of one side, by label, in bytes."""
+    out = {"Total bytes used": side.total_bytes, "XLA's peak": side.peak_bytes}
+    out.update(side.memory_stats)
+    out.update({f"{name} occupied peak": size for name, size in side.space_peaks.items()})
+    return out
+
+
+class DiffSummary(Widget):
+    """Two lines: ``hlotop diff OLD <path> NEW <path>``, then the change of the total
+    and of XLA's peak (or ``no change``)."""
+
+    DEFAULT_CSS = """
+    DiffSummary { height: 2; text-wrap: nowrap; text-overflow: ellipsis; }
+    """
+
+    def __init__(self, data: DiffData, *, id: str | None = "diff-summary"):
+        super().__init__(id=id)
+        self.data = data
+
+    def render(self) -> Text:
+        d, flat = self.data.diff, plain(self)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(" hlotop diff ", style="bold reverse")
+        text.append(" OLD ", style="bold")
+        text.append(printable(self.data.old_path))
+        text.append("  NEW ", style="bold")
+        text.append(printable(self.data.new_path))
+        text.append("\n")
+        if self.data.unchanged:
+            text.append(" no change", style="bold")
+            text.append(": the same figures, every value matched unchanged", style="dim")
+            return text
+        line = Text(" ", no_wrap=True, overflow="ellipsis", end="")
+        short = Text(" ", no_wrap=True, overflow="ellipsis", end="")
+        for label, old, new, step in (
+            ("total", d.old.total_bytes, d.new.total_bytes, None),
+            ("XLA peak", d.old.peak_bytes, d.new.peak_bytes, (d.old.peak_step, d.new.peak_step)),
+        ):
+            for out, full in ((line, True), (short, False)):
+                if len(out) > 1:
+                    out.append(" │ ", style="dim")
+                out.append(f"{label} ", style="bold")
+                if full:
+                    out.append(f"{human_bytes(old)} → ")
+                out.append(human_bytes(new), style="bold")
+                if full and step is not None:
+                    out.append(f" @{step[0]}→{step[1]}", style="dim")
+                out.append(" ")
+                out.append_text(change_text(old, new, flat))
+        text.append_text(line if line.cell_len <= self.size.width else short)
+        return text
+
+
+class DiffFigures(Widget, can_focus=True):
+    """Pane 1: the figures of both sides and the change, then how the values matched."""
+
+    def __init__(self, data: DiffData, *, id: str | None = "figures"):
+        super().__init__(id=id, classes="pane")
+        self.data = data
+        self.border_title = "1 Figures"
+        self.border_subtitle = "OLD, NEW, NEW−OLD"
+
+    def render(self) -> Group:
+        d, flat = self.data.diff, plain(self)
+        table = Table(box=None, pad_edge=False, expand=False, show_edge=False)
+        table.add_column("figure", style="", no_wrap=True, overflow="ellipsis")
+        for name in ("OLD", "NEW", "change"):
+            table.add_column(name, justify="right", no_wrap=True)
+        old, new = figures(d.old), figures(d.new)
+        hidden_host = []
+        for label in dict.fromkeys([*old, *new]):
+            a, b = old.get(label, 0), new.get(label, 0)
+            if label.startswith("host_") and not a and not b:
+                hidden_host.append(label)
+                continue
+            table.add_row(label, human_bytes(a), human_bytes(b), change_text(a, b, flat), style="")
+            if label == "XLA's peak":
+                steps = (d.old.peak_step, d.new.peak_step)
+                shift = Text("same step" if steps[0] == steps[1] else "moved", style="dim")
+                table.add_row(
+                    Text("XLA's peak step", style="dim"),
+                    Text(str(steps[0]), style="dim"),
+                    Text(str(steps[1]), style="dim"),
+                    shift,
+                )
+        parts: list = [table]
+        if hidden_host:
+            parts.append(Text("host_*_size_in_bytes: 0B on both sides", style="dim"))
+        if self.data.unchanged:
+            parts.append(Text("no change", style="bold"))
+        parts.append(self._values_line())
+        return Group(*parts)
+
+    def _values_line(self) -> Text:
+        changes = self.data.changes
+        matched = [c for c in changes if c.matched_by is not None]
+        text = Text(no_wrap=False)
+        text.append("values ", style="bold")
+        by = ", ".join(
+            f"{n} by {k}" for k in MATCH_KEYS if (n := sum(c.matched_by == k for c in matched))
+        )
+        text.append(f"{len(matched)} matched ({by or 'none'}); ")
+        counts = self.data.counts
+        text.append(", ".join(f"{counts[k]} {k}" for k in CLASSES if counts.get(k)) or "none")
+        return text
