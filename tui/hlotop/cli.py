@@ -181,7 +181,10 @@ def build_diff_parser() -> argparse.ArgumentParser:
     parser.add_argument("new", metavar="NEW", help="the same, for the other compile")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
-        "--summary", action="store_true", help="print the comparison as text (the default)"
+        "--summary",
+        action="store_true",
+        help="print the comparison as text instead of opening the diff browser (the "
+        "default when stdout is not a terminal, or with --fail-over)",
     )
     mode.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument(
@@ -281,6 +284,10 @@ def _diff(args) -> int:
         threshold = Threshold.parse(args.fail_over) if args.fail_over else None
     except ValueError as err:
         return _error(str(err))
+    if not (args.summary or args.json or threshold) and sys.stdout.isatty():
+        from hlotop.ui.diff_app import run_diff_browser
+
+        return run_diff_browser(args.old, args.new, keys, args.accounting)
     try:
         with _reporting():
             old, new = load(args.old, lazy=True), load(args.new, lazy=True)
