@@ -240,3 +240,40 @@ def test_diff_large_terminal_remat(snap_compare):
     cursor where they differ most."""
     app = DiffApp(sample("tpu/v5e_1x1-transformer_loop"), sample("tpu/v5e_1x1-transformer_remat"))
     assert snap_compare(app, terminal_size=(160, 50), run_before=diff_then("down", "right", "down"))
+
+
+def modules_then(*keys: str):
+    """A run_before for the modules view: waits for the ranking and for every row's
+    module to be loaded (the sparklines), presses ``keys`` and settles."""
+
+    async def run(pilot) -> None:
+        await pilot.app.wait_until_ranked()
+        await pilot.app.wait_until_filled()
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+
+    return run
+
+
+def test_small_terminal_modules_view(snap_compare):
+    """80x24, ``hlotop DIR`` on the 19-module jax 0.10.2 CPU run: the ranked rows (the
+    two jit_convert_element_type modules as one row ×2), the figures across modules,
+    the occupied-bytes sparklines; the columns that do not fit are counted on the
+    border."""
+    from hlotop.ui.modules_app import ModulesApp
+
+    app = ModulesApp(sample("dirs/jax-0.10.2-cpu-train"))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=modules_then())
+
+
+def test_large_terminal_modules_view_with_capacity(snap_compare):
+    """160x50, the same run against a 4MiB capacity: every column, the capacity line
+    (2 modules over: the train step and jit__normal, by 780 bytes) and each row's
+    headroom or excess, sorted by temp (s s s), the cursor on the eighth row."""
+    from hlotop.ui.modules_app import ModulesApp
+
+    app = ModulesApp(sample("dirs/jax-0.10.2-cpu-train"), capacity=(4 << 20, "4MiB"))
+    keys = ("s", "s", "s", "down", "down")
+    assert snap_compare(app, terminal_size=(160, 50), run_before=modules_then(*keys))

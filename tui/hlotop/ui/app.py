@@ -97,6 +97,8 @@ class HlotopApp(CrashGuard, App[None]):
     # Only hlotop's own commands: Textual's (theme, screenshot to a file, maximize)
     # would come first in an unstable order and crowd the list at 80x24.
     COMMANDS = {HlotopCommands}
+    # The main screen's class (the modules view's app adds a key back to its list).
+    main_screen_class: type[MainScreen] = MainScreen
 
     def __init__(
         self,
@@ -272,7 +274,7 @@ class HlotopApp(CrashGuard, App[None]):
     def _show_preview(self, head: ModuleDump) -> None:
         if self.exiting or not isinstance(self.screen, LoadingScreen):
             return
-        self._main = MainScreen(head, indexes=PaneIndexes.of(head))
+        self._main = self.main_screen_class(head, indexes=PaneIndexes.of(head))
         self.switch_screen(self._main)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -309,7 +311,7 @@ class HlotopApp(CrashGuard, App[None]):
     def _show(self, dump: ModuleDump) -> None:
         if self.exiting:
             return
-        self._main = MainScreen(dump, indexes=self._take_indexes())
+        self._main = self.main_screen_class(dump, indexes=self._take_indexes())
         self.switch_screen(self._main)
 
     def _take_indexes(self) -> PaneIndexes | None:

@@ -298,6 +298,53 @@ SCOPES: tuple[Scope, ...] = (
             ),
         ),
     ),
+    # The modules view (hlotop DIR): the list's cursor keys, the screen's keys, and
+    # backspace, which the main screen of a module opened from it gets too.
+    Scope(
+        "modules",
+        "Modules of a directory",
+        _LIST_CURSOR
+        + (
+            Key(
+                "enter",
+                "open_module",
+                "Open",
+                key_display="⏎",
+                help="Open the module on the cursor's row in the browser (of modules "
+                "compiled alike, the first).",
+            ),
+            Key(
+                "s",
+                "cycle_sort",
+                "Sort",
+                help="Sort by the next key: XLA peak, total, name, temp (# stays the "
+                "XLA-peak rank).",
+            ),
+            Key(
+                "slash",
+                "filter",
+                "Filter",
+                key_display="/",
+                help="Filter the modules by name as you type; ⏎ returns to the list.",
+            ),
+            Key(
+                "escape",
+                "clear_filter",
+                "Clear filter",
+                show=False,
+                key_display="esc",
+                help="Clear the name filter.",
+            ),
+            Key(
+                "backspace",
+                "back_to_modules",
+                "Modules",
+                key_display="backspace",
+                help="In a module opened from the list, or while it loads: back to the "
+                "list (esc too, where the main screen has no pane to return to).",
+            ),
+        ),
+    ),
     Scope(
         "allocations",
         "Allocation tree",
