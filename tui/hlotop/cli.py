@@ -248,6 +248,10 @@ def _main(args) -> int:
     directory = _modules_of(args.path)
     if directory is not None and not interactive:
         return _directory_report(args, directory)
+    if directory is not None:
+        from hlotop.ui.modules_app import run_modules_browser
+
+        return run_modules_browser(args.path, directory, capacity)
     try:
         if interactive:
             return _run_browser(args.path, load, load_bytes, args.strict, capacity)
