@@ -13,7 +13,7 @@ from rich.text import Text
 
 from hlotop.analysis.padding import most_padded
 from hlotop.analysis.padding_advice import PaddingAdvice, advise
-from hlotop.model import ModuleDump, ValueInfo, shape_of
+from hlotop.model import ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
@@ -162,13 +162,6 @@ def spaces_table(module: ModuleDump) -> Group:
         table.add_row(*cells)
     note = "label: the dump's own; peak: most bytes occupied at once"
     return Group(_heading("By memory space", note), table)
-
-
-def tiling_of(shape_text: str | None) -> str:
-    """The tiles of a layout (``T(8,128)(2,1)``), or ``""``."""
-    shape = shape_of(shape_text) if shape_text else None
-    layout = getattr(shape, "layout", None)
-    return layout.tiling if layout is not None else ""
 
 
 _PADDING_COLUMNS: tuple[tuple[str, Literal["left", "right"]], ...] = (
