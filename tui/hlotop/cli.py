@@ -416,6 +416,8 @@ def _oom(args, report, label: str, *, interactive: bool) -> int:
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console = Console(highlight=False, width=PIPE_WIDTH)
     rendered = render_oom(report, links, module_name)
+    if interactive and label == "<stdin>" and not _reattach_terminal():
+        interactive = False  # no terminal to read keys from: print it
     if interactive:
         from hlotop.ui.text_app import run_text_browser
 
