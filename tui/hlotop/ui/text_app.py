@@ -16,7 +16,7 @@ class TextApp(App[int]):
 
     BINDINGS = bindings("text")
     CSS = """
-    #text-body { padding: 0 1; }
+    #text-body { padding: 0 1; border: round $accent; }
     """
 
     def __init__(self, title: str, body: RenderableType):
