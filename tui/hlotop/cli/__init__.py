@@ -1,0 +1,314 @@
+"""The ``hlotop`` command: argument parsing and the choice between the terminal
+browser, ``--summary``, ``--json`` and ``--export`` for a dump; the other inputs (a
+directory of modules, an out-of-memory text) and ``hlotop diff`` are in
+:mod:`hlotop.cli.commands`.
+
+Exit status: 0 on success; 1 with ``--strict`` when the dump has diagnostics, or when
+``hlotop diff --fail-over`` is exceeded; 2 when the input cannot be opened (one line on
+stderr: ``hlotop: error: <path>: <reason>``); 70 for an hlotop bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from functools import partial
+
+from hlotop.cli.commands import (
+    STDIN,
+    GroupingError,
+    capacity_of,
+    diff_command,
+    directory_report,
+    export,
+    fit_of,
+    group,
+    grouping_options,
+    load_read_stdin,
+    modules_of,
+    oom_command,
+    oom_text,
+)
+from hlotop.cli.common import (
+    EXIT_BROKEN_PIPE,
+    error,
+    reattach_terminal,
+    reporting,
+    stdout_to_devnull,
+    strict_status,
+)
+from hlotop.safe_text import printable
+from hlotop.version import __version__
+
+EPILOG = """\
+examples:
+  hlotop module_0042.jit_train_step.cpu_after_optimizations-buffer-assignment.txt
+  hlotop --summary dump_dir/module_0042...-live-range.txt   (any file of a split module)
+  cat dump.txt | hlotop -
+  hlotop --json dump.txt | jq .analysis.peak_step
+  hlotop --summary --group-by phase,scope dump.txt      (what is live at XLA's peak)
+  hlotop --export folded dump.txt > peak.folded        (open in speedscope)
+
+  hlotop diff --summary --fail-over 5% before/ after/   (compare two compiles)
+
+make a dump with:  XLA_FLAGS=--xla_dump_to=DIR python train.py
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: ``hlotop [--summary | --json] [--strict] PATH``."""
+    parser = argparse.ArgumentParser(
+        prog="hlotop",
+        description="Browse the memory of a compiled XLA program: allocations, the values "
+        "packed into them, live ranges over the schedule and the peak, from an "
+        "XLA buffer-assignment dump (--xla_dump_to).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "path",
+        metavar="PATH",
+        help="a *-buffer-assignment.txt dump (any XLA era), any file of a "
+        "split module, a directory holding one module, or - for stdin",
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--summary",
+        action="store_true",
+        help="print a report (totals, peak, largest values at the peak) "
+        "instead of opening the browser; the default when stdout is "
+        "not a terminal",
+    )
+    mode.add_argument(
+        "--json", action="store_true", help="print the parsed dump and its analysis as JSON"
+    )
+    mode.add_argument(
+        "--export",
+        choices=("csv", "tsv", "folded"),
+        help="write the live set at a step (XLA's peak by default) to stdout: csv/tsv one "
+        "row per group with --group-by, else one row per value; folded: collapsed "
+        "stacks (speedscope, flamelens, inferno)",
+    )
+    group = parser.add_argument_group("grouping the live set (--summary, --json, --export)")
+    group.add_argument(
+        "--group-by",
+        metavar="KEYS",
+        help="comma-separated keys, outermost first: scope, phase, source, opcode, "
+        "shape, dtype, kind, space, param (e.g. phase,scope)",
+    )
+    group.add_argument(
+        "--step",
+        type=int,
+        metavar="N",
+        help="the schedule step whose live set is grouped (default: XLA's peak step)",
+    )
+    group.add_argument(
+        "--accounting",
+        choices=("logical", "occupied"),
+        default="logical",
+        help="which bytes are summed: logical (each value at its shape, no padding; "
+        "the default) or occupied (allocation bytes in use, padding included, shared "
+        "bytes once)",
+    )
+    group.add_argument(
+        "--scope-rule",
+        action="append",
+        default=[],
+        metavar="REGEX=REPL",
+        help="rewrite scopes (re.sub), after layer indices are folded; repeatable",
+    )
+    group.add_argument(
+        "--no-fold",
+        action="store_true",
+        help="keep layer indices in scopes and parameter paths (layers_17, not layers_*)",
+    )
+    parser.add_argument(
+        "--capacity",
+        metavar="SIZE|DEVICE",
+        help="the device's memory: a size (16GiB, 15.48G, 80GB) or a device (v5e, v4, "
+        "v5p, v6e, a100-80gb, h100 ...; a GPU's pool is JAX's default 75%%): says the "
+        "headroom or by how much the program is over, and what to shed to fit",
+    )
+    parser.add_argument(
+        "--dump",
+        metavar="PATH",
+        help="with an out-of-memory text: the dump (a module, or a directory) whose "
+        "values the text's buffers are linked to",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="exit with status 1 if the dump has any diagnostic"
+    )
+    parser.add_argument("--version", action="version", version=f"hlotop {__version__}")
+    return parser
+
+
+def run() -> None:
+    """The ``hlotop`` command: :func:`main`, then exit at once. A big dump's model is
+    millions of objects, and freeing them one by one at interpreter shutdown took a
+    second at 100 MB after the output was complete; the OS frees it all in one go."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe (hlotop --json | head)
+        code = code or EXIT_BROKEN_PIPE
+    os._exit(code)
+
+
+def build_diff_parser() -> argparse.ArgumentParser:
+    """``hlotop diff OLD NEW [--summary | --json] [--fail-over SIZE|PERCENT]``."""
+    parser = argparse.ArgumentParser(
+        prog="hlotop diff",
+        description="Compare two compiles of one program: their figures, their values "
+        "matched without ids or instruction names, and the change by group.",
+        epilog="examples:\n"
+        "  hlotop diff --summary before/ after/\n"
+        "  hlotop diff --json old-buffer-assignment.txt new-buffer-assignment.txt\n"
+        "  hlotop diff --summary --fail-over 5% main/ branch/   (exit 1 if it grew more)\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "old",
+        metavar="OLD",
+        help="a dump file, any file of a split module, or a directory holding one module",
+    )
+    parser.add_argument("new", metavar="NEW", help="the same, for the other compile")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--summary",
+        action="store_true",
+        help="print the comparison as text instead of opening the diff browser (the "
+        "default when stdout is not a terminal, or with --fail-over)",
+    )
+    mode.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument(
+        "--fail-over",
+        metavar="SIZE|PERCENT",
+        help="exit 1 when NEW's XLA peak or total bytes exceed OLD's by more than this "
+        "(5%%, 512MiB, 1.5GiB or bytes), with one line saying which grew by how much",
+    )
+    parser.add_argument(
+        "--group-by",
+        metavar="KEYS",
+        default="phase,scope",
+        help="the keys of the grouped change (default phase,scope)",
+    )
+    parser.add_argument("--accounting", choices=("logical", "occupied"), default="logical")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``hlotop`` with ``argv`` (default ``sys.argv[1:]``); return the exit status
+    (0, 1 for --strict with diagnostics or a --fail-over that is exceeded, 2 for input
+    that is not a dump, 70 for a bug)."""
+    argv = sys.argv[1:] if argv is None else argv
+    diff = argv[:1] == ["diff"]
+    args = build_diff_parser().parse_args(argv[1:]) if diff else build_parser().parse_args(argv)
+    try:
+        return diff_command(args) if diff else _main(args)
+    except BrokenPipeError:  # hlotop --json DUMP | head: the reader has all it wants
+        stdout_to_devnull()  # so that the final flush does not fail again
+        return EXIT_BROKEN_PIPE
+    except Exception as err:  # an hlotop bug: a log file, one line, never a traceback
+        from hlotop.crashlog import write_crash_log
+
+        log = write_crash_log(err, f"argv: {sys.argv!r}")
+        where = f"; details in {log}" if log else ""
+        print(
+            printable(f"hlotop: error: internal error ({type(err).__name__}: {err}){where}"),
+            file=sys.stderr,
+        )
+        return 70
+
+
+def _main(args) -> int:
+    from hlotop.loading.loader import LoadError, load, load_bytes
+
+    try:
+        grouping = grouping_options(args)
+    except ValueError as err:
+        return error(str(err))
+    try:
+        capacity = capacity_of(args.capacity)
+    except ValueError as err:
+        return error(str(err))
+    interactive = not (args.summary or args.json or args.export) and sys.stdout.isatty()
+    oom = oom_text(args.path)
+    if oom is not None:
+        return oom_command(args, *oom, interactive=interactive)
+    if args.path == "-" and STDIN:  # read while looking for an OOM text: a dump
+        load = partial(load_read_stdin, load_bytes, STDIN[0])
+
+    directory = modules_of(args.path)
+    if directory is not None and not interactive:
+        return directory_report(args, directory)
+    if directory is not None:
+        from hlotop.ui.modules_app import run_modules_browser
+
+        return run_modules_browser(args.path, directory, capacity)
+    try:
+        if interactive:
+            return _run_browser(args.path, load, load_bytes, args.strict, capacity)
+        with reporting():
+            if args.json:
+                return _write_json(args, load, grouping, capacity)
+            module = load(args.path, lazy=True)  # records are read on demand
+            if args.export and grouping is not None:
+                return export(module, args, grouping)
+            from hlotop.report.summary import print_summary
+
+            groups = None
+            if grouping is not None and grouping["keys"] is not None:
+                groups = group(module, grouping)[0]
+            print_summary(module, groups=groups, fit=fit_of(module, capacity))
+            return strict_status(module, args.strict)
+    except LoadError as err:
+        return error(str(err))
+    except GroupingError as err:
+        return error(str(err))
+    except KeyboardInterrupt:
+        return 130
+
+
+def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:
+    """``--json``: records are read once as they are written; on a big dump by worker
+    processes, one a core (this is the only process of ours and it runs no threads)."""
+    from hlotop.process import report_workers
+    from hlotop.report.json_doc import RecordsAhead, write_json
+
+    workers = report_workers()
+    ahead = RecordsAhead(workers)  # on the records while the rest of the dump is read
+    try:
+        module = load(args.path, lazy=True, on_records=ahead.start)
+        groups = None
+        if grouping is not None and grouping["keys"] is not None:
+            groups = group(module, grouping)[0]
+        write_json(module, sys.stdout, workers, ahead, groups=groups, fit=fit_of(module, capacity))
+    finally:
+        ahead.close()
+    return strict_status(module, args.strict)
+
+
+def _run_browser(path: str, load, load_bytes, strict: bool, capacity=None) -> int:
+    from hlotop.ui.app import HlotopApp
+
+    if path == "-":
+        data = STDIN[0] if STDIN else sys.stdin.buffer.read()
+        if not reattach_terminal():
+            return error("-: no terminal to run the browser on; use --summary or --json")
+        app = HlotopApp("<stdin>", lambda: load_bytes(data), capacity=capacity)
+    else:
+        if not os.path.exists(path):
+            return error(f"{path}: no such file or directory")
+        app = HlotopApp(path, capacity=capacity)
+    app.run()
+    code = app.return_code or 0
+    module = getattr(app, "module", None)
+    if code == 0 and strict and module is not None and module.diagnostics:
+        return 1
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

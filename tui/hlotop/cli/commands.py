@@ -1,0 +1,282 @@
+"""The ``hlotop`` command's other inputs and reports: ``hlotop diff``, an out-of-memory
+text, a directory of modules, the grouped live set and its export, and a capacity."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from hlotop.cli.common import (
+    error,
+    reattach_terminal,
+    report_console,
+    reporting,
+    strict_status,
+)
+from hlotop.safe_text import printable
+
+
+def diff_command(args) -> int:
+    """``hlotop diff``: both compiles loaded, compared, printed; the gate's status."""
+    from hlotop.analysis.diff import diff_modules
+    from hlotop.analysis.grouping import parse_keys
+    from hlotop.loading.loader import LoadError, load
+    from hlotop.report.diff_report import Threshold, gate, render_diff, write_diff_json
+
+    try:
+        keys = parse_keys(args.group_by)
+        threshold = Threshold.parse(args.fail_over) if args.fail_over else None
+    except ValueError as err:
+        return error(str(err))
+    if not (args.summary or args.json or threshold) and sys.stdout.isatty():
+        from hlotop.ui.diff_app import run_diff_browser
+
+        return run_diff_browser(args.old, args.new, keys, args.accounting)
+    try:
+        with reporting():
+            old, new = load(args.old, lazy=True), load(args.new, lazy=True)
+            diff = diff_modules(old, new, keys, args.accounting)
+            if args.json:
+                from hlotop.report.diff_report import write_diff_json
+
+                write_diff_json(diff, sys.stdout)
+            else:
+                console = report_console()
+                console.print(render_diff(diff))
+    except LoadError as err:
+        return error(str(err))
+    over = gate(diff, threshold) if threshold is not None else None
+    if over is not None:
+        print(printable(over), file=sys.stderr)
+        return 1
+    return 0
+
+
+def capacity_of(text: str | None) -> tuple[int, str] | None:
+    """``--capacity``: (bytes, what it is). Raises ValueError naming what it takes."""
+    if text is None:
+        return None
+    from hlotop.model.devices import parse_capacity
+
+    return parse_capacity(text)
+
+
+def fit_of(module, capacity: tuple[int, str] | None):
+    if capacity is None:
+        return None
+    from hlotop.analysis.capacity import fit
+
+    return fit(module, *capacity)
+
+
+MAX_OOM_TEXT = 64 << 20  # bytes of a log read to look for an out-of-memory message
+
+
+def oom_text(path: str):
+    """(the OOM report, its text's label) when ``path`` is a file (or stdin) holding an
+    out-of-memory error text and no dump; None otherwise (a dump, a directory, or a
+    file the loader then refuses). Reads stdin into ``STDIN`` so a dump there still
+    loads."""
+    from hlotop.parse.oom import looks_like_oom, parse_oom
+
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        STDIN.append(data)
+        label = "<stdin>"
+    else:
+        if not os.path.isfile(path):
+            return None
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_OOM_TEXT)
+        except OSError:
+            return None
+        label = path
+    if data.startswith(b"BufferAssignment:") or b"\nHloLiveRange (max " in data[: 1 << 20]:
+        return None  # a dump
+    text = data.decode("utf-8", errors="replace")
+    if not looks_like_oom(text):
+        return None
+    report = parse_oom(text, label)
+    if report is None or not (
+        report.entries
+        or any(
+            x is not None
+            for x in (
+                report.capacity_bytes,
+                report.used_bytes,
+                report.over_bytes,
+                report.requested_bytes,
+            )
+        )
+    ):
+        return None  # a text that quotes an OOM message but holds none of its figures
+    return report, label
+
+
+STDIN: list[bytes] = []  # what oom_text read of stdin, for the loader
+
+
+def load_read_stdin(load_bytes, data: bytes, path: str, *, lazy: bool = False, **_ignored):
+    """``load`` for a dump already read from stdin (``hlotop -``)."""
+    return load_bytes(data, lazy=lazy)
+
+
+def oom_command(args, report, label: str, *, interactive: bool) -> int:
+    """An out-of-memory text: its breakdown, linked to ``--dump``'s values if given
+    (or a dump beside it). ``--capacity`` is the text's own."""
+    from hlotop.report.oom_report import oom_json, render_oom, write_oom_json
+
+    links, module_name = [], ""
+    dump = args.dump or dump_beside(label)
+    if dump is not None:
+        from hlotop.analysis.oom_link import link_entries
+        from hlotop.loading.loader import LoadError, load
+
+        try:
+            with reporting():
+                module = load(dump, lazy=True)
+        except LoadError as err:
+            return error(str(err))
+        links, module_name = link_entries(module, report.entries), module.name
+    if args.json:
+        write_oom_json(oom_json(report, links, module_name), sys.stdout)
+        return 0
+    console = report_console()
+    rendered = render_oom(report, links, module_name)
+    if interactive and label == "<stdin>" and not reattach_terminal():
+        interactive = False  # no terminal to read keys from: print it
+    if interactive:
+        from hlotop.ui.text_app import run_text_browser
+
+        return run_text_browser(f"out of memory · {label}", rendered)
+    console.print(rendered)
+    return 0
+
+
+def dump_beside(label: str) -> str | None:
+    """The one module in the OOM text's folder, if there is exactly one."""
+    if label == "<stdin>":
+        return None
+    from hlotop.loading.directory import list_modules
+
+    folder = os.path.dirname(os.path.abspath(label))
+    try:
+        entries = list_modules(folder)
+    except OSError:
+        return None
+    return str(entries[0].path) if len(entries) == 1 else None
+
+
+def modules_of(path: str) -> list | None:
+    """The modules of ``path`` when it is a directory holding other than exactly one
+    (a whole --xla_dump_to run); None otherwise (one module: opened as usual)."""
+    if path == "-" or not os.path.isdir(path):
+        return None
+    from hlotop.loading.directory import list_modules
+
+    try:
+        entries = list_modules(path)
+    except OSError:
+        return None
+    return entries if len(entries) > 1 else None
+
+
+def directory_report(args, entries: list) -> int:
+    """``--summary DIR`` / ``--json DIR``: the modules ranked, read in parallel across
+    the cores (forked workers, each reads its modules' first look)."""
+    from hlotop.loading.directory import rank_modules
+    from hlotop.report.modules_report import render_modules, write_modules_json
+
+    if args.export or args.group_by:
+        return error(
+            f"{args.path}: a directory of {len(entries)} modules; name one to group or export its live set"
+        )
+    with reporting():
+        figures = rank_modules(entries, module_mapper(len(entries)))
+        if args.json:
+            write_modules_json(args.path, figures, sys.stdout)
+        else:
+            console = report_console()
+            console.print(render_modules(args.path, figures))
+    return 1 if args.strict and any(f.error for f in figures) else 0
+
+
+def module_mapper(count: int):
+    """A process pool's map over modules when there are enough of them and forking is
+    allowed (hlotop.process), else None (one at a time)."""
+    from hlotop.process import report_workers
+
+    workers = min(report_workers(), count // 8)
+    if workers < 2:
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    def mapper(function, items):
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            yield from pool.map(function, items, chunksize=4)
+
+    return mapper
+
+
+class GroupingError(Exception):
+    """A grouping the dump cannot give (no live ranges, a step outside the schedule)."""
+
+
+def grouping_options(args) -> dict | None:
+    """The grouping asked for on the command line, checked before the dump is read;
+    None when there is none (and no --export). Raises ValueError for a bad key, rule
+    or option."""
+    from hlotop.analysis.grouping import parse_keys
+    from hlotop.analysis.scope import ScopeRule
+
+    asked = args.group_by is not None or args.step is not None or args.scope_rule
+    if not asked and not args.export and args.accounting == "logical":
+        return None
+    if asked and not (args.summary or args.json or args.export):
+        raise ValueError(
+            "--group-by, --step and --scope-rule go with --summary, --json or --export"
+        )
+    keys = parse_keys(args.group_by) if args.group_by is not None else None
+    rules = tuple(ScopeRule.parse(rule) for rule in args.scope_rule)
+    return {
+        "keys": keys,
+        "step": args.step,
+        "accounting": args.accounting,
+        "fold": not args.no_fold,
+        "rules": rules,
+    }
+
+
+def group(module, options: dict):
+    """(grouping, labeller) of ``module``'s live set as ``options`` say (keys default to
+    ``phase,scope``). Raises GroupingError when the dump cannot be grouped so."""
+    from hlotop.analysis.grouping import Labeller, group_live_set
+
+    labeller = Labeller(module, options["fold"], options["rules"])
+    try:
+        grouping = group_live_set(
+            module,
+            options["keys"] or ("phase", "scope"),
+            options["step"],
+            options["accounting"],
+            labeller=labeller,
+        )
+    except ValueError as err:
+        raise GroupingError(f"{module.name}: {err}") from None
+    return grouping, labeller
+
+
+def export(module, args, options: dict) -> int:
+    """``--export csv|tsv|folded``: the live set to stdout."""
+    from hlotop.report.export import write_folded, write_groups, write_values
+
+    grouping, labeller = group(module, options)
+    if args.export == "folded":
+        write_folded(grouping, labeller, sys.stdout, options["keys"] or ())
+    elif options["keys"]:
+        write_groups(grouping, sys.stdout, args.export)
+    else:
+        write_values(grouping, labeller, sys.stdout, args.export)
+    return strict_status(module, args.strict)

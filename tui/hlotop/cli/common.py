@@ -1,0 +1,70 @@
+"""What the ``hlotop`` command's parts share: the one-line error, the terminal after
+a pipe, the console a report is printed on, and the process policy while a report is
+made."""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+
+from rich.console import Console
+
+from hlotop.safe_text import printable
+
+
+def error(message: str) -> int:
+    # A path from a directory listing is text from a dump's author too: no control codes.
+    print(f"hlotop: error: {printable(message)}", file=sys.stderr)
+    return 2
+
+
+def reattach_terminal() -> bool:
+    """After reading a dump from a pipe, read keys from the terminal instead."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY)
+    except OSError:
+        return False
+    os.dup2(fd, 0)
+    os.close(fd)
+    return True
+
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer the pipe closed on
+
+
+def stdout_to_devnull() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+@contextmanager
+def reporting():
+    """While a report is made: no cyclic GC (the model lives until the report is out
+    and makes no cycles, so the GC would only re-scan it: a full pass over 10^6
+    objects right after loading a 100 MB dump took 0.16 s)."""
+    from hlotop.process import gc_paused
+
+    with gc_paused():
+        yield
+
+
+def report_console() -> Console:
+    """The console a text report is printed on: the terminal's width, or
+    :data:`hlotop.report.summary.PIPE_WIDTH` columns when stdout is not a terminal."""
+    from hlotop.report.summary import PIPE_WIDTH
+
+    console = Console(highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(highlight=False, width=PIPE_WIDTH)
+    return console
+
+
+def strict_status(module, strict: bool) -> int:
+    if strict:
+        module.read_records()  # every line checked
+    return 1 if strict and module.diagnostics else 0
