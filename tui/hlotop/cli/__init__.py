@@ -50,6 +50,9 @@ examples:
   hlotop --summary --group-by phase,scope dump.txt      (what is live at XLA's peak)
   hlotop --export folded dump.txt > peak.folded        (open in speedscope)
 
+  hlotop /tmp/xla_dump                                 (every module, ranked)
+  hlotop oom.log                                       (an out-of-memory error text)
+  hlotop --summary --capacity v5e dump.txt             (headroom on a device)
   hlotop diff --summary --fail-over 5% before/ after/   (compare two compiles)
 
 make a dump with:  XLA_FLAGS=--xla_dump_to=DIR python train.py
@@ -69,8 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "path",
         metavar="PATH",
-        help="a *-buffer-assignment.txt dump (any XLA era), any file of a "
-        "split module, a directory holding one module, or - for stdin",
+        help="a *-buffer-assignment.txt dump (any XLA era), any file of a split module, "
+        "a directory (one module opens; several are ranked), an out-of-memory error "
+        "text, or - for stdin",
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
