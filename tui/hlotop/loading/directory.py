@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from hlotop.analysis.capacity import required_bytes
 from hlotop.analysis.platform import platform_of
 from hlotop.loading.discover import module_files, module_name, split_module_prefix
 from hlotop.loading.preview import preview
@@ -49,6 +50,9 @@ class ModuleFigures:
     memory_stats: MemoryStats | None
     fingerprint: str  # equal for one program (module name less its number) compiled alike
     error: str | None = None  # why the module could not be read
+    # What it needs on its device (hlotop.analysis.capacity.required_bytes: on TPU of
+    # HBM alone), from the first look's allocations; None without allocations.
+    required_bytes: int | None = None
 
 
 def list_modules(directory: str | os.PathLike) -> list[ModuleEntry]:
@@ -89,6 +93,7 @@ def quick_figures(entry: ModuleEntry) -> ModuleFigures:
         a.peak_bytes if a.peak_bytes_source == "list" else None,
         a.memory_stats,
         digest.hexdigest(),
+        required_bytes=required_bytes(module),
     )
 
 

@@ -78,18 +78,10 @@ class ModuleRow:
 
 
 def need_of(f: ModuleFigures) -> int | None:
-    """Argument + output - alias + temp device bytes from the first look's
-    ``memory_analysis()`` sizes: what :func:`hlotop.analysis.capacity.required_bytes`
-    gives once loaded, except on TPU, where only HBM counts (None: known once loaded)."""
-    s = f.memory_stats
-    if s is None or f.entry.platform == "tpu":
-        return None
-    return (
-        s.argument_size_in_bytes
-        + s.output_size_in_bytes
-        - s.alias_size_in_bytes
-        + s.temp_size_in_bytes
-    )
+    """What the module needs on its device, from its first look
+    (:func:`hlotop.analysis.capacity.required_bytes`: argument + output - alias + temp,
+    on TPU of HBM alone); None without allocations."""
+    return f.required_bytes
 
 
 def _sort_key(sort: str):
