@@ -25,6 +25,7 @@ from hlotop.analysis.grouping import Grouping, Labeller, group_live_set
 from hlotop.loading.loader import load
 from hlotop.model import ModuleDump
 from hlotop.report.diff_report import NEW_LARGE_SHARE, resample
+from hlotop.ui.group_tree import visible_rows
 
 # The values list's filters (``c`` steps through those with values).
 FILTERS = ("all", *CLASSES)
@@ -280,16 +281,8 @@ class DiffTree:
         return found
 
     def visible(self, expanded: set[Key]) -> list[DiffNode]:
-        out: list[DiffNode] = []
-
-        def walk(nodes: list[DiffNode]) -> None:
-            for node in nodes:
-                out.append(node)
-                if node.opens and node.key in expanded:
-                    walk(self.children(node))
-
-        walk(self.roots)
-        return out
+        """The rows shown when the nodes whose keys are in ``expanded`` are open."""
+        return visible_rows(self.roots, self.children, expanded)
 
     def _level(
         self, rows: Sequence[GroupDelta], level: int, prefix: tuple[str, ...]

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from hlotop.analysis.grouping import Grouping, GroupRow, Labeller, group_live_set
 from hlotop.model import ModuleDump, ValueInfo
@@ -30,6 +31,19 @@ from hlotop.report.export import (
     write_values,
 )
 from hlotop.units import human_bytes
+
+
+class TreeRow(Protocol):
+    """A row of a tree the views list: its identity and whether it has children."""
+
+    @property
+    def key(self) -> tuple: ...
+
+    @property
+    def opens(self) -> bool: ...
+
+
+R = TypeVar("R", bound=TreeRow)
 
 # The grouping keys ``b`` steps through (``B`` types any others).
 PRESETS: tuple[tuple[str, ...], ...] = (
@@ -45,6 +59,24 @@ THRESHOLDS = (0.0, 0.001, 0.01, 0.05)
 DEFAULT_THRESHOLD = 0.01
 
 Key = tuple  # a node's identity, the same in every grouping: see Node.key
+
+
+def visible_rows(
+    roots: Sequence[R], children: Callable[[R], Sequence[R]], expanded: set
+) -> list[R]:
+    """The rows of a tree shown when the nodes whose ``key`` is in ``expanded`` are
+    open: each node (it has ``key`` and ``opens``), then, if open, ``children(node)``'s
+    rows, depth first."""
+    out: list[R] = []
+
+    def walk(nodes: Sequence[R]) -> None:
+        for node in nodes:
+            out.append(node)
+            if node.opens and node.key in expanded:
+                walk(children(node))
+
+    walk(roots)
+    return out
 
 
 @dataclass(eq=False, slots=True)
@@ -105,16 +137,7 @@ class GroupTree:
 
     def visible(self, expanded: set[Key]) -> list[Node]:
         """The rows shown when the nodes whose keys are in ``expanded`` are open."""
-        out: list[Node] = []
-
-        def walk(nodes: list[Node]) -> None:
-            for node in nodes:
-                out.append(node)
-                if node.opens and node.key in expanded:
-                    walk(self.children(node))
-
-        walk(self.roots)
-        return out
+        return visible_rows(self.roots, self.children, expanded)
 
     def lineage(self, value_id: int) -> list[Key]:
         """The keys of the nodes that may show value ``value_id``, itself first, then

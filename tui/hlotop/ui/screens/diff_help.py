@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from hlotop.ui.bindings import SCOPES
-from hlotop.ui.screens.help import HelpScreen
+from hlotop.ui.screens.help import HelpScreen, scope_table
 
 DIFF_SCOPES = ("app", "diff", "detail", "group_keys", "modal")
 
@@ -26,22 +25,8 @@ def diff_help_renderable() -> Group:
         ),
     ]
     for scope in SCOPES:
-        if scope.name not in DIFF_SCOPES:
-            continue
-        table = Table(
-            title=scope.title,
-            title_justify="left",
-            title_style="bold",
-            show_header=False,
-            box=None,
-            padding=(0, 2, 0, 1),
-        )
-        table.add_column(style="bold", no_wrap=True)
-        table.add_column(no_wrap=True)
-        table.add_column(style="dim")
-        for key in scope.keys:
-            table.add_row(Text(key.display), Text(key.description), Text(key.help))
-        parts += [Text(""), table]
+        if scope.name in DIFF_SCOPES:
+            parts += [Text(""), scope_table(scope)]
     return Group(*parts)
 
 

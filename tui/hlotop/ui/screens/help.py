@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from hlotop.ui.bindings import SCOPES, bindings
+from hlotop.ui.bindings import SCOPES, Scope, bindings
 
 
 def help_rows() -> list[tuple[str, str, str, str]]:
@@ -35,22 +35,27 @@ def help_renderable() -> Group:
         Text("The command palette (ctrl+p) offers the main actions by name.", style="dim"),
     ]
     for scope in SCOPES:
-        table = Table(
-            title=scope.title,
-            title_justify="left",
-            title_style="bold",
-            show_header=False,
-            box=None,
-            padding=(0, 2, 0, 1),
-            expand=False,
-        )
-        table.add_column(style="bold", no_wrap=True)
-        table.add_column(no_wrap=True)
-        table.add_column(style="dim")
-        for key in scope.keys:
-            table.add_row(Text(key.display), Text(key.description), Text(key.help))
-        parts += [Text(""), table]
+        parts += [Text(""), scope_table(scope)]
     return Group(*parts)
+
+
+def scope_table(scope: Scope) -> Table:
+    """One scope's keys as the help screens list them: keys, action, help sentence."""
+    table = Table(
+        title=scope.title,
+        title_justify="left",
+        title_style="bold",
+        show_header=False,
+        box=None,
+        padding=(0, 2, 0, 1),
+        expand=False,
+    )
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(no_wrap=True)
+    table.add_column(style="dim")
+    for key in scope.keys:
+        table.add_row(Text(key.display), Text(key.description), Text(key.help))
+    return table
 
 
 class HelpScreen(ModalScreen[None]):

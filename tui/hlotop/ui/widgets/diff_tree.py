@@ -20,6 +20,7 @@ from hlotop.ui.diff_keys import LIST_ACTIONS, diff_bindings
 from hlotop.ui.widgets.diff_headline import change_style, signed
 from hlotop.ui.widgets.legend import plain
 from hlotop.ui.widgets.row_list import RowList
+from hlotop.ui.widgets.tree_keys import TreeKeys
 from hlotop.units import human_bytes
 
 SIZE_W = 9
@@ -36,7 +37,7 @@ def change_bar(delta: int, scale: int, half: int) -> tuple[str, str]:
     return " " * half, "█" * cells + " " * (half - cells)
 
 
-class DiffGroupTree(RowList):
+class DiffGroupTree(RowList, TreeKeys):
     """One row per open node (:class:`hlotop.ui.diff_data.DiffNode`)."""
 
     BINDINGS = diff_bindings(*LIST_ACTIONS, "scroll_columns", "activate", "right", "left")
@@ -183,23 +184,10 @@ class DiffGroupTree(RowList):
             self.owner.select_change(node.change, self.id, open_detail=True)
 
     def action_right(self) -> None:
-        node = self.current()
-        if node is not None and node.opens and node.key not in self.expanded:
-            self._toggle(node, True)
-        elif node is not None and node.opens:
-            self.set_cursor(self.cursor + 1, notify=True)
+        self.expand_here()
 
     def action_left(self) -> None:
-        node = self.current()
-        if node is None:
-            return
-        if node.opens and node.key in self.expanded:
-            self._toggle(node, False)
-            return
-        for i in range(self.cursor - 1, -1, -1):  # to the group it is under
-            if self.rows[i].depth < node.depth:
-                self.set_cursor(i, notify=True, direction=-1)
-                return
+        self.collapse_here()
 
     def _toggle(self, node: DiffNode, open_: bool) -> None:
         if self.group_tree is None:

@@ -37,6 +37,7 @@ from hlotop.ui.screens.group_keys import GroupKeysScreen
 from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.legend import peak_style, plain, space_style
 from hlotop.ui.widgets.row_list import RowList
+from hlotop.ui.widgets.tree_keys import TreeKeys
 from hlotop.units import human_bytes
 
 SIZE_W = 9
@@ -61,7 +62,7 @@ def share_text(part: int, total: int) -> str:
     return f"{100 * part / total:5.1f}%" if total else "    -%"
 
 
-class GroupedView(RowList):
+class GroupedView(RowList, TreeKeys):
     """The grouped live set: one row per open node (:class:`hlotop.ui.group_tree.Node`)."""
 
     BINDINGS = bindings("grouped")
@@ -382,23 +383,10 @@ class GroupedView(RowList):
             self.owner.select_value(self.selected, self.id, open_detail=True)
 
     def action_expand(self) -> None:
-        node = self.current()
-        if node is not None and node.opens and node.key not in self.expanded:
-            self._toggle(node, True)
-        elif node is not None and node.opens:
-            self.set_cursor(self.cursor + 1, notify=True)  # open: to its first child
+        self.expand_here()
 
     def action_collapse(self) -> None:
-        node = self.current()
-        if node is None:
-            return
-        if node.opens and node.key in self.expanded:
-            self._toggle(node, False)
-            return
-        for i in range(self.cursor - 1, -1, -1):  # to the node it is under
-            if self.rows[i].depth < node.depth:
-                self.set_cursor(i, notify=True, direction=-1)
-                return
+        self.collapse_here()
 
     def _toggle(self, node: Node, open_: bool) -> None:
         if open_:
