@@ -179,7 +179,7 @@ class DiffGroupTree(RowList, TreeKeys):
         if node is None:
             return
         if node.opens:
-            self._toggle(node, node.key not in self.expanded)
+            self.toggle_node(node, node.key not in self.expanded)
         elif node.change is not None and self.owner is not None:
             self.owner.select_change(node.change, self.id, open_detail=True)
 
@@ -189,7 +189,7 @@ class DiffGroupTree(RowList, TreeKeys):
     def action_left(self) -> None:
         self.collapse_here()
 
-    def _toggle(self, node: DiffNode, open_: bool) -> None:
+    def toggle_node(self, node: DiffNode, open_: bool) -> None:
         if self.group_tree is None:
             return
         (self.expanded.add if open_ else self.expanded.discard)(node.key)

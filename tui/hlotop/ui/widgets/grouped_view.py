@@ -377,7 +377,7 @@ class GroupedView(RowList, TreeKeys):
         if node is None:
             return
         if node.opens:
-            self._toggle(node, node.key not in self.expanded)
+            self.toggle_node(node, node.key not in self.expanded)
         elif node.info is not None and self.owner is not None:
             self.selected = node.info.value.id
             self.owner.select_value(self.selected, self.id, open_detail=True)
@@ -388,7 +388,7 @@ class GroupedView(RowList, TreeKeys):
     def action_collapse(self) -> None:
         self.collapse_here()
 
-    def _toggle(self, node: Node, open_: bool) -> None:
+    def toggle_node(self, node: Node, open_: bool) -> None:
         if open_:
             self.expanded.add(node.key)
         else:

@@ -8,14 +8,14 @@ from typing import Any
 class TreeKeys:
     """For a :class:`~hlotop.ui.widgets.row_list.RowList` whose rows are tree nodes
     (``key``, ``depth``, ``opens``), the open ones' keys in ``expanded``; the widget
-    gives ``_toggle(node, open_)``. Put it after ``RowList`` among the bases."""
+    gives ``toggle_node(node, open_)``. Put it after ``RowList`` among the bases."""
 
     def expand_here(self) -> None:
         """Open the group under the cursor; if it is open, step to its first child."""
         view: Any = self
         node = view.current()
         if node is not None and node.opens and node.key not in view.expanded:
-            view._toggle(node, True)
+            view.toggle_node(node, True)
         elif node is not None and node.opens:
             view.set_cursor(view.cursor + 1, notify=True)
 
@@ -27,7 +27,7 @@ class TreeKeys:
         if node is None:
             return
         if node.opens and node.key in view.expanded:
-            view._toggle(node, False)
+            view.toggle_node(node, False)
             return
         for i in range(view.cursor - 1, -1, -1):
             if view.rows[i].depth < node.depth:
