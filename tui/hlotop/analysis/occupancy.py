@@ -49,12 +49,36 @@ def occupied_bytes_per_step(
     for index, group in groupby(rows, itemgetter(0)):
         alloc = allocation_of.get(index)
         if alloc is not None:
-            _add_union(list(group), diffs[alloc.color])
+            rows_of = list(group)
+            first, last = rows_of[0], rows_of[-1]
+            if first[1] == last[1] and first[2] == last[2]:  # one slice (sorted rows)
+                _add_slice(rows_of, diffs[alloc.color])
+            else:
+                _add_union(rows_of, diffs[alloc.color])
     out = {}
     for color, diff in diffs.items():
         diff.pop()
         out[color] = list(accumulate(diff))
     return out
+
+
+def _add_slice(rows: list[tuple[int, int, int, int, int]], diff: list[int]) -> None:
+    """:func:`_add_union` for rows that are all one slice (most allocations: a value
+    and the values that share its slice): its live spans, merged where they overlap
+    or touch, each add the slice's size."""
+    size = rows[0][2] - rows[0][1]
+    first, last = rows[0][3], rows[0][4]
+    for row in rows:
+        start, end = row[3], row[4]
+        if start <= last + 1:
+            if end > last:
+                last = end
+            continue
+        diff[first] += size
+        diff[last + 1] -= size
+        first, last = start, end
+    diff[first] += size
+    diff[last + 1] -= size
 
 
 def _union_length(active: list[tuple[int, int]]) -> int:

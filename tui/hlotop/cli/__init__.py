@@ -151,6 +151,9 @@ def run() -> None:
     """The ``hlotop`` command: :func:`main`, then exit at once. A big dump's model is
     millions of objects, and freeing them one by one at interpreter shutdown took a
     second at 100 MB after the output was complete; the OS frees it all in one go."""
+    from hlotop.process import exit_frees_memory
+
+    exit_frees_memory()
     code = main()
     try:
         sys.stdout.flush()
@@ -257,7 +260,11 @@ def _main(args) -> int:
         with reporting():
             if args.json:
                 return _write_json(args, load, grouping, capacity)
-            module = load(args.path, lazy=True)  # records are read on demand
+            from hlotop.process import keep_until_exit, report_workers
+
+            # records are read on demand; the live ranges on another core if there is one
+            module = load(args.path, lazy=True, workers=report_workers())
+            keep_until_exit(module)  # freed by the OS when the command exits
             if args.export and grouping is not None:
                 return export(module, args, grouping)
             from hlotop.report.summary import print_summary

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, AnyStr
 
 from hlotop.analysis.analyze import analyze
+from hlotop.loading.ahead import FilesAhead
 from hlotop.loading.checks import check_consistency, check_siblings, check_truncation
 from hlotop.loading.decode import read_bytes, read_text
 from hlotop.loading.discover import (
@@ -53,6 +54,8 @@ __all__ = [  # what other layers take from here
     "split_module_prefix",
 ]
 _NO_HOOKS = ReadHooks()
+# The files of a split module a worker may read (see hlotop.loading.ahead).
+AHEAD_KINDS = ("live-range", "memory-usage-report")
 # load's on_records: told a file's records (str or, all ASCII, bytes) and the stack frames
 OnRecords = Callable[[UsedValues[str] | UsedValues[bytes], StackFrameTable | None], object]
 
@@ -156,6 +159,7 @@ def load(
     pause: Callable[[], object] | None = None,
     on_records: OnRecords | None = None,
     stage: Callable[[str], object] | None = None,
+    workers: int = 0,
 ) -> ModuleDump:
     """Open a dump and analyse it.
 
@@ -171,13 +175,17 @@ def load(
     or None) as soon as it is indexed, before the rest of the dump is read (``--json``
     starts writing records then). ``stage(text)``,
     if given, is told what is being read: ``"reading <file>"``, ``"allocations 45%"``,
-    ``"live ranges 80%"``, ``"analysing"``.
+    ``"live ranges 80%"``, ``"analysing"``. ``workers``: how many worker processes
+    this process may fork (:func:`hlotop.process.report_workers` says; 0, the default:
+    none); with one, a split module's live ranges and memory-usage report are read on
+    another core (:mod:`hlotop.loading.ahead`) and ``pause`` and ``stage`` are not told
+    of them.
     Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
     Raises :class:`LoadError` (one-line reason) when the input is missing,
     unreadable, empty, binary or not a dump.
     """
     hooks = ReadHooks(pause, None, stage)
-    return _load(path, stdin=stdin, lazy=lazy, hooks=hooks, on_records=on_records)
+    return _load(path, stdin=stdin, lazy=lazy, hooks=hooks, on_records=on_records, workers=workers)
 
 
 def _load(
@@ -187,6 +195,7 @@ def _load(
     lazy: bool = False,
     hooks: ReadHooks = _NO_HOOKS,
     on_records: OnRecords | None = None,
+    workers: int = 0,
 ) -> ModuleDump:
     if str(path) == "-":
         stream = stdin if stdin is not None else sys.stdin
@@ -208,18 +217,28 @@ def _load(
     # on_records, handed on) by another process while the rest is read. Diagnostics
     # still come in the files' order.
     order = sorted(range(len(entries)), key=lambda i: entries[i][1] != "values")
-    for i in order:
-        file_path, _ = entries[i]
-        label = str(file_path)
-        found: list[Diagnostic] = []
-        if hooks.stage is not None:
-            hooks.stage(f"reading {file_path.name}")
-        read[i] = (
-            _parse_one(label, [read_bytes(file_path)], found, hooks)
-            if file_path == p
-            else _parse_sibling(label, file_path, found, hooks),
-            found,
-        )
+    with FilesAhead(_parse_sibling, workers) as ahead:
+        # With a worker: the live ranges and the report are read on another core.
+        elsewhere = {
+            i
+            for i, (file_path, kind) in enumerate(entries)
+            if kind in AHEAD_KINDS and file_path != p and ahead.start(str(file_path), file_path)
+        }
+        for i in order:
+            file_path, _ = entries[i]
+            label = str(file_path)
+            if i in elsewhere:
+                read[i] = ahead.take(label, file_path)
+                continue
+            found: list[Diagnostic] = []
+            if hooks.stage is not None:
+                hooks.stage(f"reading {file_path.name}")
+            read[i] = (
+                _parse_one(label, [read_bytes(file_path)], found, hooks)
+                if file_path == p
+                else _parse_sibling(label, file_path, found, hooks),
+                found,
+            )
     for i, (file_path, named_kind) in enumerate(entries):
         parsed, found = read[i]
         diagnostics.extend(found)

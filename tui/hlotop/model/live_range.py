@@ -4,6 +4,7 @@ A step indexes the flattened instruction sequence; ranges are inclusive."""
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
 from hlotop.model.values import ShapeIndex
@@ -44,6 +45,23 @@ class PeakUsage:
     variant: str  # "V1".."V4", see FORMATS.md section 5
     line: int = 0
 
+    def __reduce__(self):
+        # Pickled as columns (a worker process hands a parsed block back): 10^4 entries
+        # go across in milliseconds, not a tenth of a second as objects.
+        e = self.entries
+        columns = (
+            [x.name for x in e],
+            [x.shape_index for x in e],
+            array("q", [x.bytes for x in e]),
+            [x.cumulative for x in e],
+            array("q", [x.line for x in e]),
+        )
+        return _peak_usage, (self.time, columns, self.variant, self.line)
+
+
+def _peak_usage(time: int, columns: tuple, variant: str, line: int) -> PeakUsage:
+    return PeakUsage(time, tuple(map(PeakEntry, *columns)), variant, line)
+
 
 @dataclass(slots=True)
 class StackTraceNode:
@@ -61,8 +79,41 @@ class StackTraceNode:
 
 @dataclass(frozen=True, slots=True)
 class StackTrace:
+    """The ``Stack trace breakdown for peak usage`` tree (bytes)."""
+
     total: int
     roots: tuple[StackTraceNode, ...]
+
+    def __reduce__(self):
+        # Pickled as columns in pre-order, each node with its parent's position (-1: a
+        # root), as PeakUsage is.
+        nodes: list[StackTraceNode] = []
+        parents = array("q")
+        todo = [(root, -1) for root in reversed(self.roots)]
+        while todo:
+            node, parent = todo.pop()
+            parents.append(parent)
+            nodes.append(node)
+            here = len(nodes) - 1
+            todo.extend((child, here) for child in reversed(node.children))
+        columns = (
+            [n.label for n in nodes],
+            [n.percent for n in nodes],
+            array("q", [n.total for n in nodes]),
+            array("q", [n.current for n in nodes]),
+            array("q", [n.remaining for n in nodes]),
+            array("q", [n.depth for n in nodes]),
+            array("q", [n.line for n in nodes]),
+        )
+        return _stack_trace, (self.total, columns, parents)
+
+
+def _stack_trace(total: int, columns: tuple, parents: array) -> StackTrace:
+    nodes = list(map(StackTraceNode, *columns))
+    roots: list[StackTraceNode] = []
+    for node, parent in zip(nodes, parents, strict=True):
+        (roots if parent < 0 else nodes[parent].children).append(node)
+    return StackTrace(total, tuple(roots))
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +126,28 @@ class HloLiveRange:
     peak: PeakUsage | None
     stack_trace: StackTrace | None
     line: int = 0
+
+    def __reduce__(self):
+        # Pickled with the live ranges as columns, as PeakUsage is.
+        b = self.buffers
+        columns = (
+            [r.name for r in b],
+            [r.shape_index for r in b],
+            array("q", [r.start for r in b]),
+            array("q", [r.end for r in b]),
+            array("q", [r.line for r in b]),
+        )
+        head = (self.max_time, self.instruction_sequence, self.line)
+        return _live_range, (head, columns, self.peak, self.stack_trace)
+
+
+def _live_range(
+    head: tuple[int, tuple[str, ...], int],
+    columns: tuple,
+    peak: PeakUsage | None,
+    stack: StackTrace | None,
+) -> HloLiveRange:
+    max_time, sequence, line = head
+    return HloLiveRange(
+        max_time, sequence, tuple(map(BufferLiveRange, *columns)), peak, stack, line
+    )

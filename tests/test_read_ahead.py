@@ -1,0 +1,148 @@
+"""A split module's live ranges and memory-usage report read by a worker process
+(``hlotop.loading.ahead``) give the same module as read in one process: the same
+sections, the same diagnostics in the same order, the same figures; and the blocks
+that cross between the processes as columns come back equal."""
+
+from __future__ import annotations
+
+import pickle
+import shutil
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+import hlotop.loading.ahead as ahead
+from conftest import BIG, SAMPLES, sample
+from hlotop.loading.loader import load
+from hlotop.model import HloLiveRange
+
+# jax 0.10.2: all four files of a split module
+SPLIT_BIG = (
+    "jax/jax-0.10.2/transformer_big/module_0016.jit_transformer_train_step"
+    ".cpu_after_optimizations-buffer-assignment.txt"
+)
+SPLIT = [
+    BIG,  # a combined dump beside its memory-usage report
+    SPLIT_BIG,
+    "cpu/gpt_loop/module_0004.jit_gpt_train_step.cpu_after_optimizations-buffer-assignment.txt",
+    "tpu/v5e_1x1-gpt_loop/module_0000.jit_gpt_train_step.cl_933746096.after_optimizations"
+    "-buffer-assignment.txt",
+]
+
+
+@pytest.fixture
+def every_file_ahead(monkeypatch):
+    """The samples are small: let the worker read them whatever their size."""
+    monkeypatch.setattr(ahead, "MIN_BYTES", 0)
+
+
+def _same_module(a, b) -> None:
+    for f in fields(a.sections):
+        if f.name in ("used_values", "called_metadata"):
+            continue  # lazy readers of the same text, compared through the figures
+        assert getattr(a.sections, f.name) == getattr(b.sections, f.name), f.name
+    assert a.diagnostics == b.diagnostics
+    assert a.analysis.peak_step == b.analysis.peak_step
+    assert a.analysis.peak_bytes == b.analysis.peak_bytes
+    assert a.analysis.live_bytes == b.analysis.live_bytes
+    assert a.analysis.occupied_bytes == b.analysis.occupied_bytes
+    assert a.analysis.memory_spaces == b.analysis.memory_spaces
+    assert [(i.value, i.live, i.logical_bytes) for i in a.analysis.values] == [
+        (i.value, i.live, i.logical_bytes) for i in b.analysis.values
+    ]
+
+
+@pytest.mark.parametrize("relative", SPLIT)
+def test_a_worker_reads_the_same_module(relative, every_file_ahead, monkeypatch):
+    started = []
+    real_start = ahead.FilesAhead.start
+
+    def spy(self, label, path):
+        handed = real_start(self, label, path)
+        started.append((Path(label).name, handed))
+        return handed
+
+    monkeypatch.setattr(ahead.FilesAhead, "start", spy)
+    alone = load(sample(relative), lazy=True)
+    assert not any(ok for _, ok in started)  # no workers: nothing handed over
+    with_worker = load(sample(relative), lazy=True, workers=1)
+    handed = sorted(name.rsplit("-", 2)[-1] for name, ok in started if ok)
+    dump = Path(sample(relative))
+    siblings = [s for s in ("live-range", "memory-usage-report") if _sibling(dump, s).exists()]
+    assert siblings and handed == sorted(f"{s.rsplit('-', 1)[-1]}.txt" for s in siblings)
+    _same_module(alone, with_worker)
+
+
+def _broken(*_args):
+    raise OSError("no room for a process")
+
+
+def _sibling(dump: Path, kind: str) -> Path:
+    return dump.with_name(dump.name.replace("-buffer-assignment.txt", f"-{kind}.txt"))
+
+
+def test_a_worker_reports_damaged_lines_where_one_process_does(tmp_path, every_file_ahead):
+    """Diagnostics found in the worker's files come back with their lines, in the
+    files' order among the others."""
+    source = Path(sample(SPLIT_BIG))
+    prefix = source.name[: -len("-buffer-assignment.txt")]
+    for f in source.parent.glob(prefix + "*"):
+        shutil.copy(f, tmp_path / f.name)
+    live = tmp_path / (prefix + "-live-range.txt")
+    lines = live.read_text().split("\n")
+    ranges = [i for i, line in enumerate(lines) if ":" in line and "-" in line.split(":")[-1]]
+    lines[ranges[3]] = "    broken{0}:x-y"
+    live.write_text("\n".join(lines))
+    report = tmp_path / (prefix + "-memory-usage-report.txt")
+    report.write_text(report.read_text() + "garbage line at the end\n")
+    dump = tmp_path / source.name
+    alone = load(dump, lazy=True)
+    with_worker = load(dump, lazy=True, workers=1)
+    assert any(d.line == ranges[3] + 1 and d.path == str(live) for d in alone.diagnostics)
+    assert any(d.path == str(report) for d in alone.diagnostics)
+    _same_module(alone, with_worker)
+
+
+def test_a_file_the_worker_fails_on_is_read_here(every_file_ahead, monkeypatch):
+    """If the worker fails on a file (here: it raises), the file is read in this
+    process: the module is the same, diagnostics and all."""
+    failed = []
+    real_take = ahead.FilesAhead.take
+
+    def spy(self, label, path):
+        future = self._futures.get(label)
+        if future is not None:
+            failed.append(type(future.exception()).__name__)
+        return real_take(self, label, path)
+
+    monkeypatch.setattr(ahead, "_work", _broken)
+    monkeypatch.setattr(ahead.FilesAhead, "take", spy)
+    alone = load(sample(SPLIT_BIG), lazy=True)
+    with_worker = load(sample(SPLIT_BIG), lazy=True, workers=1)
+    assert failed == ["OSError", "OSError"]  # the live ranges and the report
+    _same_module(alone, with_worker)
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [*SPLIT, "seeds/004_e0d5fae9bf2de249.txt", "jax/jax-0.4.23/mlp_train"],
+)
+def test_live_range_blocks_cross_as_columns_and_come_back_equal(relative):
+    path = SAMPLES / relative
+    if path.is_dir():
+        path = next(path.glob("*-buffer-assignment.txt"))
+    live = load(path, lazy=True).live_range
+    assert isinstance(live, HloLiveRange) and live.buffers
+    back = pickle.loads(pickle.dumps(live, pickle.HIGHEST_PROTOCOL))
+    assert back == live
+    assert [b.line for b in back.buffers] == [b.line for b in live.buffers]
+    if live.peak is not None:
+        assert back.peak == live.peak and back.peak.entries
+    if live.stack_trace is not None:
+        assert back.stack_trace == live.stack_trace
+        assert _shape(back.stack_trace.roots) == _shape(live.stack_trace.roots)
+
+
+def _shape(nodes) -> list:
+    return [(n.label, n.line, _shape(n.children)) for n in nodes]
