@@ -1,6 +1,7 @@
-"""A split module's live ranges and memory-usage report read by a worker process
-(``hlotop.loading.ahead``) give the same module as read in one process: the same
-sections, the same diagnostics in the same order, the same figures; and the blocks
+"""A dump's live ranges and memory-usage report read by a worker process
+(``hlotop.loading.ahead``: a split module's sibling files, or the end of a combined
+file) give the same module as read in one process: the same sections, the same
+diagnostics with the same lines in the same order, the same figures; and the blocks
 that cross between the processes as columns come back equal."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import hlotop.loading.ahead as ahead
-from conftest import BIG, SAMPLES, sample
+from conftest import BIG, COMBINED, SAMPLES, SEEDS, sample
 from hlotop.loading.loader import load
 from hlotop.model import HloLiveRange
 
@@ -55,31 +56,42 @@ def _same_module(a, b) -> None:
 
 @pytest.mark.parametrize("relative", SPLIT)
 def test_a_worker_reads_the_same_module(relative, every_file_ahead, monkeypatch):
-    started = []
-    real_start = ahead.FilesAhead.start
-
-    def spy(self, label, path):
-        handed = real_start(self, label, path)
-        started.append((Path(label).name, handed))
-        return handed
-
-    monkeypatch.setattr(ahead.FilesAhead, "start", spy)
+    handed = _spy_on_starts(monkeypatch)
     alone = load(sample(relative), lazy=True)
-    assert not any(ok for _, ok in started)  # no workers: nothing handed over
+    assert handed == []  # no workers: nothing handed over
     with_worker = load(sample(relative), lazy=True, workers=1)
-    handed = sorted(name.rsplit("-", 2)[-1] for name, ok in started if ok)
     dump = Path(sample(relative))
     siblings = [s for s in ("live-range", "memory-usage-report") if _sibling(dump, s).exists()]
-    assert siblings and handed == sorted(f"{s.rsplit('-', 1)[-1]}.txt" for s in siblings)
+    expected = [_sibling(dump, s).name for s in siblings]
+    if "live-range" not in siblings:  # a combined dump: its own end
+        expected.append("tail")
+    assert sorted(Path(key).name for key in handed) == sorted(expected)
     _same_module(alone, with_worker)
 
 
-def _broken(*_args):
-    raise OSError("no room for a process")
+@pytest.mark.parametrize("relative", [*(str(p.relative_to(SAMPLES)) for p in SEEDS), COMBINED])
+def test_a_worker_reads_the_end_of_a_combined_dump(relative, every_file_ahead, monkeypatch):
+    handed = _spy_on_starts(monkeypatch)
+    alone = load(sample(relative), lazy=True)
+    with_worker = load(sample(relative), lazy=True, workers=1)
+    assert handed == ["tail"]
+    assert with_worker.live_range is not None and with_worker.live_range.line > 1
+    _same_module(alone, with_worker)
 
 
-def _sibling(dump: Path, kind: str) -> Path:
-    return dump.with_name(dump.name.replace("-buffer-assignment.txt", f"-{kind}.txt"))
+def _spy_on_starts(monkeypatch) -> list[str]:
+    """The keys of the parts handed to a worker from now on."""
+    handed: list[str] = []
+    real_start = ahead.PartsAhead.start
+
+    def spy(self, key, *args):
+        ok = real_start(self, key, *args)
+        if ok:
+            handed.append(key)
+        return ok
+
+    monkeypatch.setattr(ahead.PartsAhead, "start", spy)
+    return handed
 
 
 def test_a_worker_reports_damaged_lines_where_one_process_does(tmp_path, every_file_ahead):
@@ -104,24 +116,55 @@ def test_a_worker_reports_damaged_lines_where_one_process_does(tmp_path, every_f
     _same_module(alone, with_worker)
 
 
+def test_damage_in_the_end_of_a_combined_dump_is_reported_at_its_line(
+    tmp_path, every_file_ahead, monkeypatch
+):
+    """The worker numbers the lines of the end it reads from the file's first line:
+    a damaged live range, invalid UTF-8 and a missing last newline are reported where
+    one process reports them."""
+    text = (SAMPLES / "seeds/004_e0d5fae9bf2de249.txt").read_bytes()
+    lines = text.split(b"\n")
+    at = next(i for i, line in enumerate(lines) if line == b"  BufferLiveRange:")
+    lines[at + 3] = b"    br\xffoken:x-y"  # a live range
+    dump = tmp_path / "damaged.txt"
+    dump.write_bytes(b"\n".join(lines).rstrip(b"\n"))
+    alone = load(dump, lazy=True)
+    handed = _spy_on_starts(monkeypatch)
+    with_worker = load(dump, lazy=True, workers=1)
+    assert handed == ["tail"]
+    reported = {(d.line, d.message.split(":")[0].split(";")[0]) for d in alone.diagnostics}
+    assert (at + 4, "invalid UTF-8") in reported  # the damaged line, 1-based
+    assert any(line == at + 4 and "live range" in m for line, m in reported)
+    assert (len(lines) - 1, "truncated") in reported  # the last line (no newline after it)
+    _same_module(alone, with_worker)
+
+
 def test_a_file_the_worker_fails_on_is_read_here(every_file_ahead, monkeypatch):
-    """If the worker fails on a file (here: it raises), the file is read in this
+    """If the worker fails on a part (here: it raises), the part is read in this
     process: the module is the same, diagnostics and all."""
     failed = []
-    real_take = ahead.FilesAhead.take
+    real_take = ahead.PartsAhead.take
 
-    def spy(self, label, path):
-        future = self._futures.get(label)
+    def spy(self, key, *args):
+        future = self._futures.get(key)
         if future is not None:
             failed.append(type(future.exception()).__name__)
-        return real_take(self, label, path)
+        return real_take(self, key, *args)
 
     monkeypatch.setattr(ahead, "_work", _broken)
-    monkeypatch.setattr(ahead.FilesAhead, "take", spy)
+    monkeypatch.setattr(ahead.PartsAhead, "take", spy)
     alone = load(sample(SPLIT_BIG), lazy=True)
     with_worker = load(sample(SPLIT_BIG), lazy=True, workers=1)
     assert failed == ["OSError", "OSError"]  # the live ranges and the report
     _same_module(alone, with_worker)
+
+
+def _broken(*_args):
+    raise OSError("no room for a process")
+
+
+def _sibling(dump: Path, kind: str) -> Path:
+    return dump.with_name(dump.name.replace("-buffer-assignment.txt", f"-{kind}.txt"))
 
 
 @pytest.mark.parametrize(

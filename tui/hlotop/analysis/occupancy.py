@@ -118,7 +118,8 @@ def _add_union(rows: list[tuple[int, int, int, int, int]], diff: list[int]) -> N
         piece, first, last = (offset, stop), start, end
     if piece is not None:
         events += ((first, 1, *piece), (last + 1, -1, *piece))
-    events.sort(key=lambda e: (e[0], e[1]))  # at a step, stops before starts
+    # At a step, stops (-1) before starts (+1); the order among either does not matter.
+    events.sort()
     active: list[tuple[int, int]] = []  # live slices, by offset
     overlapping = False
     union = before = 0

@@ -59,7 +59,7 @@ def live_bytes_per_step(infos: Iterable[ValueInfo], max_time: int) -> list[int]:
 def live_set(infos: Iterable[ValueInfo], step: int) -> list[ValueInfo]:
     """Values live at ``step``, in XLA's peak-list order: logical bytes descending,
     then instruction name, then ShapeIndex."""
-    live = [i for i in infos if i.is_live_at(step)]
+    live = [i for i in infos if (r := i.live) is not None and r.start <= step <= r.end]
     live.sort(key=lambda i: (-i.logical_bytes, i.value.name, i.value.shape_index or ()))
     return live
 

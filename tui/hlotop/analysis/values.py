@@ -81,9 +81,11 @@ def join_values(
                 slot.value, slot, records, None, slot.shape, 0, 0, color, frames
             )
     if isinstance(records, UsedValues):
-        for number, vid in enumerate(records.ids):
-            if vid not in infos:  # a value with a record but no allocation line
-                infos[vid] = ValueInfo(records.head(number), records=records, frames=frames)
+        ids = records.ids
+        if not infos.keys() >= set(ids):  # values with a record but no allocation line
+            for number, vid in enumerate(ids):
+                if vid not in infos:
+                    infos[vid] = ValueInfo(records.head(number), records=records, frames=frames)
     else:
         for vid, record in records.items():
             if vid not in infos:
@@ -91,11 +93,21 @@ def join_values(
     # The sweep needs the whole shape of tuple-shaped instructions: the value at {}
     # prints it; otherwise read it from the from-instruction text. Values with no
     # allocation line need their own shape from there too.
+    # Values are joined with live ranges by (name, ShapeIndex): HloValue.key and
+    # BufferLiveRange.key, inlined (a big dump has 10^5 of each), and a value that is
+    # its instruction's whole output (most) by its name alone, with no key to build.
     shapes_of: dict[str, str] = {}
+    whole: dict[str, ValueInfo] = {}  # name -> the value at ShapeIndex {} (or none)
+    by_key: dict[tuple[str, ShapeIndex], ValueInfo] = {}  # the others
     for info in infos.values():
         v = info.value
-        if v.shape_index == () and info.shape:
-            shapes_of.setdefault(v.name, info.shape)
+        index = v.shape_index
+        if not index:
+            whole[v.name] = info
+            if index is not None and info.shape:
+                shapes_of.setdefault(v.name, info.shape)
+        else:
+            by_key[v.name, index] = info
     wanted = {
         i.value.name
         for i in infos.values()
@@ -104,18 +116,18 @@ def join_values(
     if wanted:
         wanted_records = (info.used for info in infos.values() if info.value.name in wanted)
         shapes_of.update(instruction_shapes((r for r in wanted_records if r is not None), wanted))
-    # HloValue.key and BufferLiveRange.key, inlined: a big dump has 10^5 of each.
-    by_key = {(i.value.name, i.value.shape_index or ()): i for i in infos.values()}
     next_synthetic = -1
     live = sections.live_range
     for rng in live.buffers if live else ():
-        key = (rng.name, rng.shape_index)
-        joined = by_key.get(key)
+        index = rng.shape_index
+        joined = by_key.get((rng.name, index)) if index else whole.get(rng.name)
         if joined is None:
-            joined = ValueInfo(
-                HloValue(next_synthetic, rng.name, rng.shape_index or None), frames=frames
-            )
-            infos[next_synthetic] = by_key[key] = joined
+            joined = ValueInfo(HloValue(next_synthetic, rng.name, index or None), frames=frames)
+            infos[next_synthetic] = joined
+            if index:
+                by_key[rng.name, index] = joined
+            else:
+                whole[rng.name] = joined
             next_synthetic -= 1
         joined.live = rng
     missing_sizes = []
@@ -146,7 +158,7 @@ def join_values(
                 "warning",
             )
         )
-    return sorted(infos.values(), key=lambda i: i.value.id)
+    return [infos[vid] for vid in sorted(infos)]
 
 
 class _LogicalBytes(dict):

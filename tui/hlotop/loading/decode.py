@@ -51,9 +51,15 @@ def _looks_binary(sample: bytes) -> bool:
     return control * 10 > len(sample)
 
 
-def read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path, start: int = 0, stop: int | None = None) -> bytes:
+    """The bytes of ``path`` (from offset ``start``, up to ``stop`` if given). Raises
+    :class:`LoadError` with a one-line reason when it cannot be read."""
     try:
-        return path.read_bytes()
+        if start == 0 and stop is None:
+            return path.read_bytes()
+        with open(path, "rb") as f:
+            f.seek(start)
+            return f.read() if stop is None else f.read(stop - start)
     except FileNotFoundError:
         raise LoadError(str(path), "no such file") from None
     except PermissionError:

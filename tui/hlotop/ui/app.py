@@ -264,17 +264,18 @@ class HlotopApp(CrashGuard, App[None]):
             return
         if head is None or self.exiting:
             return
+        indexes = PaneIndexes.of(head)  # here, not in the UI thread
         try:
-            self.call_from_thread(self._show_preview, head)
+            self.call_from_thread(self._show_preview, head, indexes)
         except Exception:  # noqa: BLE001 - the app is exiting
             return
         # The load would take half the CPU from painting the preview: let it finish.
         self._preview_painted.wait(_PREVIEW_PAINT_WAIT)
 
-    def _show_preview(self, head: ModuleDump) -> None:
+    def _show_preview(self, head: ModuleDump, indexes: PaneIndexes) -> None:
         if self.exiting or not isinstance(self.screen, LoadingScreen):
             return
-        self._main = self.main_screen_class(head, indexes=PaneIndexes.of(head))
+        self._main = self.main_screen_class(head, indexes=indexes)
         self.switch_screen(self._main)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -27,8 +27,9 @@ _size = attrgetter("size")
 _value_id = attrgetter("value.id")
 _offset = attrgetter("offset")
 _shape = attrgetter("shape")
+# What the length of kinds_text depends on, but for the parameter number's digits (a
+# parameter has a ShapeIndex and nothing else has: see allocation_parts).
 _kinds_key = attrgetter(
-    "parameter",
     "parameter_shape_index",
     "output_shape",
     "is_constant",
@@ -51,6 +52,10 @@ def kinds_text(alloc: BufferAllocation) -> str:
         else:
             out.append(kind)
     return ", ".join(out)
+
+
+def _digits(parameter: int | None) -> int:
+    return 0 if parameter is None else len(str(parameter))
 
 
 def _sorted(allocs, by_size: bool) -> list[BufferAllocation]:
@@ -81,12 +86,16 @@ class TreeLayout:
         allocs = dump.allocations
         idx_w = len(str(max((a.index for a in allocs), default=0)))
         space_w = max((len(space_label(c, names)) for c in {a.color for a in allocs}), default=7)
-        kinds_w: dict[tuple, int] = {}  # what kinds_text depends on -> its length
+        # _kinds_key -> length of kinds_text without the parameter number, worked out
+        # once (a dump has a few of them over 10^5 allocations)
+        kinds_w: dict[tuple, int] = {}
         widest = 0
         for key, a in zip(map(_kinds_key, allocs), allocs, strict=False):
             k = kinds_w.get(key)
             if k is None:
-                k = kinds_w[key] = len(kinds_text(a))
+                k = kinds_w[key] = len(kinds_text(a)) - _digits(a.parameter)
+            if a.parameter is not None:
+                k += len(str(a.parameter))
             n = len(a.values)
             if k + 12 + len(str(n)) > widest:  # the widest this row can be
                 widest = max(widest, k + (0 if n == 1 else 12 + len(str(n))))
