@@ -21,7 +21,8 @@ from hlotop.report.json_table import DOCUMENT, KINDS, Context
 from hlotop.report.json_text import FORMATTERS, KEY_FORMATTERS, STREAMED_ITEMS
 from hlotop.report.parallel import OrderedChunks
 
-BATCH = 1024  # records written at once by this process
+BATCH = 1024  # records (or allocations) written at once by this process
+RECORDS = "used_values"  # the document's key of the records
 PARALLEL_RECORDS = 20_000  # from this many unread records on, workers format them
 
 
@@ -87,21 +88,21 @@ def write_json(
         chunks = _record_chunks(module.used_values, ctx, workers)
     try:
         separator = "{"
-        head: list[str] = []
         for key in KINDS[DOCUMENT].keys:
+            # Each key is written as soon as it is made: the text of a big dump's
+            # allocations or live ranges is not held until the end.
             if not key.streamed:
-                head.append(f'{separator}"{key.name}":{values[key.name](module, ctx)}')
-                separator = ","
-                continue
-            out.write("".join(head) + f'{separator}"{key.name}":[')
-            head = []
-            if chunks is not None:  # the records' chunks, from the workers
-                _write_chunks(module, chunks, out)
+                out.write(f'{separator}"{key.name}":{values[key.name](module, ctx)}')
             else:
-                items, kind = STREAMED_ITEMS[DOCUMENT][key.name]
-                _write_batches(items(module, ctx), FORMATTERS[kind], ctx, out)
-            out.write("]")
-        out.write("".join(head) + "}\n")
+                out.write(f'{separator}"{key.name}":[')
+                if key.name == RECORDS and chunks is not None:  # from the workers
+                    _write_chunks(module, chunks, out)
+                else:
+                    items, kind = STREAMED_ITEMS[DOCUMENT][key.name]
+                    _write_batches(items(module, ctx), FORMATTERS[kind], ctx, out)
+                out.write("]")
+            separator = ","
+        out.write("}\n")
     finally:
         if chunks is not None:
             chunks.close()

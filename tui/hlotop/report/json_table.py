@@ -187,6 +187,7 @@ KINDS: dict[str, Kind] = {
                     List(Obj("allocation")),
                     "x.allocations",
                     "the allocations, in index order",
+                    streamed=True,
                 ),
                 Key(
                     "total_bytes_used",
