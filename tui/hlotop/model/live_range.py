@@ -4,6 +4,7 @@ A step indexes the flattened instruction sequence; ranges are inclusive."""
 
 from __future__ import annotations
 
+import sys
 from array import array
 from dataclasses import dataclass, field
 
@@ -60,7 +61,8 @@ class PeakUsage:
 
 
 def _peak_usage(time: int, columns: tuple, variant: str, line: int) -> PeakUsage:
-    return PeakUsage(time, tuple(map(PeakEntry, *columns)), variant, line)
+    names, *rest = columns
+    return PeakUsage(time, tuple(map(PeakEntry, map(sys.intern, names), *rest)), variant, line)
 
 
 @dataclass(slots=True)
@@ -148,6 +150,7 @@ def _live_range(
     stack: StackTrace | None,
 ) -> HloLiveRange:
     max_time, sequence, line = head
-    return HloLiveRange(
-        max_time, sequence, tuple(map(BufferLiveRange, *columns)), peak, stack, line
-    )
+    # Names interned again, as the parser does: shared with the values' names.
+    names, *rest = columns
+    buffers = tuple(map(BufferLiveRange, map(sys.intern, names), *rest))
+    return HloLiveRange(max_time, sequence, buffers, peak, stack, line)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from hlotop.model import BufferAllocation, ValueSlot
 from hlotop.parse.line_form import Field, LineForm, Lit, Opt, Part, Skip, flag
 from hlotop.parse.tokens import VALUE_REF, Sink, index_field, int_field
@@ -71,7 +73,8 @@ VALUE_LINE = LineForm(
     Lit(",offset="),
     int_field("offset", "a byte offset"),
     Lit("): "),
-    Field("shape", r".*", "a shape"),
+    # Interned: a big dump repeats a few hundred shapes over 10^5 value lines.
+    Field("shape", r".*", "a shape", sys.intern),
     make=ValueSlot,
     context=("allocation", "line"),
 )

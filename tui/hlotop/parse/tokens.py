@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -71,8 +72,10 @@ def index_of(text: str | None) -> tuple[int, ...] | None:
 
 
 def name_field(field: str = "name") -> Field:
-    """An instruction name (NameUniquer's), as field ``field``."""
-    return Field(field, NAME_RE, "an instruction name")
+    """An instruction name (NameUniquer's), as field ``field``; interned, so that the
+    value lines, the live ranges and the peak list of a big dump share one copy of
+    each name (4 MB at 46 MB)."""
+    return Field(field, NAME_RE, "an instruction name", sys.intern)
 
 
 def index_field(field: str = "shape_index", default: object = None) -> Field:
