@@ -425,3 +425,30 @@ def test_only_the_hlotop_command_starts_workers(monkeypatch):
     assert asked == [3]
     assert gc.isenabled()
     assert json.loads(out.getvalue())["used_values"]
+
+
+def test_summary_asks_for_workers_and_keeps_nothing_when_called_as_a_library(monkeypatch):
+    """--summary loads with as many workers as hlotop.process.report_workers allows (its
+    live ranges may be read by one); a caller of main() that is not the hlotop command
+    (which ends by os._exit) gets nothing kept alive after it returns."""
+    import hlotop.loading.loader as loader
+    import hlotop.process as process
+
+    asked = []
+    real_load = loader.load
+
+    def spy(*args, **kwargs):
+        asked.append(kwargs.get("workers", 0))
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(loader, "load", spy)
+    monkeypatch.setattr(process, "report_workers", lambda: 2)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert main(["--summary", SEED3]) == 0
+    assert asked == [2]
+    assert process._KEPT is None
+    monkeypatch.setattr(process, "_KEPT", None)
+    process.exit_frees_memory()  # as hlotop.cli.run does
+    assert main(["--summary", SEED3]) == 0
+    kept = process._KEPT
+    assert kept is not None and [m.name for m in kept] == [Path(SEED3).stem]
