@@ -13,7 +13,7 @@ from hlotop.analysis.analyze import live_set
 from hlotop.model import BufferLiveRange, HloValue, ValueInfo
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.widgets.row_list import Row
-from hlotop.ui.widgets.steps import LiveIndex, LiveRows, StepIndex
+from hlotop.ui.widgets.steps import IdIndex, LiveIndex, LiveRows, StepIndex
 from test_app_pilot import TPU, pilot_test, started
 
 
@@ -116,3 +116,19 @@ async def test_the_live_sets_rows_are_drawn_as_their_text_renders():
                 assert fast == slow, (step, i)
                 padded += bool(live.live[i].padding_bytes)
         assert padded
+
+
+def test_the_id_index_answers_as_the_dict_it_replaces():
+    """Value id -> position: the same answers as a dict of the ids, for ids in any
+    order, synthetic (negative) ones, and ids it does not hold."""
+    rng = random.Random(9)
+    ids = rng.sample(range(5000), 700) + [-1, -7, -3]
+    rng.shuffle(ids)
+    index = IdIndex(ids)
+    as_dict = {vid: i for i, vid in enumerate(ids)}
+    for vid in range(-10, 5100):
+        assert index.get(vid) == as_dict.get(vid)
+        assert (vid in index) == (vid in as_dict)
+    assert len(index) == len(as_dict) and list(index.keys()) == ids
+    assert index[ids[5]] == 5
+    assert IdIndex([]).get(0) is None

@@ -49,7 +49,11 @@ def no_live_ranges(dump: ModuleDump) -> str:
 
 
 def step_summary(
-    dump: ModuleDump, step: int, counts: list[int], plain: bool = False, space: int | None = None
+    dump: ModuleDump,
+    step: int,
+    counts: Sequence[int],
+    plain: bool = False,
+    space: int | None = None,
 ) -> Text:
     """``step 11/15 fusion ◆ XLA peak · 9 values · 284.00MiB logical · HBM 200.00MiB
     occupied``: the values live at ``step``, their logical bytes (all memory spaces)
@@ -94,6 +98,51 @@ def _end(info: ValueInfo) -> int:
     return live_range_of(info).end
 
 
+class IdIndex:
+    """Value id -> its position in a sequence of values, as a dict's ``get`` and
+    ``keys`` give it, held in an array indexed by id (value ids are dense, from 0; a
+    synthetic value's negative id goes to a small dict): a tenth of a dict's memory
+    over 10^5 values."""
+
+    __slots__ = ("_at", "_negative", "_ids")
+
+    def __init__(self, ids: Sequence[int]):
+        self._ids = ids
+        top = max(ids, default=-1)
+        at = self._at = array("q", [-1]) * (top + 1)
+        self._negative: dict[int, int] = {}
+        for position, vid in enumerate(ids):
+            if vid >= 0:
+                at[vid] = position
+            else:
+                self._negative[vid] = position
+
+    def get(self, value_id: int, default: int | None = None) -> int | None:
+        """The position of ``value_id``, or ``default`` if it is not in the sequence."""
+        if value_id < 0:
+            return self._negative.get(value_id, default)
+        if value_id >= len(self._at):
+            return default
+        position = self._at[value_id]
+        return default if position < 0 else position
+
+    def __getitem__(self, value_id: int) -> int:
+        position = self.get(value_id)
+        if position is None:
+            raise KeyError(value_id)
+        return position
+
+    def __contains__(self, value_id: object) -> bool:
+        return isinstance(value_id, int) and self.get(value_id) is not None
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def keys(self) -> Sequence[int]:
+        """The ids, in sequence order."""
+        return self._ids
+
+
 class StepIndex:
     """The values that have a live range, ordered for the timeline (by start step,
     then id), with the live count at every step: built once per dump (a few passes
@@ -106,9 +155,9 @@ class StepIndex:
             rows.sort(key=lambda v: v.value.id)
         rows.sort(key=_start)  # stable: by start, then id
         self.rows = rows
-        self.row_of = {v.value.id: i for i, v in enumerate(rows)}
+        self.row_of = IdIndex(array("q", [v.value.id for v in rows]))
         self.max_time = max_time
-        self.counts = live_counts(rows, max_time)
+        self.counts = array("q", live_counts(rows, max_time))
 
 
 class LiveRows(Sequence[ValueInfo]):
@@ -132,7 +181,7 @@ class LiveRows(Sequence[ValueInfo]):
         self,
         by_rank: Sequence[ValueInfo],
         ranks: Sequence[int],
-        rank_of: dict[int, int],
+        rank_of: IdIndex,
         logical: Sequence[int],
         logical_bytes: int,
         allocated_bytes: int,
@@ -146,7 +195,7 @@ class LiveRows(Sequence[ValueInfo]):
     @classmethod
     def of(cls, values: Sequence[ValueInfo]) -> LiveRows:
         """Rows of ``values``, already in order (XLA's peak list)."""
-        rank_of = {v.value.id: i for i, v in enumerate(values)}
+        rank_of = IdIndex([v.value.id for v in values])
         logical = array("q", [v.logical_bytes for v in values])
         allocated = sum(v.allocated_bytes for v in values)
         return cls(values, range(len(values)), rank_of, logical, sum(logical), allocated)
@@ -195,7 +244,7 @@ class LiveIndex:
         rows = [v for v in steps.rows if _start(v) <= _end(v)]  # by start
         order = sorted(rows, key=_xla_order)
         self.by_rank = order
-        self.rank_of = rank_of = {v.value.id: r for r, v in enumerate(order)}
+        self.rank_of = rank_of = IdIndex(array("q", [v.value.id for v in order]))
         self.logical = array("q", [v.logical_bytes for v in order])
         self.allocated = array("q", [v.allocated_bytes for v in order])
         self.starts = array("q", map(_start, rows))  # ascending
