@@ -153,4 +153,5 @@ def _live_range(
     # Names interned again, as the parser does: shared with the values' names.
     names, *rest = columns
     buffers = tuple(map(BufferLiveRange, map(sys.intern, names), *rest))
+    sequence = tuple(map(sys.intern, sequence))
     return HloLiveRange(max_time, sequence, buffers, peak, stack, line)

@@ -4,6 +4,7 @@ sequence, each value's live range, and the peak lines of every variant (V1-V4)."
 from __future__ import annotations
 
 from operator import attrgetter
+from sys import intern
 
 from parsy import string
 
@@ -87,7 +88,7 @@ class LiveRangeSection:
                 m = _sequence_match(lines[j])
                 if m is None or int(m.group(1)) != len(sequence):
                     break
-                sequence.append(m.group(2))
+                sequence.append(intern(m.group(2)))  # shared with the values' names
                 j += 1
         elif self._state == "peak":
             j = PEAK_LINE.take(lines, j, stop, first_line, self.peak_entries.append)
