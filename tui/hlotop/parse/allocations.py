@@ -108,8 +108,8 @@ REUSED_LINE = LineForm(
 
 _match_value = VALUE_LINE.pattern.match
 _build_value = VALUE_LINE.build
-_match_allocation = ALLOCATION_LINE.pattern.match
-_build_allocation = ALLOCATION_LINE.build
+_match_allocation = ALLOCATION_HEAD.pattern.match
+_build_allocation = ALLOCATION_HEAD.build
 
 
 class AllocationSection:
@@ -118,27 +118,25 @@ class AllocationSection:
     def __init__(self, sink: Sink):
         self.sink = sink
         self.allocations: list[BufferAllocation] = []
-        self._head: dict | None = None  # the open allocation's fields (ALLOCATION_LINE)
-        self._line = 0  # its line
+        # The open allocation (ALLOCATION_HEAD): its value slots and cross-colour
+        # reuses are set when it closes.
+        self._head: BufferAllocation | None = None
         self._slots: list[ValueSlot] = []
         self._reused: list = []
         self._broken = False  # the current allocation line was reported as unreadable
 
     def _close(self) -> None:
-        if self._head is not None:
-            self.allocations.append(
-                BufferAllocation(
-                    **self._head,
-                    values=tuple(self._slots),
-                    reused_by=tuple(self._reused),
-                    line=self._line,
-                )
-            )
+        head = self._head
+        if head is not None:
+            head.values = tuple(self._slots)
+            if self._reused:
+                head.reused_by = tuple(self._reused)
+            self.allocations.append(head)
         self._head, self._slots, self._reused = None, [], []
 
-    def _open(self, head: dict, lineno: int) -> None:
+    def _open(self, head: BufferAllocation) -> None:
         self._close()
-        self._head, self._line, self._broken = head, lineno, False
+        self._head, self._broken = head, False
 
     def take_run(self, lines: list[str], i: int, stop: int, first_line: int) -> int:
         """Read the ordinary allocation and value lines from ``lines[i]`` on (at most up
@@ -148,7 +146,7 @@ class AllocationSection:
         dispatch. Most lines of a big dump come here: one loop, no dispatch."""
         match_value, build_value = _match_value, _build_value
         slots = self._slots
-        current = self._head["index"] if self._head is not None else None
+        current = self._head.index if self._head is not None else None
         j = i
         while j < stop:
             line = lines[j]
@@ -161,9 +159,9 @@ class AllocationSection:
                 m = _match_allocation(line)
                 if m is None:
                     break
-                head = _build_allocation(m)
-                self._open(head, first_line + j)
-                current = head["index"]
+                head = _build_allocation(m, first_line + j)
+                self._open(head)
+                current = head.index
                 slots = self._slots
             j += 1
         return j
@@ -175,9 +173,9 @@ class AllocationSection:
         if line.startswith("allocation "):
             self._close()
             self._broken = True  # until it is read
-            head = ALLOCATION_LINE.read(sink, line, lineno)
+            head = ALLOCATION_HEAD.read(sink, line, lineno, lineno)
             if head is not None:
-                self._open(head, lineno)
+                self._open(head)
             return True
         if line.startswith(" value: "):
             self._add_slot(VALUE_LINE, line, lineno)
@@ -195,7 +193,7 @@ class AllocationSection:
         return False
 
     def _add_slot(self, form: LineForm, line: str, lineno: int) -> None:
-        current = self._head["index"] if self._head is not None else -1
+        current = self._head.index if self._head is not None else -1
         slot = form.read(self.sink, line, lineno, current, lineno)
         if slot is None:
             return
