@@ -452,3 +452,27 @@ def test_summary_asks_for_workers_and_keeps_nothing_when_called_as_a_library(mon
     assert main(["--summary", SEED3]) == 0
     kept = process._KEPT
     assert kept is not None and [m.name for m in kept] == [Path(SEED3).stem]
+
+
+def test_worker_chunks_wait_in_files_that_are_gone_once_taken():
+    """The record chunks the workers format wait in a temporary folder, not in this
+    process: each file is deleted as its chunk is taken, in dump order, and the folder
+    when the chunks are closed; the text is what this process formats."""
+    from hlotop.loading.loader import load
+    from hlotop.report import parallel
+    from hlotop.report.json_table import Context
+    from hlotop.report.json_text import FORMATTERS
+
+    records = load(SEED3, lazy=True).used_values
+    fmt, ctx = FORMATTERS["used_value"], Context()
+    here = [parallel.format_chunk(records, fmt, ctx, n, 4) for n in range(-(-len(records) // 4))]
+    assert len(here) > 3
+    with parallel.OrderedChunks(records, fmt, ctx, 2, chunk=4) as chunks:
+        folder = chunks._folder
+        assert chunks.parallel and folder is not None and os.path.isdir(folder)
+        taken = []
+        for text, found in chunks:
+            taken.append((text, found))
+            assert not os.path.exists(os.path.join(folder, f"{len(taken) - 1}.json"))
+        assert taken == here
+    assert not os.path.exists(folder)
