@@ -1,8 +1,8 @@
-"""A dump's live ranges and memory-usage report read by a worker process
-(``hlotop.loading.ahead``: a split module's sibling files, or the end of a combined
-file) give the same module as read in one process: the same sections, the same
-diagnostics with the same lines in the same order, the same figures; and the blocks
-that cross between the processes as columns come back equal."""
+"""A dump's live ranges read by a worker process (``hlotop.loading.ahead``: a split
+module's ``-live-range.txt``, or the end of a combined file) give the same module as
+read in one process: the same sections, the same diagnostics with the same lines in
+the same order, the same figures; and the blocks that cross between the processes as
+columns come back equal."""
 
 from __future__ import annotations
 
@@ -61,11 +61,9 @@ def test_a_worker_reads_the_same_module(relative, every_file_ahead, monkeypatch)
     assert handed == []  # no workers: nothing handed over
     with_worker = load(sample(relative), lazy=True, workers=1)
     dump = Path(sample(relative))
-    siblings = [s for s in ("live-range", "memory-usage-report") if _sibling(dump, s).exists()]
-    expected = [_sibling(dump, s).name for s in siblings]
-    if "live-range" not in siblings:  # a combined dump: its own end
-        expected.append("tail")
-    assert sorted(Path(key).name for key in handed) == sorted(expected)
+    live = _sibling(dump, "live-range")
+    expected = live.name if live.exists() else "tail"  # a combined dump: its own end
+    assert [Path(key).name for key in handed] == [expected]
     _same_module(alone, with_worker)
 
 
@@ -142,20 +140,22 @@ def test_damage_in_the_end_of_a_combined_dump_is_reported_at_its_line(
 def test_a_file_the_worker_fails_on_is_read_here(every_file_ahead, monkeypatch):
     """If the worker fails on a part (here: it raises), the part is read in this
     process: the module is the same, diagnostics and all."""
-    failed = []
-    real_take = ahead.PartsAhead.take
+    handed = _spy_on_starts(monkeypatch)
+    read_here = []
+    real_read = ahead._read
 
-    def spy(self, key, *args):
-        future = self._futures.get(key)
-        if future is not None:
-            failed.append(type(future.exception()).__name__)
-        return real_take(self, key, *args)
+    def spy(job, args):
+        read_here.append(job.__name__)
+        return real_read(job, args)
 
-    monkeypatch.setattr(ahead, "_work", _broken)
-    monkeypatch.setattr(ahead.PartsAhead, "take", spy)
+    monkeypatch.setattr(ahead, "_work", _broken)  # in the worker
+    monkeypatch.setattr(ahead, "_read", spy)  # here
     alone = load(sample(SPLIT_BIG), lazy=True)
     with_worker = load(sample(SPLIT_BIG), lazy=True, workers=1)
-    assert failed == ["OSError", "OSError"]  # the live ranges and the report
+    assert [Path(key).name for key in handed] == [
+        _sibling(Path(sample(SPLIT_BIG)), "live-range").name
+    ]
+    assert read_here == ["_parse_sibling"]  # the live ranges, read here after all
     _same_module(alone, with_worker)
 
 

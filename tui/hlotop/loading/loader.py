@@ -55,8 +55,10 @@ __all__ = [  # what other layers take from here
     "split_module_prefix",
 ]
 _NO_HOOKS = ReadHooks()
-# The files of a split module a worker may read (see hlotop.loading.ahead).
-AHEAD_KINDS = ("live-range", "memory-usage-report")
+# The files of a split module a worker may read (see hlotop.loading.ahead): the live
+# ranges, about as long to read as the allocations, which this process reads with the
+# rest (the records' index, the memory-usage report).
+AHEAD_KINDS = ("live-range",)
 # load's on_records: told a file's records (str or, all ASCII, bytes) and the stack frames
 OnRecords = Callable[[UsedValues[str] | UsedValues[bytes], StackFrameTable | None], object]
 
@@ -223,12 +225,8 @@ def _load(
     files: list[DumpFile] = []
     entries = module_files(p)
     read: dict[int, tuple[ParsedSections | None, list[Diagnostic]]] = {}
-    # A split module's values file is read first: its records are indexed (and, with
-    # on_records, handed on) by another process while the rest is read. Diagnostics
-    # still come in the files' order.
-    order = sorted(range(len(entries)), key=lambda i: entries[i][1] != "values")
     with PartsAhead(workers) as ahead:
-        # With a worker: the live ranges and the report are read on another core.
+        # With a worker: the live ranges are read on another core.
         elsewhere = {
             i
             for i, (file_path, kind) in enumerate(entries)
@@ -243,6 +241,12 @@ def _load(
             "tail", _size(p) - tail, _parse_tail, str(p), p, tail
         ):
             tail = None
+        # A split module's values file is read first: its records are indexed (and,
+        # with on_records, handed on) to other processes while the rest is read; what
+        # the worker reads is taken last. Diagnostics still come in the files' order.
+        order = sorted(
+            range(len(entries)), key=lambda i: (entries[i][1] != "values", i in elsewhere)
+        )
         for i in order:
             file_path, _ = entries[i]
             label = str(file_path)
