@@ -125,17 +125,20 @@ def _allocation_section(path: Path) -> tuple[bytes, int]:
 def _allocations(head: bytes) -> tuple[tuple[BufferAllocation, ...], int | None]:
     """The allocation lines of ``head`` (each read by the allocation line's form, with
     its 1-based line number) and ``Total bytes used`` if it is there."""
-    text = head.decode("utf-8", errors="replace").replace("\r\n", "\n")
-    build = ALLOCATION_HEAD.build
+    text = head.decode("utf-8", errors="replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    build, count = ALLOCATION_HEAD.build, text.count
     allocations: list[BufferAllocation] = []
+    append = allocations.append
     line, at = 1, 0
     for m in _ALLOCATION_LINES.finditer(text):
         start = m.start()
         if start and text[start - 1] != "\n":
             continue
-        line += text.count("\n", at, start)
+        line += count("\n", at, start)
         at = start
-        allocations.append(build(m, line))
+        append(build(m, line))
     total = _TOTAL.search(head)
     return tuple(allocations), int(total.group(1)) if total else None
 
@@ -150,10 +153,17 @@ def _peak(path: Path | None) -> tuple[int | None, int | None]:
         if os.fstat(f.fileno()).st_size == 0:
             return None, None
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            block = mm.rfind(b"\nHloLiveRange (max ")
-            if block < 0 and not mm[:18] == b"HloLiveRange (max ":
+            # The peak line is near the end (only the stack-trace tree is after it):
+            # found from there, then checked to be inside a live-range block.
+            peak_line = mm.rfind(b"\n  Live ranges at ")
+            if peak_line < 0:
                 return None, None
-            m = _PEAK.search(mm, block)
+            if (
+                mm[:18] != b"HloLiveRange (max "
+                and mm.rfind(b"\nHloLiveRange (max ", 0, peak_line) < 0
+            ):
+                return None, None
+            m = _PEAK.match(mm, peak_line)
             if m is None:
                 return None, None
             # The list runs while its lines match, one after another: found in runs of
