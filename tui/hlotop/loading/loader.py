@@ -189,9 +189,9 @@ def load(
     if given, is told what is being read: ``"reading <file>"``, ``"allocations 45%"``,
     ``"live ranges 80%"``, ``"analysing"``. ``workers``: how many worker processes
     this process may fork (:func:`hlotop.process.report_workers` says; 0, the default:
-    none); with one, a split module's live ranges and memory-usage report are read on
-    another core (:mod:`hlotop.loading.ahead`) and ``pause`` and ``stage`` are not told
-    of them.
+    none); with one, a big dump's live ranges (a split module's ``-live-range.txt``, the
+    end of a combined file) are read on another core (:mod:`hlotop.loading.ahead`), and
+    ``pause`` and ``stage`` are not told of them.
     Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
     Raises :class:`LoadError` (one-line reason) when the input is missing,
     unreadable, empty, binary or not a dump.
