@@ -1,8 +1,7 @@
-"""A dump's live ranges read by a worker process (``hlotop.loading.ahead``: a split
-module's ``-live-range.txt``, or the end of a combined file) give the same module as
-read in one process: the same sections, the same diagnostics with the same lines in
-the same order, the same figures; and the blocks that cross between the processes as
-columns come back equal."""
+"""A split module's live ranges (its ``-live-range.txt``) read by a worker process
+(``hlotop.loading.ahead``) give the same module as read in one process: the same
+sections, the same diagnostics with the same lines in the same order, the same
+figures; and the blocks that cross between the processes as columns come back equal."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import hlotop.loading.ahead as ahead
-from conftest import BIG, COMBINED, SAMPLES, SEEDS, sample
+from conftest import BIG, SAMPLES, sample
 from hlotop.loading.loader import load
 from hlotop.model import HloLiveRange
 
@@ -24,7 +23,7 @@ SPLIT_BIG = (
     ".cpu_after_optimizations-buffer-assignment.txt"
 )
 SPLIT = [
-    BIG,  # a combined dump beside its memory-usage report
+    BIG,  # a combined dump beside its memory-usage report: read in one process
     SPLIT_BIG,
     "cpu/gpt_loop/module_0004.jit_gpt_train_step.cpu_after_optimizations-buffer-assignment.txt",
     "tpu/v5e_1x1-gpt_loop/module_0000.jit_gpt_train_step.cl_933746096.after_optimizations"
@@ -60,20 +59,8 @@ def test_a_worker_reads_the_same_module(relative, every_file_ahead, monkeypatch)
     alone = load(sample(relative), lazy=True)
     assert handed == []  # no workers: nothing handed over
     with_worker = load(sample(relative), lazy=True, workers=1)
-    dump = Path(sample(relative))
-    live = _sibling(dump, "live-range")
-    expected = live.name if live.exists() else "tail"  # a combined dump: its own end
-    assert [Path(key).name for key in handed] == [expected]
-    _same_module(alone, with_worker)
-
-
-@pytest.mark.parametrize("relative", [*(str(p.relative_to(SAMPLES)) for p in SEEDS), COMBINED])
-def test_a_worker_reads_the_end_of_a_combined_dump(relative, every_file_ahead, monkeypatch):
-    handed = _spy_on_starts(monkeypatch)
-    alone = load(sample(relative), lazy=True)
-    with_worker = load(sample(relative), lazy=True, workers=1)
-    assert handed == ["tail"]
-    assert with_worker.live_range is not None and with_worker.live_range.line > 1
+    live = _sibling(Path(sample(relative)), "live-range")
+    assert [Path(key).name for key in handed] == ([live.name] if live.exists() else [])
     _same_module(alone, with_worker)
 
 
@@ -111,29 +98,6 @@ def test_a_worker_reports_damaged_lines_where_one_process_does(tmp_path, every_f
     with_worker = load(dump, lazy=True, workers=1)
     assert any(d.line == ranges[3] + 1 and d.path == str(live) for d in alone.diagnostics)
     assert any(d.path == str(report) for d in alone.diagnostics)
-    _same_module(alone, with_worker)
-
-
-def test_damage_in_the_end_of_a_combined_dump_is_reported_at_its_line(
-    tmp_path, every_file_ahead, monkeypatch
-):
-    """The worker numbers the lines of the end it reads from the file's first line:
-    a damaged live range, invalid UTF-8 and a missing last newline are reported where
-    one process reports them."""
-    text = (SAMPLES / "seeds/004_e0d5fae9bf2de249.txt").read_bytes()
-    lines = text.split(b"\n")
-    at = next(i for i, line in enumerate(lines) if line == b"  BufferLiveRange:")
-    lines[at + 3] = b"    br\xffoken:x-y"  # a live range
-    dump = tmp_path / "damaged.txt"
-    dump.write_bytes(b"\n".join(lines).rstrip(b"\n"))
-    alone = load(dump, lazy=True)
-    handed = _spy_on_starts(monkeypatch)
-    with_worker = load(dump, lazy=True, workers=1)
-    assert handed == ["tail"]
-    reported = {(d.line, d.message.split(":")[0].split(";")[0]) for d in alone.diagnostics}
-    assert (at + 4, "invalid UTF-8") in reported  # the damaged line, 1-based
-    assert any(line == at + 4 and "live range" in m for line, m in reported)
-    assert (len(lines) - 1, "truncated") in reported  # the last line (no newline after it)
     _same_module(alone, with_worker)
 
 

@@ -51,15 +51,9 @@ def _looks_binary(sample: bytes) -> bool:
     return control * 10 > len(sample)
 
 
-def read_bytes(path: Path, start: int = 0, stop: int | None = None) -> bytes:
-    """The bytes of ``path`` (from offset ``start``, up to ``stop`` if given). Raises
-    :class:`LoadError` with a one-line reason when it cannot be read."""
+def read_bytes(path: Path) -> bytes:
     try:
-        if start == 0 and stop is None:
-            return path.read_bytes()
-        with open(path, "rb") as f:
-            f.seek(start)
-            return f.read() if stop is None else f.read(stop - start)
+        return path.read_bytes()
     except FileNotFoundError:
         raise LoadError(str(path), "no such file") from None
     except PermissionError:

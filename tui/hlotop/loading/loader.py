@@ -8,7 +8,6 @@ diagnostics and the rest of it still opens.
 
 from __future__ import annotations
 
-import mmap
 import os
 import sys
 from collections.abc import Callable
@@ -112,34 +111,25 @@ def _parse_one(
     data: bytes | list[bytes],
     diagnostics: list[Diagnostic],
     hooks: ReadHooks = _NO_HOOKS,
-    first_line: int = 1,
 ) -> ParsedSections:
-    """Parse one file's bytes (or the part of them from the 1-based line ``first_line``
-    on). Given as a one-item list, the bytes are released as soon as they are decoded,
-    so a big dump is not held twice while it is parsed."""
-    found: list[Diagnostic] = []
+    """Parse one file's bytes. Given as a one-item list, the bytes are released as soon
+    as they are decoded, so a big dump is not held twice while it is parsed."""
     if isinstance(data, list):
-        text = read_text(label, data.pop(), found)
+        text = read_text(label, data.pop(), diagnostics)
     else:
-        text = read_text(label, data, found)
-    diagnostics += [replace(d, line=d.line + first_line - 1) for d in found]
+        text = read_text(label, data, diagnostics)
     # The same code reads either kind of text; the type checker follows it one at a time.
     if isinstance(text, bytes):
-        return _parse_decoded(label, text, diagnostics, hooks, first_line)
-    return _parse_decoded(label, text, diagnostics, hooks, first_line)
+        return _parse_decoded(label, text, diagnostics, hooks)
+    return _parse_decoded(label, text, diagnostics, hooks)
 
 
 def _parse_decoded(
-    label: str,
-    text: AnyStr,
-    diagnostics: list[Diagnostic],
-    hooks: ReadHooks,
-    first_line: int = 1,
+    label: str, text: AnyStr, diagnostics: list[Diagnostic], hooks: ReadHooks
 ) -> ParsedSections:
-    """Parse one file's text (as :func:`~hlotop.loading.decode.read_text` gives it), or
-    the part of it from line ``first_line`` on."""
+    """Parse one file's text (as :func:`~hlotop.loading.decode.read_text` gives it)."""
     file_diags: list[Diagnostic] = []
-    parsed = parse_text(label, text, file_diags, hooks, first_line)
+    parsed = parse_text(label, text, file_diags, hooks)
     if not _is_dump(parsed):
         raise LoadError(
             label,
@@ -149,7 +139,7 @@ def _parse_decoded(
     head = text[: len(UNAVAILABLE)]
     start = head.decode("ascii") if isinstance(head, bytes) else head
     if not text.endswith(scan.newline_of(text)) and not start.startswith(UNAVAILABLE):
-        last = scan.count_lines(text, 0, len(text)) + first_line
+        last = scan.count_lines(text, 0, len(text)) + 1
         file_diags.append(
             Diagnostic(
                 label,
@@ -189,9 +179,9 @@ def load(
     if given, is told what is being read: ``"reading <file>"``, ``"allocations 45%"``,
     ``"live ranges 80%"``, ``"analysing"``. ``workers``: how many worker processes
     this process may fork (:func:`hlotop.process.report_workers` says; 0, the default:
-    none); with one, a big dump's live ranges (a split module's ``-live-range.txt``, the
-    end of a combined file) are read on another core (:mod:`hlotop.loading.ahead`), and
-    ``pause`` and ``stage`` are not told of them.
+    none); with one, a split module's live ranges (its ``-live-range.txt``) are read on
+    another core (:mod:`hlotop.loading.ahead`), and ``pause`` and ``stage`` are not
+    told of them.
     Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
     Raises :class:`LoadError` (one-line reason) when the input is missing,
     unreadable, empty, binary or not a dump.
@@ -236,11 +226,6 @@ def _load(
                 str(file_path), _size(file_path), _parse_sibling, str(file_path), file_path
             )
         }
-        tail = _live_range_start(p) if workers else None  # of a combined file
-        if tail is not None and not ahead.start(
-            "tail", _size(p) - tail, _parse_tail, str(p), p, tail
-        ):
-            tail = None
         # A split module's values file is read first: its records are indexed (and,
         # with on_records, handed on) to other processes while the rest is read; what
         # the worker reads is taken last. Diagnostics still come in the files' order.
@@ -256,14 +241,12 @@ def _load(
             found: list[Diagnostic] = []
             if hooks.stage is not None:
                 hooks.stage(f"reading {file_path.name}")
-            if file_path != p:
-                read[i] = (_parse_sibling(label, file_path, found, hooks), found)
-            elif tail is None:
-                read[i] = (_parse_one(label, [read_bytes(file_path)], found, hooks), found)
-            else:  # the head here, the live ranges from the worker
-                head = _parse_one(label, [read_bytes(file_path, 0, tail)], found, hooks)
-                rest, more = ahead.take("tail", _parse_tail, label, file_path, tail)
-                read[i] = (_merge([head] if rest is None else [head, rest]), found + more)
+            read[i] = (
+                _parse_one(label, [read_bytes(file_path)], found, hooks)
+                if file_path == p
+                else _parse_sibling(label, file_path, found, hooks),
+                found,
+            )
     for i, (file_path, named_kind) in enumerate(entries):
         parsed, found = read[i]
         diagnostics.extend(found)
@@ -330,40 +313,6 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-_LIVE_RANGE_HEADER = b"\nHloLiveRange (max "
-
-
-def _live_range_start(path: Path) -> int | None:
-    """Where the ``HloLiveRange`` block of a combined dump starts (the offset of its
-    header line; it runs to the end of the file), or None: no such block, or a file
-    of several dumps between ``*** Begin`` markers (read whole). Raises nothing."""
-    try:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            at = mm.find(_LIVE_RANGE_HEADER)
-            if at < 0 or mm.find(b"*** Begin ") >= 0 or mm.find(b"\nUsed values:", at) >= 0:
-                return None  # (the records come before the live ranges in every era)
-            return at + 1
-    except (OSError, ValueError):  # unreadable, or empty (mmap of 0 bytes)
-        return None
-
-
-def _parse_tail(
-    label: str, path: Path, start: int, diagnostics: list[Diagnostic]
-) -> ParsedSections | None:
-    """The part of the combined dump ``path`` from offset ``start`` (a line start) on,
-    read with its line numbers (the worker's job; it reads the file itself)."""
-    data = read_bytes(path)
-    first_line = data.count(b"\n", 0, start) + 1
-    tail = [data[start:]]
-    del data
-    try:
-        return _parse_one(label, tail, diagnostics, first_line=first_line)
-    except LoadError as err:  # (binary bytes there, say): the rest of the dump opens
-        message = f"the live ranges could not be read: {err.reason}"
-        diagnostics.append(Diagnostic(label, first_line, message, "warning"))
-        return None
 
 
 def _finish(

@@ -77,17 +77,13 @@ _STAGE_NAMES = {
 
 
 def parse_text(
-    path: str,
-    text: AnyStr,
-    diagnostics: list[Diagnostic],
-    hooks: ReadHooks = _NO_HOOKS,
-    first_line: int = 1,
+    path: str, text: AnyStr, diagnostics: list[Diagnostic], hooks: ReadHooks = _NO_HOOKS
 ) -> ParsedSections:
     """Parse the text of one dump file of any layout or era.
 
     ``path`` names the file in diagnostics; ``text`` is its whole decoded content, or
     its bytes if they are all ASCII (the value records are then decoded one by one,
-    when read); or the part of it from the 1-based line ``first_line`` on.
+    when read).
     Problems are appended to ``diagnostics``; raises nothing. ``hooks`` are called as
     :class:`ReadHooks` says.
     """
@@ -95,7 +91,7 @@ def parse_text(
     pause, stage = hooks.pause, hooks.stage
     if stage is not None:
         stage("finding the value records")
-    records, chunks = _cut_records(path, text, first_line)
+    records, chunks = _cut_records(path, text)
     if records is not None and hooks.on_records is not None:
         hooks.on_records(records)
     allocations = AllocationSection(sink)
@@ -267,24 +263,20 @@ def _lines(text: AnyStr) -> list[str]:
 
 
 def _cut_records(
-    path: str, text: AnyStr, first_line: int = 1
+    path: str, text: AnyStr
 ) -> tuple[UsedValues[AnyStr] | None, list[tuple[int, list[str]]]]:
     """Cut the body of the first ``Used values:`` section out as a lazy
     :class:`~hlotop.model.UsedValues`; return it (or None) and the rest as (first line, lines) chunks.
-    ``text`` may be the file's bytes if they are all ASCII: only the rest is decoded;
-    ``first_line`` is the line ``text`` starts at."""
+    ``text`` may be the file's bytes if they are all ASCII: only the rest is decoded."""
     header = _find_line(text, USED_VALUES_HEADER)
     if header < 0:
-        return None, [(first_line, _lines(text))]
+        return None, [(1, _lines(text))]
     body_start = min(header + len(USED_VALUES_HEADER) + 1, len(text))
     body_end = _records_end(text, body_start)
-    first = scan.count_lines(text, 0, body_start) + first_line
+    first = scan.count_lines(text, 0, body_start) + 1
     tail_first = first + scan.count_lines(text, body_start, body_end)
     table = used_values(path, text, first, body_start, body_end, tail_first)  # shared text
-    return table, [
-        (first_line, _lines(text[:body_start])),
-        (tail_first, _lines(text[body_end:])),
-    ]
+    return table, [(1, _lines(text[:body_start])), (tail_first, _lines(text[body_end:]))]
 
 
 def _records_of(
