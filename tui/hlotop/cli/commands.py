@@ -70,6 +70,14 @@ def fit_of(module, capacity: tuple[int, str] | None):
 
 
 MAX_OOM_TEXT = 64 << 20  # bytes of a log read to look for an out-of-memory message
+# How the files of a dump start (FORMATS.md): the buffer assignment, the records of a
+# split module, its live ranges, its memory-usage report.
+DUMP_STARTS = (
+    b"BufferAssignment:",
+    b"Total bytes used:",
+    b"HloLiveRange (max ",
+    b"Memory Space: ",
+)
 
 
 def oom_text(path: str):
@@ -77,8 +85,6 @@ def oom_text(path: str):
     out-of-memory error text and no dump; None otherwise (a dump, a directory, or a
     file the loader then refuses). Reads stdin into ``STDIN`` so a dump there still
     loads."""
-    from hlotop.parse.oom import looks_like_oom, parse_oom
-
     if path == "-":
         data = sys.stdin.buffer.read()
         STDIN.append(data)
@@ -88,12 +94,17 @@ def oom_text(path: str):
             return None
         try:
             with open(path, "rb") as f:
-                data = f.read(MAX_OOM_TEXT)
+                data = f.read(1 << 16)
+                if data.startswith(DUMP_STARTS):
+                    return None  # a dump file (the usual case): nothing more to read
+                data += f.read(MAX_OOM_TEXT - len(data))
         except OSError:
             return None
         label = path
-    if data.startswith(b"BufferAssignment:") or b"\nHloLiveRange (max " in data[: 1 << 20]:
+    if data.startswith(DUMP_STARTS) or b"\nHloLiveRange (max " in data[: 1 << 20]:
         return None  # a dump
+    from hlotop.parse.oom import looks_like_oom, parse_oom
+
     text = data.decode("utf-8", errors="replace")
     if not looks_like_oom(text):
         return None
