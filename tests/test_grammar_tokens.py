@@ -16,7 +16,7 @@ from hlotop.parse import allocations, live_range, memory_report, stack_trace, va
 from hlotop.parse.dump import split_lines
 
 FORMS = {
-    "allocation": allocations.ALLOCATION_LINE,
+    "allocation": allocations.ALLOCATION_HEAD,
     "value": allocations.VALUE_LINE,
     "value (pre-2019)": allocations.LEGACY_VALUE_LINE,
     "cross-color reuse": allocations.REUSED_LINE,

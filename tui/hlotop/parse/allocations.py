@@ -44,12 +44,13 @@ def allocation_parts(size: Field) -> tuple[Part, ...]:
     )
 
 
-# The fields of an allocation line, for BufferAllocation(**fields, values=..., line=...);
-# and the same line as an allocation of its own (the first look at a big dump).
-_ALLOCATION_PARTS = allocation_parts(int_field("size", "a byte count"))
-ALLOCATION_LINE = LineForm("allocation line", *_ALLOCATION_PARTS)
+# An allocation line, read as the BufferAllocation it heads (with its line number; its
+# value slots are set when its block ends, or never: the first look at a big dump).
 ALLOCATION_HEAD = LineForm(
-    "allocation line", *_ALLOCATION_PARTS, make=BufferAllocation, context=("line",)
+    "allocation line",
+    *allocation_parts(int_field("size", "a byte count")),
+    make=BufferAllocation,
+    context=("line",),
 )
 REPORT_ALLOCATION_LINE = LineForm(
     "allocation line",
