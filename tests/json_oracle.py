@@ -187,8 +187,8 @@ def _tail(module) -> dict[str, Any]:
                 }
                 for s in a.memory_spaces
             ],
-            "live_bytes": a.live_bytes,
-            "occupied_bytes": {str(c): curve for c, curve in a.occupied_bytes.items()},
+            "live_bytes": list(a.live_bytes),
+            "occupied_bytes": {str(c): list(curve) for c, curve in a.occupied_bytes.items()},
             "totals_by_kind": a.totals_by_kind,
             "allocations_by_kind": a.allocations_by_kind,
             "totals_by_memory_space": {str(c): b for c, b in a.totals_by_color.items()},

@@ -104,3 +104,22 @@ def test_occupied_bytes_count_shared_slices_once():
     # Seed 003: nothing shares a slice at the peak, and p0.1's slot is padded to 512.
     t = load(sample("seeds/003_a3085531593bac68.txt")).analysis
     assert t.peak_occupied_bytes == t.peak_logical_bytes - 4 + 512
+
+
+def test_values_by_id_answers_as_a_dict_of_the_values():
+    """Analysis.by_id (ValuesById, a bisection over the values sorted by id) gives
+    what a dict of the values by id gives, for ids it holds and ids it does not
+    (synthetic negative ones included), and None or a str asked for."""
+    from hlotop.loading.loader import load
+    from hlotop.model import ValuesById
+
+    a = load(sample("seeds/003_a3085531593bac68.txt")).analysis
+    as_dict = {i.value.id: i for i in a.values}
+    assert isinstance(a.by_id, ValuesById) and len(a.by_id) == len(as_dict)
+    for vid in range(min(as_dict) - 3, max(as_dict) + 3):
+        assert a.by_id.get(vid) is as_dict.get(vid)
+        assert (vid in a.by_id) == (vid in as_dict)
+    assert list(a.by_id) == sorted(as_dict)
+    assert a.by_id.get(None) is None and "x" not in a.by_id
+    with pytest.raises(KeyError):
+        a.by_id[max(as_dict) + 1]

@@ -13,6 +13,8 @@ instruction counts 8 bytes per element), see :func:`xla_peak_step`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from hlotop.analysis.memory_stats import memory_stats
 from hlotop.analysis.occupancy import curve_peak, occupied_bytes_per_step
 from hlotop.analysis.padding import padding_by_color
@@ -27,6 +29,7 @@ from hlotop.model import (
     MemorySpace,
     ParsedSections,
     ValueInfo,
+    ValuesById,
 )
 from hlotop.model.memory_space import report_space_names, xla_space_name
 
@@ -96,7 +99,7 @@ def analyze(
     platform = platform_of(path, allocations)
     return Analysis(
         values=infos,
-        by_id={i.value.id: i for i in infos},
+        by_id=ValuesById(infos),
         max_time=max_time,
         live_bytes=curve,
         peak_step=peak_step,
@@ -121,7 +124,7 @@ def analyze(
 def memory_spaces(
     allocations: tuple[BufferAllocation, ...],
     infos: list[ValueInfo],
-    occupied: dict[int, list[int]],
+    occupied: Mapping[int, Sequence[int]],
     platform: str,
     dump_names: dict[int, str],
 ) -> tuple[MemorySpace, ...]:

@@ -12,8 +12,9 @@ no live range occupy nothing here.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate, groupby
 from operator import itemgetter
 
@@ -22,12 +23,13 @@ from hlotop.model import BufferAllocation, ValueInfo
 
 def occupied_bytes_per_step(
     infos: Iterable[ValueInfo], allocation_of: Mapping[int, BufferAllocation], max_time: int
-) -> dict[int, list[int]]:
+) -> dict[int, Sequence[int]]:
     """Occupied bytes of each memory space at each step 0..max_time.
 
     ``infos``: the module's values; ``allocation_of``: allocation index -> allocation
-    (its colour is the slice's memory space). Returns ``{color: [bytes at step 0, ...,
-    bytes at step max_time]}`` for every colour that has an allocation, ascending.
+    (its colour is the slice's memory space). Returns ``{color: bytes at steps 0 ..
+    max_time}`` (each an ``array("q")``) for every colour that has an allocation,
+    ascending.
     Raises nothing.
     """
     rows = []  # (allocation, offset, end offset, first step, last step)
@@ -55,10 +57,10 @@ def occupied_bytes_per_step(
                 _add_slice(rows_of, diffs[alloc.color])
             else:
                 _add_union(rows_of, diffs[alloc.color])
-    out = {}
+    out: dict[int, Sequence[int]] = {}
     for color, diff in diffs.items():
         diff.pop()
-        out[color] = list(accumulate(diff))
+        out[color] = array("q", accumulate(diff))
     return out
 
 
@@ -153,7 +155,7 @@ def _add_union(rows: list[tuple[int, int, int, int, int]], diff: list[int]) -> N
         diff[current] += union - before
 
 
-def curve_peak(curve: list[int]) -> tuple[int | None, int]:
+def curve_peak(curve: Sequence[int]) -> tuple[int | None, int]:
     """``(earliest step of the maximum, the maximum)`` of a per-step curve; ``(None, 0)``
     for an empty one."""
     if not curve:

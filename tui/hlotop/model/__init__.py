@@ -21,7 +21,7 @@ from hlotop.model.allocation import (
 from hlotop.model.devices import DEVICES, parse_capacity
 from hlotop.model.dump import ModuleDump, ParsedSections
 from hlotop.model.dump_file import Diagnostic, DumpFile
-from hlotop.model.figures import Analysis, MemorySpace, MemoryStats, ValueInfo
+from hlotop.model.figures import Analysis, MemorySpace, MemoryStats, ValueInfo, ValuesById
 from hlotop.model.live_range import (
     BufferLiveRange,
     HloLiveRange,
@@ -97,6 +97,7 @@ __all__ = [
     "UsedValue",
     "UsedValues",
     "ValueInfo",
+    "ValuesById",
     "ValueSlot",
     "format_shape_index",
     "has_kind",

@@ -4,7 +4,9 @@ schedule."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hlotop.model.allocation import BufferAllocation
@@ -133,14 +135,54 @@ class MemorySpace:
     padding_bytes: int  # its slices' sizes minus the logical bytes placed in them
 
 
+class ValuesById(Mapping[int, ValueInfo]):
+    """Value id -> its :class:`ValueInfo`, over the values sorted by id (as
+    :attr:`Analysis.values` is): a bisection in an array of the ids, a tenth of a
+    dict's memory over 10^5 values. Read-only."""
+
+    __slots__ = ("_values", "_ids")
+
+    def __init__(self, values: Sequence[ValueInfo]):
+        """``values``: sorted by value id, each id once."""
+        self._values = values
+        self._ids = array("q", [v.value.id for v in values])
+
+    def _at(self, value_id: object) -> int:
+        if isinstance(value_id, int):
+            ids = self._ids
+            i = bisect_left(ids, value_id)
+            if i < len(ids) and ids[i] == value_id:
+                return i
+        return -1
+
+    def __getitem__(self, value_id: int) -> ValueInfo:
+        i = self._at(value_id)
+        if i < 0:
+            raise KeyError(value_id)
+        return self._values[i]
+
+    def get(self, value_id: int, default=None):
+        i = self._at(value_id)
+        return self._values[i] if i >= 0 else default
+
+    def __contains__(self, value_id: object) -> bool:
+        return self._at(value_id) >= 0
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
 @dataclass(slots=True)
 class Analysis:
     """The derived figures of one module. Bytes are ints; steps index the schedule."""
 
     values: list[ValueInfo]  # sorted by value id
-    by_id: dict[int, ValueInfo]
+    by_id: Mapping[int, ValueInfo]  # a ValuesById
     max_time: int  # the schedule's end; steps run 0..max_time inclusive
-    live_bytes: list[int]  # logical bytes live at each step 0..max_time
+    live_bytes: Sequence[int]  # logical bytes live at each step 0..max_time (an array)
     peak_step: int | None  # XLA's peak step, computed (None without live ranges)
     # XLA's peak figure: the sum of its printed "Live ranges at N (peak)" list, or where
     # the dump has none, its sweep's bytes at the peak step (see peak_bytes_source).
@@ -159,4 +201,4 @@ class Analysis:
     memory_spaces: tuple[MemorySpace, ...] = ()  # colours ascending
     # Occupied bytes of each memory space at each step 0..max_time ({} without live
     # ranges): never above the space's total_bytes.
-    occupied_bytes: dict[int, list[int]] = field(default_factory=dict)
+    occupied_bytes: dict[int, Sequence[int]] = field(default_factory=dict)

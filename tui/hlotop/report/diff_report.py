@@ -11,6 +11,7 @@ memory_stats, memory_space_peaks}`` (``delta``: NEW minus OLD, steps left out).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -144,7 +145,7 @@ CURVE_WIDTH = 60
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 
 
-def resample(curve: list[int], width: int) -> list[int]:
+def resample(curve: Sequence[int], width: int) -> list[int]:
     """``curve`` (bytes per step) as ``width`` columns over the program's length, each
     the maximum of the steps it covers; [] for an empty curve."""
     if not curve:

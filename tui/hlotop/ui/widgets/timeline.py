@@ -10,6 +10,7 @@ scroll; only visible rows are rendered.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -140,7 +141,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def _set_curve(self) -> None:
         a = self.dump.analysis
-        self.curve: list[int] = a.occupied_bytes.get(self.space) or []
+        self.curve: Sequence[int] = a.occupied_bytes.get(self.space) or []
         self._top = max(self.curve, default=0) or 1
         # The curve's highest step (▲); XLA's peak step (◆) can differ: XLA's sweep
         # sums every value live there at its logical size, in every memory space.
