@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, groupby
 from operator import itemgetter
 
@@ -64,23 +64,32 @@ def occupied_bytes_per_step(
     return out
 
 
-def _add_slice(rows: list[tuple[int, int, int, int, int]], diff: list[int]) -> None:
-    """:func:`_add_union` for rows that are all one slice (most allocations: a value
-    and the values that share its slice): its live spans, merged where they overlap
-    or touch, each add the slice's size."""
-    size = rows[0][2] - rows[0][1]
-    first, last = rows[0][3], rows[0][4]
-    for row in rows:
-        start, end = row[3], row[4]
-        if start <= last + 1:
+def _spans(
+    rows: list[tuple[int, int, int, int, int]],
+) -> Iterator[tuple[int, int, int, int]]:
+    """``(offset, end offset, first step, last step)`` of each slice's live spans in
+    ``rows`` (one allocation's, sorted), spans of one slice that overlap or touch merged
+    into one (a slice's rows are consecutive, by first step)."""
+    piece = None
+    first = last = -2
+    for _, offset, stop, start, end in rows:
+        if (offset, stop) == piece and start <= last + 1:
             if end > last:
                 last = end
             continue
-        diff[first] += size
-        diff[last + 1] -= size
-        first, last = start, end
-    diff[first] += size
-    diff[last + 1] -= size
+        if piece is not None:
+            yield (*piece, first, last)
+        piece, first, last = (offset, stop), start, end
+    if piece is not None:
+        yield (*piece, first, last)
+
+
+def _add_slice(rows: list[tuple[int, int, int, int, int]], diff: list[int]) -> None:
+    """:func:`_add_union` for rows that are all one slice (most allocations: a value
+    and the values that share its slice): each of its live spans adds its size."""
+    for offset, stop, first, last in _spans(rows):
+        diff[first] += stop - offset
+        diff[last + 1] -= stop - offset
 
 
 def _union_length(active: list[tuple[int, int]]) -> int:
@@ -105,21 +114,10 @@ def _add_union(rows: list[tuple[int, int, int, int, int]], diff: list[int]) -> N
     slices in offset order: while none of them overlap (the rule for buffers live at
     once), adding or removing one changes the union by its size; once two overlap, the
     union is measured again at each such step until nothing is live."""
-    # (step, +1 start / -1 stop, offset, end offset); a slice's spans that overlap or
-    # touch are merged first (rows of one slice are consecutive, by first step).
+    # (step, +1 start / -1 stop, offset, end offset) of each slice's merged spans
     events: list[tuple[int, int, int, int]] = []
-    piece = None
-    first = last = -2
-    for _, offset, stop, start, end in rows:
-        if (offset, stop) == piece and start <= last + 1:
-            if end > last:
-                last = end
-            continue
-        if piece is not None:
-            events += ((first, 1, *piece), (last + 1, -1, *piece))
-        piece, first, last = (offset, stop), start, end
-    if piece is not None:
-        events += ((first, 1, *piece), (last + 1, -1, *piece))
+    for offset, stop, first, last in _spans(rows):
+        events += ((first, 1, offset, stop), (last + 1, -1, offset, stop))
     # At a step, stops (-1) before starts (+1); the order among either does not matter.
     events.sort()
     active: list[tuple[int, int]] = []  # live slices, by offset

@@ -285,13 +285,14 @@ def _main(args) -> int:
 def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:
     """``--json``: records are read once as they are written; on a big dump by worker
     processes, one a core (this is the only process of ours and it runs no threads)."""
-    from hlotop.process import report_workers
+    from hlotop.process import keep_until_exit, report_workers
     from hlotop.report.json_doc import RecordsAhead, write_json
 
     workers = report_workers()
     ahead = RecordsAhead(workers)  # on the records while the rest of the dump is read
     try:
         module = load(args.path, lazy=True, on_records=ahead.start)
+        keep_until_exit(module)  # freed by the OS when the command exits
         groups = None
         if grouping is not None and grouping["keys"] is not None:
             groups = group(module, grouping)[0]

@@ -220,7 +220,8 @@ def _load(
         elsewhere = {
             i
             for i, (file_path, kind) in enumerate(entries)
-            if kind in AHEAD_KINDS
+            if workers
+            and kind in AHEAD_KINDS
             and file_path != p
             and ahead.start(
                 str(file_path), _size(file_path), _parse_sibling, str(file_path), file_path
