@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tui"))
 from textual import events  # noqa: E402
 from textual._compositor import CompositorUpdate  # noqa: E402
 
+from hlotop.process import give_back_big_buffers  # noqa: E402
 from hlotop.ui.app import HlotopApp  # noqa: E402
 from hlotop.ui.widgets.allocation_tree import AllocationTree  # noqa: E402
 
@@ -230,6 +231,7 @@ def main() -> int:
     parser.add_argument("dump")
     parser.add_argument("--moves", type=int, default=200)
     args = parser.parse_args()
+    give_back_big_buffers()  # the process policy of the hlotop command (hlotop.cli.run)
     print(json.dumps(asyncio.run(probe(args.dump, args.moves))))
     return 0
 

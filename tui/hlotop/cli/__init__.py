@@ -150,10 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
 def run() -> None:
     """The ``hlotop`` command: :func:`main`, then exit at once. A big dump's model is
     millions of objects, and freeing them one by one at interpreter shutdown took a
-    second at 100 MB after the output was complete; the OS frees it all in one go."""
-    from hlotop.process import exit_frees_memory
+    second at 100 MB after the output was complete; the OS frees it all in one go.
+    Big buffers are given back to the OS when freed (:func:`~hlotop.process.give_back_big_buffers`)."""
+    from hlotop.process import exit_frees_memory, give_back_big_buffers
 
     exit_frees_memory()
+    give_back_big_buffers()
     code = main()
     try:
         sys.stdout.flush()

@@ -27,6 +27,7 @@ from hlotop.loading.discover import (
     split_module_prefix,
 )
 from hlotop.loading.errors import LoadError
+from hlotop.loading.file_bytes import FileBytes
 from hlotop.loading.module_text import called_metadata_reader, read_io_alias
 from hlotop.model import (
     Diagnostic,
@@ -109,19 +110,42 @@ def _is_dump(parsed: ParsedSections) -> bool:
 def _parse_one(
     label: str,
     data: bytes | list[bytes],
+    source: FileBytes | None,
     diagnostics: list[Diagnostic],
     hooks: ReadHooks = _NO_HOOKS,
 ) -> ParsedSections:
     """Parse one file's bytes. Given as a one-item list, the bytes are released as soon
-    as they are decoded, so a big dump is not held twice while it is parsed."""
-    if isinstance(data, list):
-        text = read_text(label, data.pop(), diagnostics)
-    else:
-        text = read_text(label, data, diagnostics)
+    as they are decoded, so a big dump is not held twice while it is parsed. With
+    ``source`` (the file the bytes were read from), value records whose text is those
+    bytes unchanged are read back from the file when asked for, not held."""
+    raw = data.pop() if isinstance(data, list) else data
+    # The records can be read back from the file at the text's offsets only if decoding
+    # changed nothing else: no line ends rewritten, no undecodable bytes replaced.
+    same_offsets = source is not None and not scan.contains(raw, b"\r")
+    before = len(diagnostics)
+    text = read_text(label, raw, diagnostics)
+    same_offsets = same_offsets and len(diagnostics) == before
+    del raw  # a decoded text is not held twice while it is parsed
     # The same code reads either kind of text; the type checker follows it one at a time.
-    if isinstance(text, bytes):
-        return _parse_decoded(label, text, diagnostics, hooks)
-    return _parse_decoded(label, text, diagnostics, hooks)
+    parsed = (
+        _parse_decoded(label, text, diagnostics, hooks)
+        if isinstance(text, bytes)
+        else _parse_decoded(label, text, diagnostics, hooks)
+    )
+    records = parsed.used_values
+    if same_offsets and source is not None and isinstance(records, UsedValues):
+        records.release_text(source)
+    return parsed
+
+
+def _read_file(path: Path) -> tuple[list[bytes], FileBytes | None]:
+    """A file's bytes (as a one-item list, see :func:`_parse_one`) and the file to read
+    them back from, taken first. Raises :class:`LoadError`."""
+    try:
+        source: FileBytes | None = FileBytes(path)
+    except OSError:  # read_bytes says why
+        source = None
+    return [read_bytes(path)], source
 
 
 def _parse_decoded(
@@ -243,7 +267,7 @@ def _load(
             if hooks.stage is not None:
                 hooks.stage(f"reading {file_path.name}")
             read[i] = (
-                _parse_one(label, [read_bytes(file_path)], found, hooks)
+                _parse_one(label, *_read_file(file_path), found, hooks)
                 if file_path == p
                 else _parse_sibling(label, file_path, found, hooks),
                 found,
@@ -278,7 +302,7 @@ def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> Mo
     """Open a combined dump already read into memory (``hlotop -``); ``label`` names it
     in diagnostics. ``lazy`` as for :func:`load`. Raises :class:`LoadError` like it."""
     diagnostics: list[Diagnostic] = []
-    parsed = _parse_one(label, data, diagnostics)
+    parsed = _parse_one(label, data, None, diagnostics)
     check_truncation(label, parsed, _kind_of(parsed, None), diagnostics, stdin=True)
     return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics, lazy)
 
@@ -303,7 +327,7 @@ def _parse_sibling(
 ) -> ParsedSections | None:
     """A sibling that cannot be read is a warning: the rest of the module still opens."""
     try:
-        return _parse_one(label, [read_bytes(path)], diagnostics, hooks)
+        return _parse_one(label, *_read_file(path), diagnostics, hooks)
     except LoadError as err:
         diagnostics.append(Diagnostic(label, 0, f"sibling file skipped: {err.reason}", "warning"))
         return None

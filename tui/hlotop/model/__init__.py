@@ -39,7 +39,7 @@ from hlotop.model.memory_report import (
 from hlotop.model.module_text import IoAlias
 from hlotop.model.oom import OOM_FORMATS, OomEntry, OomReport
 from hlotop.model.source import SourceFrame, StackFrameTable
-from hlotop.model.used_values import RecordGrammar, UsedValues
+from hlotop.model.used_values import ByteSource, RecordGrammar, UsedValues
 from hlotop.model.values import (
     HloPosition,
     HloUse,
@@ -66,6 +66,7 @@ __all__ = [
     "OOM_FORMATS",
     "Analysis",
     "BufferAllocation",
+    "ByteSource",
     "BufferLiveRange",
     "Diagnostic",
     "DumpFile",

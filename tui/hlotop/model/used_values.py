@@ -6,7 +6,10 @@ from-instruction text) and most of them are never looked at. So the section is o
 indexed when first needed (where each record starts and whose value it is) and a record
 is read when it is asked for. The text is shared with the loader, not copied: a big
 dump's text may be the file's bytes when they are all ASCII, each record decoded when
-read. How a record's text is read is the parser's business (:class:`RecordGrammar`,
+read. Once indexed, such a text can be handed back to its file (:meth:`UsedValues.release_text`
+with a :class:`ByteSource`, the loader's): records are then read from the file when
+asked for, and the text, most of a dump, is not held at all.
+How a record's text is read is the parser's business (:class:`RecordGrammar`,
 given by :mod:`hlotop.parse.records`); this collection holds the text, the index, the
 line numbers and a small cache of parsed records, each guarded by its own lock, so the
 browser's UI thread and its background pass can read records at the same time.
@@ -16,9 +19,10 @@ from __future__ import annotations
 
 import threading
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
-from typing import AnyStr, Generic, Protocol
+from itertools import pairwise
+from typing import AnyStr, Generic, Protocol, cast
 
 from hlotop.model.dump_file import Diagnostic
 from hlotop.model.values import HloValue, UsedValue
@@ -26,6 +30,22 @@ from hlotop.model.values import HloValue, UsedValue
 _CACHE = 4096  # parsed records kept
 _STRIDE = 256  # records between line-number checkpoints
 SCAN = 1 << 23  # characters one call into C scans at most (a browser's keys wait for it)
+_WINDOW = 1 << 20  # characters of records read at once when all are read in order
+
+
+class ByteSource(Protocol):
+    """Where a released text is read back from: the bytes of the dump file it was,
+    at the same offsets (the loader's :class:`~hlotop.loading.file_bytes.FileBytes`).
+    Both methods raise ``OSError`` (with a one-line reason) when the file cannot be read
+    or is no longer the one that was indexed."""
+
+    def read(self, start: int, end: int) -> bytes:
+        """The bytes ``[start, end)`` of the file."""
+        ...
+
+    def count(self, sub: bytes, start: int, end: int) -> int:
+        """How often ``sub`` occurs in the bytes ``[start, end)``."""
+        ...
 
 
 class RecordGrammar(Protocol):
@@ -82,9 +102,51 @@ class UsedValues(Generic[AnyStr]):
         self._lock = threading.RLock()
         self._starts: array | None = None
         self._ids: array | None = None
-        self._heads: dict[int, int] | None = None
+        # The ids sorted, and (unless they are in order already) the record number of each
+        self._heads: tuple[array, array | None] | None = None
         self._checkpoints: array | None = None
         self._cache: dict[int, UsedValue | None] = {}
+        self._source: ByteSource | None = None  # where the text is read from, once released
+        self._shift = 0  # a file offset less the text's
+        self.problem: str | None = None  # why records could not be read again, if so
+
+    # -- the text ----------------------------------------------------------------------
+    def release_text(self, source: ByteSource) -> bool:
+        """Index the records and count their lines now, then drop the text: from here
+        on it is read from ``source``, the file the text was decoded from with nothing
+        changed but the decoding (no line ends rewritten, no bytes replaced). Records
+        are then read at their offset in the file: the text's, plus the bytes that the
+        non-ASCII characters before the section take beyond one (a V4 stack-trace tree
+        before it). True if the text was dropped; False, and it is kept, if the section
+        itself is not all ASCII. A record that cannot be read back later is None and
+        :attr:`problem` says why."""
+        with self._lock:
+            text, begin, end = self.text, self.begin, self.end
+            if isinstance(text, str):
+                if not all(text[i : min(i + SCAN, end)].isascii() for i in range(begin, end, SCAN)):
+                    return False
+                self._shift = len(text[:begin].encode("utf-8")) - begin
+            self._index()
+            self._line_checkpoints()
+            self._source = source
+            self.text = text[:0]
+            return True
+
+    def _read(self, start: int, end: int) -> AnyStr:
+        source = self._source
+        if source is None:
+            return self.text[start:end]
+        data = source.read(start + self._shift, end + self._shift)
+        if isinstance(self.text, str):
+            return data.decode("ascii")
+        return data
+
+    def _count(self, start: int, end: int) -> int:
+        """Line ends in ``[start, end)``."""
+        source = self._source
+        if source is None:
+            return self.text.count(self._nl, start, end)
+        return source.count(b"\n", start + self._shift, end + self._shift)
 
     # -- the index ---------------------------------------------------------------------
     def _index(self) -> tuple[array, array]:
@@ -108,21 +170,41 @@ class UsedValues(Generic[AnyStr]):
         """Where record 0 starts: ``text[begin:leading]`` comes before it."""
         return self.starts[0] if self.starts else self.end
 
-    def _heads_by_id(self) -> dict[int, int]:
+    def _sorted_ids(self) -> tuple[array, array | None]:
+        """The ids in ascending order, and the record number of each (None when the
+        records are in id order already, as XLA prints them): a bisection finds a
+        record by id in a tenth of a dict's memory."""
         heads = self._heads
         if heads is None:
             ids = self.ids
             with self._lock:
-                if self._heads is None:  # the first of a repeated id wins
-                    self._heads = dict(zip(reversed(ids), range(len(ids) - 1, -1, -1), strict=True))
+                if self._heads is None:
+                    if all(a <= b for a, b in pairwise(ids)):
+                        self._heads = (ids, None)
+                    else:  # a stable sort: of a repeated id, the first record comes first
+                        order = sorted(range(len(ids)), key=ids.__getitem__)
+                        self._heads = (array("q", map(ids.__getitem__, order)), array("q", order))
                 heads = self._heads
         return heads
+
+    def number_of(self, value_id: int) -> int | None:
+        """The record number of ``value_id`` (the first, if it has several), or None."""
+        ids, order = self._sorted_ids()
+        k = bisect_left(ids, value_id)
+        if k == len(ids) or ids[k] != value_id:
+            return None
+        return k if order is None else order[k]
 
     def __len__(self) -> int:
         return len(self.starts)
 
     def __bool__(self) -> bool:
-        return len(self.starts) > 0 or bool(self.text[self.begin : self.end].strip())
+        if len(self.starts) > 0:
+            return True
+        try:
+            return bool(self._read(self.begin, self.end).strip())
+        except OSError:
+            return False
 
     def __iter__(self) -> Iterator[UsedValue]:
         for number in range(len(self.starts)):
@@ -142,25 +224,32 @@ class UsedValues(Generic[AnyStr]):
 
     # -- lines -------------------------------------------------------------------------
     def line_of(self, number: int) -> int:
-        """The 1-based line of record ``number``'s head (counted on first need)."""
-        starts, count, nl = self.starts, self.text.count, self._nl
+        """The 1-based line of record ``number``'s head (counted on first need).
+        Raises ``OSError`` if the text was released and cannot be read back."""
+        starts, count = self.starts, self._count
         if self._checkpoints is None and number == 0:
-            return self.first_line + count(nl, self.begin, starts[0])
+            return self.first_line + count(self.begin, starts[0])
         if self._checkpoints is None and number == len(starts) - 1 and self.end_line is not None:
-            return self.end_line - count(nl, starts[number], self.end)  # counted back
+            return self.end_line - count(starts[number], self.end)  # counted back
+        checkpoints = self._line_checkpoints()
+        base = (number // _STRIDE) * _STRIDE
+        return checkpoints[number // _STRIDE] + count(starts[base], starts[number])
+
+    def _line_checkpoints(self) -> array:
+        """The line of every :data:`_STRIDE`-th record's head."""
         checkpoints = self._checkpoints
         if checkpoints is None:
+            starts, count = self.starts, self._count
             with self._lock:
                 if self._checkpoints is None:
                     made, line, pos = array("q"), self.first_line, self.begin
                     for k in range(0, len(starts), _STRIDE):
-                        line += count(nl, pos, starts[k])
+                        line += count(pos, starts[k])
                         pos = starts[k]
                         made.append(line)
                     self._checkpoints = made
                 checkpoints = self._checkpoints
-        base = (number // _STRIDE) * _STRIDE
-        return checkpoints[number // _STRIDE] + count(nl, starts[base], starts[number])
+        return checkpoints
 
     # -- records -----------------------------------------------------------------------
     def text_of(self, number: int) -> str:
@@ -171,7 +260,7 @@ class UsedValues(Generic[AnyStr]):
         return self._str(start, end)
 
     def _str(self, start: int, end: int) -> str:
-        span = self.text[start:end]
+        span = self._read(start, end)
         return span.decode("ascii") if isinstance(span, bytes) else span
 
     def head(self, number: int) -> HloValue:
@@ -180,16 +269,22 @@ class UsedValues(Generic[AnyStr]):
 
     def get(self, value_id: int) -> UsedValue | None:
         """The record of ``value_id``, parsed now (cached), or None if it has none."""
-        number = self._heads_by_id().get(value_id)
+        number = self.number_of(value_id)
         return None if number is None else self.record(number)
 
     def record(self, number: int) -> UsedValue | None:
         """Record ``number`` (0-based, dump order), parsed on first use and cached;
-        None if it cannot be read. Its diagnostics come with :meth:`checked`."""
+        None if it cannot be read (or, its text released, read back: :attr:`problem`
+        says why). Its diagnostics come with :meth:`checked`."""
         with self._lock:
             if number in self._cache:
                 return self._cache[number]
-        record = self.grammar.read(self.text_of(number), self.line_of(number), self.path, None)
+        try:
+            text, line = self.text_of(number), self.line_of(number)
+        except OSError as err:
+            self.problem = str(err)
+            return None
+        record = self.grammar.read(text, line, self.path, None)
         with self._lock:
             if len(self._cache) >= _CACHE:
                 self._cache.pop(next(iter(self._cache)))
@@ -204,21 +299,44 @@ class UsedValues(Generic[AnyStr]):
         text before the first record included, with record 0)."""
         starts = self.starts
         stop = len(starts) if stop is None else min(stop, len(starts))
-        if first == 0 and self.leading > self.begin:
-            leading = self._str(self.begin, self.leading)
-            if leading.strip():
-                self.grammar.read_leading(leading, self.first_line, self.path, diagnostics)
-        if first >= stop:
+        try:
+            if first == 0 and self.leading > self.begin:
+                leading = self._str(self.begin, self.leading)
+                if leading.strip():
+                    self.grammar.read_leading(leading, self.first_line, self.path, diagnostics)
+            if first >= stop:
+                return
+            line = self.line_of(first)
+        except OSError as err:
+            self._lost(err, diagnostics)
             return
-        line, pos = self.line_of(first), starts[first]
-        count, read, nl, path = self.text.count, self.grammar.read, self._nl, self.path
-        for number in range(first, stop):
-            start = starts[number]
-            line += count(nl, pos, start)  # counted as we go: no look-ups
-            pos = start
-            record = read(self.text_of(number), line, path, diagnostics)
-            if record is not None:
-                yield record
+        read, path, nl, total = self.grammar.read, self.path, self._nl, len(starts)
+        number = first
+        while number < stop:
+            # A window of whole records, about _WINDOW characters, read at once.
+            begin = starts[number]
+            last = bisect_right(starts, begin + _WINDOW, number + 1, stop)
+            try:
+                window = self._read(begin, starts[last] if last < total else self.end)
+            except OSError as err:
+                self._lost(err, diagnostics)
+                return
+            pos = 0
+            for n in range(number, last):
+                at = starts[n] - begin
+                line += window.count(nl, pos, at)  # counted as we go: no look-ups
+                pos = at
+                span = window[at : starts[n + 1] - begin if n + 1 < total else len(window)]
+                text = span.decode("ascii") if isinstance(span, bytes) else span
+                record = read(text, line, path, diagnostics)
+                if record is not None:
+                    yield record
+            line += window.count(nl, pos, len(window))
+            number = last
+
+    def _lost(self, err: OSError, diagnostics: list[Diagnostic]) -> None:
+        self.problem = str(err)
+        diagnostics.append(Diagnostic(self.path, 0, f"value records not read: {err}", "error"))
 
     def parse_all(
         self,
@@ -243,19 +361,26 @@ class UsedValues(Generic[AnyStr]):
     def find_text(self, query: str, cancelled: Callable[[], bool] | None = None) -> list[int]:
         """The value ids, in dump order, of the records whose text holds ``query``
         (case-insensitive), scanned :data:`SCAN` characters at a time; [] if
-        ``cancelled()`` turns true between two pieces."""
-        text, starts, ids = self.text, self.starts, self.ids
+        ``cancelled()`` turns true between two pieces, or if the text was released and
+        cannot be read back (:attr:`problem` then says why)."""
+        starts, ids = self.starts, self.ids
         # An ASCII dump's records are kept as bytes: a query that is not ASCII cannot be
         # in them, as in the same text decoded.
-        if isinstance(text, bytes) and not query.isascii():
+        as_bytes = isinstance(self.text, bytes)
+        if as_bytes and not query.isascii():
             return []
-        needle = query.lower().encode("ascii") if isinstance(text, bytes) else query.lower()
+        needle = cast("AnyStr", query.lower().encode("ascii") if as_bytes else query.lower())
         numbers: list[int] = []
         overlap = max(len(needle) - 1, 0)
         for piece_start in range(self.begin, self.end, SCAN):
             if cancelled is not None and cancelled():
                 return []
-            piece = text[piece_start : min(piece_start + SCAN + overlap, self.end)].lower()
+            try:
+                piece = self._read(piece_start, min(piece_start + SCAN + overlap, self.end))
+            except OSError as err:
+                self.problem = str(err)
+                return []
+            piece = piece.lower()
             at = piece.find(needle)
             while at >= 0:
                 number = bisect_right(starts, piece_start + at) - 1

@@ -52,6 +52,12 @@ def _text_hits(values: Sequence[ValueInfo], q: str, cancelled) -> list[ValueInfo
     return [v for v in values if v.value.id in wanted]
 
 
+def _records_problem(values: Sequence[ValueInfo]) -> str | None:
+    """Why the values' records could not be read back from their file, if so."""
+    records = values[0].records if values else None
+    return records.problem if isinstance(records, UsedValues) else None
+
+
 class _Results(OptionList, can_focus=False):
     """The matches; the input keeps the focus, ↑/↓ move the highlight, which is marked
     ``▶`` as well as by its colour (a grey like the others' under ``NO_COLOR``)."""
@@ -152,7 +158,9 @@ class SearchScreen(ModalScreen["int | None"]):
             if self._worker is not None:
                 self._worker.cancel()
                 self._worker = None
-            self._show(query, find_values(self.values, query), done=True)
+            matches = find_values(self.values, query)
+            problem = _records_problem(self.values) if query.strip() else None
+            self._show(query, matches, True, f"op_names not read: {problem}" if problem else "")
             return
         self._show(query, [], done=False)
         self._worker = self.run_worker(
@@ -169,6 +177,10 @@ class SearchScreen(ModalScreen["int | None"]):
         self._post(worker, query, matches, False, "reading op_names")
         others = [v for v in self.values if not _names_match(v, q)]
         candidates = _text_hits(others, q, cancelled)
+        problem = _records_problem(others)
+        if problem is not None:  # the records' file changed or went: names only
+            self._post(worker, query, matches, True, f"op_names not read: {problem}")
+            return
         # find_values orders op_name matches by logical bytes, then id: batches taken
         # in that order keep it.
         candidates.sort(key=lambda v: (-v.logical_bytes, v.value.id))
@@ -185,7 +197,7 @@ class SearchScreen(ModalScreen["int | None"]):
                 query,
                 matches,
                 done == len(candidates),
-                f"reading op_names {done}/{len(candidates)}",
+                "" if done == len(candidates) else f"reading op_names {done}/{len(candidates)}",
             )
         if not candidates:
             self._post(worker, query, matches, True)
@@ -211,7 +223,8 @@ class SearchScreen(ModalScreen["int | None"]):
             )
         count = len(matches)
         more = f" (first {MAX_RESULTS} shown)" if count > MAX_RESULTS else ""
-        searching = "" if done else f" so far · {note or 'searching'} …"
+        searching = f" · {note}" if done and note else ""
+        searching = searching if done else f" so far · {note or 'searching'} …"
         self.query_one("#search-count", Label).update(
             f"{count} match{'es' if count != 1 else ''}{more}{searching}"
             if query.strip()

@@ -100,16 +100,16 @@ def _end(info: ValueInfo) -> int:
 
 class IdIndex:
     """Value id -> its position in a sequence of values, as a dict's ``get`` and
-    ``keys`` give it, held in an array indexed by id (value ids are dense, from 0; a
-    synthetic value's negative id goes to a small dict): a tenth of a dict's memory
-    over 10^5 values."""
+    ``keys`` give it, held in an array indexed by id, 4 bytes a position (value ids
+    are dense, from 0; a synthetic value's negative id goes to a small dict): a
+    twentieth of a dict's memory over 10^5 values."""
 
     __slots__ = ("_at", "_negative", "_ids")
 
     def __init__(self, ids: Sequence[int]):
         self._ids = ids
         top = max(ids, default=-1)
-        at = self._at = array("q", [-1]) * (top + 1)
+        at = self._at = array("i", [-1]) * (top + 1)
         self._negative: dict[int, int] = {}
         for position, vid in enumerate(ids):
             if vid >= 0:

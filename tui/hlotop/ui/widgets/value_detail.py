@@ -20,7 +20,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hlotop.model import BufferAllocation, ModuleDump, ValueInfo
+from hlotop.model import BufferAllocation, ModuleDump, UsedValues, ValueInfo
 from hlotop.model.memory_space import space_names
 from hlotop.report.figures import advise_quietly
 from hlotop.safe_text import printable
@@ -305,6 +305,9 @@ class ValueDetail(ScrollView, can_focus=True):
             t.add_row(
                 "defined by", Text(printable(f"{instr.name or v.name} ({instr.opcode or '?'})"))
             )
+        problem = info.records.problem if isinstance(info.records, UsedValues) else None
+        if info.used is None and problem is not None:  # its file changed or went
+            t.add_row("record", Text(printable(f"not read: {problem}"), style="italic"))
         if info.used is not None:
             t.add_row("positions", _lines(info.used.positions))  # printable in _lines
             uses = info.used.uses
