@@ -11,12 +11,16 @@ grew with the square of the dump's size), and a full pass over the finished mode
 freezes a browser for ~0.3 s. So the collector is paused while a model is built and the
 result is frozen (never scanned again) once built.
 
-Why the C allocator is told to give big buffers back: a file's text and its lines are
-tens of megabytes, freed once read. glibc's ``malloc`` serves such buffers with ``mmap``
-and returns them on free, but the first time one is freed it raises its threshold to
-that size, and later buffers below it come from the heap, which keeps them: the records'
-text given back after indexing then left 30 MB more resident at 46 MB than it saved.
-A fixed threshold keeps every big buffer mapped and given back.
+Why the C allocator is told to give big buffers back: a file's text is tens of
+megabytes, freed once read. glibc's ``malloc`` serves such buffers with ``mmap`` and
+returns them on free, but the first time one is freed it raises its threshold to that
+size, and later buffers below it come from the heap, which keeps them once freed
+(Python's own objects never reuse that room): the records' text given back after
+indexing then left more resident at 46 MB than it saved. A fixed threshold keeps big
+buffers mapped and given back: glibc's first one, 128 kB, for the browser (whose peak
+is the figure to keep down: 180 MB at 46 MB, against 189 MB with 16 MB); 16 MB for
+``--json``, which makes and drops many buffers of a few megabytes as it writes (128 kB
+made it 7% slower, for 2 MB less).
 
 Why forking needs permission: a program that loads dumps through the library may run
 threads Python cannot see (a JAX runtime's); a fork copies their locks mid-use. The
@@ -52,24 +56,39 @@ def freeze_heap() -> None:
     gc.freeze()
 
 
-# glibc's mallopt parameter, and the size from which a buffer is always mmapped (its
-# default, which glibc would otherwise raise up to 32 MB).
+# glibc's mallopt parameter, and the sizes from which a buffer is always mmapped (glibc
+# starts at 128 kB and raises it up to 32 MB as mapped buffers are freed).
 _M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD = 128 << 10
+WRITER_MMAP_THRESHOLD = 16 << 20  # --json
 
 
-def give_back_big_buffers() -> bool:
-    """Have the C allocator (glibc's) map every buffer of :data:`MMAP_THRESHOLD` bytes
-    or more and return it to the OS when freed, for the rest of the process. True if
-    it was told; False where there is no ``mallopt`` (not glibc). Raises nothing."""
+def give_back_big_buffers(from_bytes: int = MMAP_THRESHOLD) -> bool:
+    """Have the C allocator (glibc's) map every buffer of ``from_bytes`` bytes or more
+    and return it to the OS when freed, for the rest of the process (and the processes
+    it forks). True if it was told; False where there is no ``mallopt`` (not glibc).
+    Raises nothing."""
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (AttributeError, OSError):
         return False
+    global _GIVING_BACK
     try:
-        return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+        _GIVING_BACK = bool(mallopt(_M_MMAP_THRESHOLD, from_bytes))
     except (OSError, ctypes.ArgumentError):
-        return False
+        _GIVING_BACK = False
+    return _GIVING_BACK
+
+
+_GIVING_BACK = False  # give_back_big_buffers was called, and told
+
+
+def big_buffers_for_writing() -> None:
+    """For a process about to write a big document (``--json``): if big buffers are
+    given back (:func:`give_back_big_buffers` was called: the ``hlotop`` command), only
+    those of :data:`WRITER_MMAP_THRESHOLD` bytes or more from now on. Raises nothing."""
+    if _GIVING_BACK:
+        give_back_big_buffers(WRITER_MMAP_THRESHOLD)
 
 
 _KEPT: list[object] | None = None  # a list once the process ends by os._exit

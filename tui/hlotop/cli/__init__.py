@@ -287,9 +287,10 @@ def _main(args) -> int:
 def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:
     """``--json``: records are read once as they are written; on a big dump by worker
     processes, one a core (this is the only process of ours and it runs no threads)."""
-    from hlotop.process import keep_until_exit, report_workers
+    from hlotop.process import big_buffers_for_writing, keep_until_exit, report_workers
     from hlotop.report.json_doc import RecordsAhead, write_json
 
+    big_buffers_for_writing()
     workers = report_workers()
     ahead = RecordsAhead(workers)  # on the records while the rest of the dump is read
     try:
