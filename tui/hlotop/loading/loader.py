@@ -126,16 +126,17 @@ def _parse_one(
     text = read_text(label, raw, diagnostics)
     same_offsets = same_offsets and len(diagnostics) == before
     del raw  # a decoded text is not held twice while it is parsed
-    # The same code reads either kind of text; the type checker follows it one at a time.
-    parsed = (
-        _parse_decoded(label, text, diagnostics, hooks)
-        if isinstance(text, bytes)
-        else _parse_decoded(label, text, diagnostics, hooks)
-    )
-    records = parsed.used_values
-    if same_offsets and source is not None and isinstance(records, UsedValues):
-        records.release_text(source)
-    return parsed
+    if same_offsets and source is not None:
+        hooks = replace(hooks, source=source)
+    # Handed on in a list, and not kept here: the parser drops the text once it is cut
+    # into lines. (Either kind of text; the type checker follows one at a time.)
+    if isinstance(text, bytes):
+        held_bytes = [text]
+        del text
+        return _parse_decoded(label, held_bytes, diagnostics, hooks)
+    held_str = [text]
+    del text
+    return _parse_decoded(label, held_str, diagnostics, hooks)
 
 
 def _read_file(path: Path) -> tuple[list[bytes], FileBytes | None]:
@@ -149,10 +150,19 @@ def _read_file(path: Path) -> tuple[list[bytes], FileBytes | None]:
 
 
 def _parse_decoded(
-    label: str, text: AnyStr, diagnostics: list[Diagnostic], hooks: ReadHooks
+    label: str, text: list[AnyStr], diagnostics: list[Diagnostic], hooks: ReadHooks
 ) -> ParsedSections:
-    """Parse one file's text (as :func:`~hlotop.loading.decode.read_text` gives it)."""
+    """Parse one file's text (as :func:`~hlotop.loading.decode.read_text` gives it, in a
+    one-item list: taken out and dropped by the parser as soon as it can be)."""
     file_diags: list[Diagnostic] = []
+    whole = text[0]
+    head = whole[: len(UNAVAILABLE)]
+    start = head.decode("ascii") if isinstance(head, bytes) else head
+    # Whether the file ends with a line end, and its last line if not: known before the
+    # text goes.
+    cut_short = not whole.endswith(scan.newline_of(whole)) and not start.startswith(UNAVAILABLE)
+    last = scan.count_lines(whole, 0, len(whole)) + 1 if cut_short else 0
+    del whole
     parsed = parse_text(label, text, file_diags, hooks)
     if not _is_dump(parsed):
         raise LoadError(
@@ -160,10 +170,7 @@ def _parse_decoded(
             "not an XLA buffer-assignment dump (no 'BufferAssignment:', "
             "'Used values:' or 'HloLiveRange' section) nor an out-of-memory error text",
         )
-    head = text[: len(UNAVAILABLE)]
-    start = head.decode("ascii") if isinstance(head, bytes) else head
-    if not text.endswith(scan.newline_of(text)) and not start.startswith(UNAVAILABLE):
-        last = scan.count_lines(text, 0, len(text)) + 1
+    if cut_short:
         file_diags.append(
             Diagnostic(
                 label,

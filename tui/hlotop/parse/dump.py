@@ -14,7 +14,7 @@ from typing import AnyStr, TypeAlias
 
 from parsy import regex, string
 
-from hlotop.model import Diagnostic, ParsedSections, UsedValue, UsedValues
+from hlotop.model import ByteSource, Diagnostic, ParsedSections, UsedValue, UsedValues
 from hlotop.parse import live_range as lr
 from hlotop.parse import scan
 from hlotop.parse.allocations import AllocationSection
@@ -62,6 +62,10 @@ class ReadHooks:
     # a Used values section, once indexed, before the rest of its file is read
     on_records: Callable[[UsedValues[str] | UsedValues[bytes]], object] | None = None
     stage: Callable[[str], object] | None = None  # what is read now: "allocations 45%"
+    # The file the text is, byte for byte but for its decoding (see
+    # UsedValues.release_text): the records are read back from it once indexed, and
+    # the text is not held while the rest is read.
+    source: ByteSource | None = None
 
 
 _NO_HOOKS = ReadHooks()
@@ -77,13 +81,18 @@ _STAGE_NAMES = {
 
 
 def parse_text(
-    path: str, text: AnyStr, diagnostics: list[Diagnostic], hooks: ReadHooks = _NO_HOOKS
+    path: str,
+    text: AnyStr | list[AnyStr],
+    diagnostics: list[Diagnostic],
+    hooks: ReadHooks = _NO_HOOKS,
 ) -> ParsedSections:
     """Parse the text of one dump file of any layout or era.
 
     ``path`` names the file in diagnostics; ``text`` is its whole decoded content, or
     its bytes if they are all ASCII (the value records are then decoded one by one,
-    when read).
+    when read). Given as a one-item list, the text is taken out of it, and with
+    ``hooks.source`` it is dropped as soon as its lines are cut and its records
+    indexed: a big dump's text is then not held while its lines are read.
     Problems are appended to ``diagnostics``; raises nothing. ``hooks`` are called as
     :class:`ReadHooks` says.
     """
@@ -91,9 +100,14 @@ def parse_text(
     pause, stage = hooks.pause, hooks.stage
     if stage is not None:
         stage("finding the value records")
-    records, chunks = _cut_records(path, text)
+    whole = text.pop() if isinstance(text, list) else text
+    del text
+    records, chunks = _cut_records(path, whole)
     if records is not None and hooks.on_records is not None:
         hooks.on_records(records)
+    if records is not None and hooks.source is not None:
+        records.release_text(hooks.source)
+    del whole  # the caller's, if it kept it; else gone
     allocations = AllocationSection(sink)
     used = UsedValuesSection(sink)
     live: lr.LiveRangeSection | None = None
