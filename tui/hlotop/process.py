@@ -29,7 +29,6 @@ threads Python cannot see (a JAX runtime's); a fork copies their locks mid-use. 
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import threading
@@ -68,11 +67,13 @@ def give_back_big_buffers(from_bytes: int = MMAP_THRESHOLD) -> bool:
     and return it to the OS when freed, for the rest of the process (and the processes
     it forks). True if it was told; False where there is no ``mallopt`` (not glibc).
     Raises nothing."""
+    import ctypes  # here: library callers of this module never pay for importing it
+
+    global _GIVING_BACK
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (AttributeError, OSError):
         return False
-    global _GIVING_BACK
     try:
         _GIVING_BACK = bool(mallopt(_M_MMAP_THRESHOLD, from_bytes))
     except (OSError, ctypes.ArgumentError):
