@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import SEEDS, sample
+from conftest import BIG, SEEDS, sample
 from hlotop import load
-from hlotop.analysis.analyze import live_set, xla_peak_step
+from hlotop.analysis.analyze import BeforeLiveRanges, analyze, live_set, xla_peak_step
 
 
 def test_peak_sweep_counts_starts_before_ends_at_the_same_step():
@@ -123,3 +123,23 @@ def test_values_by_id_answers_as_a_dict_of_the_values():
     assert a.by_id.get(None) is None and "x" not in a.by_id
     with pytest.raises(KeyError):
         a.by_id[max(as_dict) + 1]
+
+
+def test_what_was_worked_out_before_the_live_ranges_is_used_only_for_its_own_sections():
+    one, other = (load(sample(p), lazy=True) for p in ("seeds/002_c2e226da3172e77e.txt", BIG))
+    wrong = BeforeLiveRanges(other.sections)
+    assert not wrong.holds(one.sections)
+    again = analyze(one.sections, [], "x", wrong)  # worked out afresh: the same figures
+    assert (again.peak_step, again.peak_bytes, again.memory_stats) == (
+        one.analysis.peak_step,
+        one.analysis.peak_bytes,
+        one.analysis.memory_stats,
+    )
+    assert [(i.value, i.live, i.sweep_bytes) for i in again.values] == [
+        (i.value, i.live, i.sweep_bytes) for i in one.analysis.values
+    ]
+    before = BeforeLiveRanges(one.sections)
+    assert before.holds(one.sections)
+    analyze(one.sections, [], "x", before)
+    with pytest.raises(RuntimeError, match="joined to live ranges already"):
+        before.values.join(one.sections.live_range)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import hlotop.analysis.analyze as analyze_module
 import hlotop.loading.ahead as ahead
 from conftest import BIG, SAMPLES, sample
 from hlotop.loading.loader import load
@@ -153,3 +154,26 @@ def test_live_range_blocks_cross_as_columns_and_come_back_equal(relative):
 
 def _shape(nodes) -> list:
     return [(n.label, n.line, _shape(n.children)) for n in nodes]
+
+
+def test_what_needs_no_live_ranges_is_worked_out_while_the_worker_reads(
+    every_file_ahead, monkeypatch
+):
+    # The values joined and sized, the totals, the padding and memory_analysis() are
+    # made once, from the sections read before the live ranges came back, and the
+    # analysis uses them: made again (with the live ranges) only without a worker.
+    made = []
+    real = analyze_module.BeforeLiveRanges.__init__
+
+    def spy(self, sections):
+        made.append(sections.live_range)
+        real(self, sections)
+
+    monkeypatch.setattr(analyze_module.BeforeLiveRanges, "__init__", spy)
+    with_worker = load(sample(SPLIT_BIG), lazy=True, workers=1)
+    assert made == [None]
+    made.clear()
+    alone = load(sample(SPLIT_BIG), lazy=True)
+    assert len(made) == 1 and made[0] is alone.sections.live_range
+    assert made[0].buffers
+    _same_module(alone, with_worker)

@@ -21,7 +21,7 @@ from hlotop.analysis.padding import padding_by_color
 from hlotop.analysis.peak import live_bytes_per_step, live_set, occupied_bytes, xla_peak_step
 from hlotop.analysis.platform import platform_of
 from hlotop.analysis.totals import kind_totals, totals_by_color
-from hlotop.analysis.values import join_values
+from hlotop.analysis.values import ValuesBeforeLiveRanges, join_values
 from hlotop.model import (
     Analysis,
     BufferAllocation,
@@ -35,6 +35,7 @@ from hlotop.model.memory_space import report_space_names, xla_space_name
 
 __all__ = [  # the analysis, and the pieces of it other layers and tests use
     "Analysis",
+    "BeforeLiveRanges",
     "ValueInfo",
     "analyze",
     "join_values",
@@ -48,11 +49,51 @@ __all__ = [  # the analysis, and the pieces of it other layers and tests use
 ]
 
 
+class BeforeLiveRanges:
+    """What :func:`analyze` works out from a dump's allocations, records and module
+    text alone, made while its live ranges are still being read (on another core, see
+    :mod:`hlotop.loading.ahead`): the values joined and sized
+    (:class:`~hlotop.analysis.values.ValuesBeforeLiveRanges`), the totals by kind and
+    by colour, the padding and JAX's ``memory_analysis()`` figures.
+
+    ``sections``: the dump read so far; its allocations, ``Used values`` records,
+    stack frames and input/output aliases must be the very objects of the sections
+    later handed to :func:`analyze` (else they are worked out again). Raises nothing."""
+
+    def __init__(self, sections: ParsedSections):
+        self.sections = sections
+        self.values = ValuesBeforeLiveRanges(sections)
+        allocations = sections.allocations
+        self.allocation_of = {a.index: a for a in allocations}
+        self.by_kind = kind_totals(allocations)
+        self.by_color = totals_by_color(allocations)
+        self.padding = padding_by_color(self.values.infos.values(), self.allocation_of)
+        self.memory_stats = memory_stats(allocations, sections.input_output_alias)
+
+    def holds(self, sections: ParsedSections) -> bool:
+        """Whether this was made from the same allocations, records, frames and aliases
+        as ``sections``."""
+        mine = self.sections
+        return (
+            mine.allocations is sections.allocations
+            and mine.used_values is sections.used_values
+            and mine.stack_frames is sections.stack_frames
+            and mine.input_output_alias is sections.input_output_alias
+        )
+
+
 def analyze(
-    sections: ParsedSections, diagnostics: list[Diagnostic] | None = None, path: str = ""
+    sections: ParsedSections,
+    diagnostics: list[Diagnostic] | None = None,
+    path: str = "",
+    before: BeforeLiveRanges | None = None,
 ) -> Analysis:
-    """Derive every figure hlotop shows from the parsed sections. Raises nothing."""
-    infos = join_values(sections, diagnostics, path)
+    """Derive every figure hlotop shows from the parsed sections; ``before``, if given
+    and made from these sections (:meth:`BeforeLiveRanges.holds`), is used (once) for
+    what it holds. Raises nothing."""
+    if before is None or not before.holds(sections):
+        before = BeforeLiveRanges(sections)
+    infos = before.values.join(sections.live_range, diagnostics, path)
     live = sections.live_range
     max_time = live.max_time if live else 0
     if live is not None:
@@ -92,10 +133,9 @@ def analyze(
         else:
             peak_bytes, source = sweep_bytes, "sweep"
     allocations = sections.allocations
-    allocation_of = {a.index: a for a in allocations}
+    allocation_of = before.allocation_of
     occupied = occupied_bytes_per_step(live_infos, allocation_of, max_time) if live else {}
-    by_kind = kind_totals(allocations)
-    by_color = totals_by_color(allocations)
+    by_kind = before.by_kind
     platform = platform_of(path, allocations)
     return Analysis(
         values=infos,
@@ -108,14 +148,18 @@ def analyze(
         peak_occupied_bytes=occupied_bytes(peak_values),
         totals_by_kind=by_kind[0],
         allocations_by_kind=by_kind[1],
-        totals_by_color=by_color,
+        totals_by_color=before.by_color,
         allocation_of=allocation_of,
         peak_bytes_source=source,
         peak_logical_bytes=sum(i.logical_bytes for i in peak_values),
         platform=platform,
-        memory_stats=memory_stats(allocations, sections.input_output_alias),
+        memory_stats=before.memory_stats,
         memory_spaces=memory_spaces(
-            allocations, infos, occupied, platform, report_space_names(sections.memory_usage_report)
+            allocations,
+            before.padding,
+            occupied,
+            platform,
+            report_space_names(sections.memory_usage_report),
         ),
         occupied_bytes=occupied,
     )
@@ -123,20 +167,19 @@ def analyze(
 
 def memory_spaces(
     allocations: tuple[BufferAllocation, ...],
-    infos: list[ValueInfo],
+    padding: Mapping[int, int],
     occupied: Mapping[int, Sequence[int]],
     platform: str,
     dump_names: dict[int, str],
 ) -> tuple[MemorySpace, ...]:
     """Each memory space that has an allocation, colours ascending, with its totals,
     the peak of its occupied bytes and its padding (see :class:`MemorySpace`).
-    ``dump_names`` are the memory-usage report's labels. Raises nothing."""
+    ``padding``: tiling padding by colour (:func:`padding_by_color`); ``dump_names`` are the memory-usage report's labels. Raises nothing."""
     count: dict[int, int] = {}
     total: dict[int, int] = {}
     for alloc in allocations:
         count[alloc.color] = count.get(alloc.color, 0) + 1
         total[alloc.color] = total.get(alloc.color, 0) + alloc.size
-    padding = padding_by_color(infos, {a.index: a for a in allocations})
     out = []
     for color in sorted(count):
         step, top = curve_peak(occupied.get(color, []))

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, groupby
-from operator import itemgetter
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
 
 from hlotop.model import BufferAllocation, ValueInfo
 
@@ -32,7 +31,10 @@ def occupied_bytes_per_step(
     ascending.
     Raises nothing.
     """
-    rows = []  # (allocation, offset, end offset, first step, last step)
+    # (allocation, offset, end offset) of each slice -> [first step, last step, ...] of
+    # the values that take it
+    slices: dict[tuple[int, int, int], list[int]] = {}
+    get = slices.get
     for info in infos:
         slot, live = info.slot, info.live
         if slot is None or live is None or slot.size <= 0:
@@ -43,20 +45,37 @@ def occupied_bytes_per_step(
         if end > max_time:
             end = max_time
         if end >= start:
-            rows.append((slot.allocation, slot.offset, slot.offset + slot.size, start, end))
-    rows.sort()
+            key = (slot.allocation, slot.offset, slot.offset + slot.size)
+            steps = get(key)
+            if steps is None:
+                slices[key] = [start, end]
+            else:
+                steps += (start, end)
     diffs: dict[int, list[int]] = {
         color: [0] * (max_time + 2) for color in sorted({a.color for a in allocation_of.values()})
     }
-    for index, group in groupby(rows, itemgetter(0)):
+    spans_of: dict[int, list[tuple[int, int, int, int]]] = {}  # allocation -> its spans
+    for (index, offset, stop), steps in slices.items():
+        spans = spans_of.get(index)
+        if spans is None:
+            spans_of[index] = spans = []
+        if len(steps) == 2:
+            spans.append((offset, stop, steps[0], steps[1]))
+        else:
+            spans += _merged(offset, stop, steps)
+    for index, spans in spans_of.items():
         alloc = allocation_of.get(index)
-        if alloc is not None:
-            rows_of = list(group)
-            first, last = rows_of[0], rows_of[-1]
-            if first[1] == last[1] and first[2] == last[2]:  # one slice (sorted rows)
-                _add_slice(rows_of, diffs[alloc.color])
-            else:
-                _add_union(rows_of, diffs[alloc.color])
+        if alloc is None:
+            continue
+        diff = diffs[alloc.color]
+        if len(spans) > 1 and _overlap(spans):
+            _add_union(spans, diff)
+            continue
+        # No two slices live at once overlap (XLA's rule for one allocation's
+        # buffers): the union at a step is the sum of the slices live there.
+        for offset, stop, first, last in spans:
+            diff[first] += stop - offset
+            diff[last + 1] -= stop - offset
     out: dict[int, Sequence[int]] = {}
     for color, diff in diffs.items():
         diff.pop()
@@ -64,32 +83,47 @@ def occupied_bytes_per_step(
     return out
 
 
-def _spans(
-    rows: list[tuple[int, int, int, int, int]],
-) -> Iterator[tuple[int, int, int, int]]:
-    """``(offset, end offset, first step, last step)`` of each slice's live spans in
-    ``rows`` (one allocation's, sorted), spans of one slice that overlap or touch merged
-    into one (a slice's rows are consecutive, by first step)."""
-    piece = None
-    first = last = -2
-    for _, offset, stop, start, end in rows:
-        if (offset, stop) == piece and start <= last + 1:
+def _merged(offset: int, stop: int, steps: list[int]) -> list[tuple[int, int, int, int]]:
+    """The live spans ``(offset, end offset, first step, last step)`` of one slice
+    taken by several values, whose ``steps`` are ``[first, last, first, last, ...]``:
+    spans that overlap or touch merged into one (the slice is in use throughout)."""
+    pairs = sorted(zip(steps[::2], steps[1::2], strict=True))
+    out = []
+    first, last = pairs[0]
+    for start, end in pairs[1:]:
+        if start <= last + 1:
             if end > last:
                 last = end
             continue
-        if piece is not None:
-            yield (*piece, first, last)
-        piece, first, last = (offset, stop), start, end
-    if piece is not None:
-        yield (*piece, first, last)
+        out.append((offset, stop, first, last))
+        first, last = start, end
+    out.append((offset, stop, first, last))
+    return out
 
 
-def _add_slice(rows: list[tuple[int, int, int, int, int]], diff: list[int]) -> None:
-    """:func:`_add_union` for rows that are all one slice (most allocations: a value
-    and the values that share its slice): each of its live spans adds its size."""
-    for offset, stop, first, last in _spans(rows):
-        diff[first] += stop - offset
-        diff[last + 1] -= stop - offset
+def _overlap(spans: list[tuple[int, int, int, int]]) -> bool:
+    """Whether two of one allocation's ``spans`` (distinct slices, or one slice's
+    disjoint spans) are live at a common step over address ranges that overlap: a
+    sweep over the first steps, with the live spans' offsets kept sorted."""
+    n = len(spans)
+    starts = sorted(range(n), key=lambda k: spans[k][2])
+    stops = sorted(range(n), key=lambda k: spans[k][3])
+    offsets: list[int] = []  # of the live spans, ascending (distinct while none overlap)
+    stop_at: dict[int, int] = {}  # offset of a live span -> its end offset
+    j = 0
+    for k in starts:
+        offset, stop, first, _ = spans[k]
+        while j < n and spans[stops[j]][3] < first:  # spans over before this one starts
+            gone = spans[stops[j]][0]
+            del offsets[bisect_left(offsets, gone)]
+            del stop_at[gone]
+            j += 1
+        at = bisect_left(offsets, offset)
+        if (at < len(offsets) and offsets[at] < stop) or (at and stop_at[offsets[at - 1]] > offset):
+            return True
+        offsets.insert(at, offset)
+        stop_at[offset] = stop
+    return False
 
 
 def _union_length(active: list[tuple[int, int]]) -> int:
@@ -105,10 +139,10 @@ def _union_length(active: list[tuple[int, int]]) -> int:
     return total
 
 
-def _add_union(rows: list[tuple[int, int, int, int, int]], diff: list[int]) -> None:
+def _add_union(spans: list[tuple[int, int, int, int]], diff: list[int]) -> None:
     """Add to the difference array ``diff`` the length of the union of one
-    allocation's slices live at each step; ``rows``: ``(allocation, offset, end offset,
-    first step, last step)`` sorted.
+    allocation's slices live at each step; ``spans``: ``(offset, end offset, first
+    step, last step)``, one slice's spans disjoint (:func:`_merged`).
 
     A sweep over the steps where a slice starts or stops being live, with the live
     slices in offset order: while none of them overlap (the rule for buffers live at
@@ -116,7 +150,7 @@ def _add_union(rows: list[tuple[int, int, int, int, int]], diff: list[int]) -> N
     union is measured again at each such step until nothing is live."""
     # (step, +1 start / -1 stop, offset, end offset) of each slice's merged spans
     events: list[tuple[int, int, int, int]] = []
-    for offset, stop, first, last in _spans(rows):
+    for offset, stop, first, last in spans:
         events += ((first, 1, offset, stop), (last + 1, -1, offset, stop))
     # At a step, stops (-1) before starts (+1); the order among either does not matter.
     events.sort()

@@ -15,7 +15,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, AnyStr
 
-from hlotop.analysis.analyze import analyze
+from hlotop.analysis.analyze import BeforeLiveRanges, analyze
 from hlotop.loading.ahead import PartsAhead
 from hlotop.loading.checks import check_consistency, check_siblings, check_truncation
 from hlotop.loading.decode import read_bytes, read_text
@@ -32,6 +32,7 @@ from hlotop.loading.module_text import called_metadata_reader, read_io_alias
 from hlotop.model import (
     Diagnostic,
     DumpFile,
+    IoAlias,
     ModuleDump,
     ParsedSections,
     StackFrameTable,
@@ -57,7 +58,8 @@ __all__ = [  # what other layers take from here
 _NO_HOOKS = ReadHooks()
 # The files of a split module a worker may read (see hlotop.loading.ahead): the live
 # ranges, about as long to read as the allocations, which this process reads with the
-# rest (the records' index, the memory-usage report).
+# rest (the records' index, the memory-usage report), then analyses what needs no live
+# ranges while it waits for them (a worker for the report too was measured no quicker).
 AHEAD_KINDS = ("live-range",)
 # load's on_records: told a file's records (str or, all ASCII, bytes) and the stack frames
 OnRecords = Callable[[UsedValues[str] | UsedValues[bytes], StackFrameTable | None], object]
@@ -264,10 +266,14 @@ def _load(
         order = sorted(
             range(len(entries)), key=lambda i: (entries[i][1] != "values", i in elsewhere)
         )
+        before: BeforeLiveRanges | None = None
         for i in order:
             file_path, _ = entries[i]
             label = str(file_path)
             if i in elsewhere:
+                if before is None:  # while the worker still reads: what needs no live ranges
+                    so_far = [parsed for parsed, _ in read.values() if parsed is not None]
+                    before = BeforeLiveRanges(_module_text(_merge(so_far), aliases, frames))
                 read[i] = ahead.take(label, _parse_sibling, label, file_path)
                 continue
             found: list[Diagnostic] = []
@@ -289,20 +295,31 @@ def _load(
         kind = _kind_of(parsed, named_kind)
         files.append(DumpFile(label, kind))
         check_truncation(label, parsed, kind, diagnostics)
-    sections = _merge(parts)
+    sections = _module_text(_merge(parts), aliases, frames)
     check_siblings(p, files, diagnostics, sections.memory_usage_report)
     diagnostics.extend(frame_diagnostics)
-    if aliases is not None:
-        sections = replace(sections, input_output_alias=aliases)
     called = called_metadata_reader(p)
     if called is not None:
         sections = replace(sections, called_metadata=called)
     if frames is not None:
-        sections = replace(sections, stack_frames=frames)
         files.append(DumpFile(frames.path, "module-text"))
     if hooks.stage is not None:
         hooks.stage("analysing")
-    return _finish(module_name(p), tuple(files), sections, diagnostics, lazy)
+    return _finish(module_name(p), tuple(files), sections, diagnostics, lazy, before)
+
+
+def _module_text(
+    sections: ParsedSections,
+    aliases: tuple[IoAlias, ...] | None,
+    frames: StackFrameTable | None,
+) -> ParsedSections:
+    """``sections`` with what the HLO text beside the dump gives (input/output aliases,
+    stack frames), where it gives them."""
+    if aliases is not None:
+        sections = replace(sections, input_output_alias=aliases)
+    if frames is not None:
+        sections = replace(sections, stack_frames=frames)
+    return sections
 
 
 def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> ModuleDump:
@@ -353,9 +370,10 @@ def _finish(
     sections: ParsedSections,
     diagnostics: list[Diagnostic],
     lazy: bool = False,
+    before: BeforeLiveRanges | None = None,
 ) -> ModuleDump:
     label = files[0].path if files else name
-    analysis = analyze(sections, diagnostics, label)
+    analysis = analyze(sections, diagnostics, label, before)
     check_consistency(label, sections, analysis, diagnostics)
     module = ModuleDump(name, files, sections, diagnostics, analysis)
     if not lazy:
