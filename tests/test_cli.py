@@ -404,6 +404,7 @@ def test_only_the_hlotop_command_starts_workers(monkeypatch):
     hlotop.process.report_workers allows."""
     import gc
 
+    import hlotop.loading.loader as loader
     import hlotop.report.json_doc as export
     from hlotop.loading.loader import load
 
@@ -418,11 +419,20 @@ def test_only_the_hlotop_command_starts_workers(monkeypatch):
     monkeypatch.setattr(export, "PARALLEL_RECORDS", 10)
     export.write_json(load(SEED3, lazy=True), io.StringIO())
     assert asked == []
+    loaded_with = []
+    real_load = loader.load
+
+    def load_spy(*args, **kwargs):
+        loaded_with.append(kwargs.get("workers", 0))
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(loader, "load", load_spy)
     monkeypatch.setattr("hlotop.process.report_workers", lambda: 3)
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)
     assert main(["--json", SEED3]) == 0
     assert asked == [3]
+    assert loaded_with == [3]  # a split module's live ranges may be read by one
     assert gc.isenabled()
     assert json.loads(out.getvalue())["used_values"]
 
@@ -476,3 +486,22 @@ def test_worker_chunks_wait_in_files_that_are_gone_once_taken():
             assert not os.path.exists(os.path.join(folder, f"{len(taken) - 1}.json"))
         assert taken == here
     assert not os.path.exists(folder)
+
+
+def test_record_workers_run_below_the_callers_priority():
+    """The workers that format records ahead yield the cores to this process (which
+    reads the rest of the dump meanwhile): each runs at this process's nice value plus
+    parallel.NICENESS."""
+    from hlotop.loading.loader import load
+    from hlotop.report import parallel
+    from hlotop.report.json_table import Context
+
+    records = load(SEED3, lazy=True).used_values
+
+    def niceness(record, ctx):
+        return str(os.nice(0))
+
+    with parallel.OrderedChunks(records, niceness, Context(), 2, chunk=4) as chunks:
+        assert chunks.parallel
+        seen = {n for text, _ in chunks for n in text.split(",")}
+    assert seen == {str(min(os.nice(0) + parallel.NICENESS, 19))}

@@ -286,7 +286,8 @@ def _main(args) -> int:
 
 def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:
     """``--json``: records are read once as they are written; on a big dump by worker
-    processes, one a core (this is the only process of ours and it runs no threads)."""
+    processes, one a core (this is the only process of ours and it runs no threads),
+    and a split module's live ranges by another (:mod:`hlotop.loading.ahead`)."""
     from hlotop.process import big_buffers_for_writing, keep_until_exit, report_workers
     from hlotop.report.json_doc import RecordsAhead, write_json
 
@@ -294,7 +295,8 @@ def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:
     workers = report_workers()
     ahead = RecordsAhead(workers)  # on the records while the rest of the dump is read
     try:
-        module = load(args.path, lazy=True, on_records=ahead.start)
+        # the live ranges on another core too, ahead of the (lower-priority) records
+        module = load(args.path, lazy=True, on_records=ahead.start, workers=workers)
         keep_until_exit(module)  # freed by the OS when the command exits
         groups = None
         if grouping is not None and grouping["keys"] is not None:

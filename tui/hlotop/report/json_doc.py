@@ -23,6 +23,7 @@ from hlotop.report.parallel import OrderedChunks
 
 BATCH = 1024  # records (or allocations) written at once by this process
 RECORDS = "used_values"  # the document's key of the records
+DIAGNOSTICS = "diagnostics"  # its key of the diagnostics, the records' among them
 PARALLEL_RECORDS = 20_000  # from this many unread records on, workers format them
 
 
@@ -88,14 +89,19 @@ def write_json(
         chunks = _record_chunks(module.used_values, ctx, workers)
     try:
         separator = "{"
+        made: dict[str, str] = {}  # keys after the records, made while workers format them
         for key in KINDS[DOCUMENT].keys:
             # Each key is written as soon as it is made: the text of a big dump's
             # allocations or live ranges is not held until the end.
             if not key.streamed:
-                out.write(f'{separator}"{key.name}":{values[key.name](module, ctx)}')
+                text = made.pop(key.name, None)
+                if text is None:
+                    text = values[key.name](module, ctx)
+                out.write(f'{separator}"{key.name}":{text}')
             else:
                 out.write(f'{separator}"{key.name}":[')
                 if key.name == RECORDS and chunks is not None:  # from the workers
+                    made = _after_records(module, ctx)
                     _write_chunks(module, chunks, out)
                 else:
                     items, kind = STREAMED_ITEMS[DOCUMENT][key.name]
@@ -118,6 +124,21 @@ def _record_chunks(records: Any, ctx: Context, workers: int) -> OrderedChunks | 
         return None
     chunks = OrderedChunks(records, FORMATTERS["used_value"], ctx, workers)
     return chunks if chunks.parallel else None
+
+
+def _after_records(module: ModuleDump, ctx: Context) -> dict[str, str]:
+    """The text of the keys after the records but the diagnostics (which the records
+    add to), made before the records are taken from the workers: the workers run at a
+    lower priority (:mod:`hlotop.report.parallel`) and may still be on the last chunks
+    when this process gets there, which would otherwise wait."""
+    keys = KINDS[DOCUMENT].keys
+    after = keys[[key.name for key in keys].index(RECORDS) + 1 :]
+    values = KEY_FORMATTERS[DOCUMENT]
+    return {
+        key.name: values[key.name](module, ctx)
+        for key in after
+        if not key.streamed and key.name != DIAGNOSTICS
+    }
 
 
 def _write_chunks(module: ModuleDump, chunks: OrderedChunks, out: IO[str]) -> None:

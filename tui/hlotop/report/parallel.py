@@ -28,6 +28,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Protocol
 
 CHUNK = 1024  # records a worker formats at a time
+NICENESS = 10  # added to a worker's nice value (os.nice): it yields to the caller
 
 
 class Records(Protocol):
@@ -59,6 +60,15 @@ def format_chunk(records: Records, fmt: Format, ctx: Any, number: int, chunk: in
 def _start_worker(records: Records, fmt: Format, ctx: Any, chunk: int, folder: str) -> None:
     global _job
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ctrl-c is the parent's to handle
+    # The records are formatted ahead of the caller, which reads the rest of the dump
+    # meanwhile (with a worker of its own for the live ranges): on two cores, four
+    # processes at one priority slowed that reading by half. At a lower priority the
+    # workers take the cores those leave idle, and the caller waits less in all
+    # (--json at 46 MB: 2.81 -> 2.44 s, at 108 MB: 5.80 -> 4.79 s, medians in turn).
+    try:
+        os.nice(NICENESS)
+    except OSError:  # not allowed here: the same output, at the same priority
+        pass
     _job = (records, fmt, ctx, chunk, folder)
 
 
