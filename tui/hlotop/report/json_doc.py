@@ -24,7 +24,9 @@ from hlotop.report.parallel import OrderedChunks
 BATCH = 1024  # records (or allocations) written at once by this process
 RECORDS = "used_values"  # the document's key of the records
 DIAGNOSTICS = "diagnostics"  # its key of the diagnostics, the records' among them
-PARALLEL_RECORDS = 20_000  # from this many unread records on, workers format them
+# From this many unread records on, workers format them: measured quicker from 2 894
+# records (a 2 MB dump, 0.36 -> 0.30 s) up, now that they yield to this process.
+PARALLEL_RECORDS = 2_000
 
 
 def context(module: ModuleDump, groups: Grouping | None = None, fit: Fit | None = None) -> Context:
