@@ -72,3 +72,16 @@ def hlotop(
         cwd=ROOT,
         timeout=timeout,
     )
+
+
+def exits(app) -> list[dict]:
+    """Record what a Textual ``app.exit`` is called with (its keyword arguments)."""
+    calls: list[dict] = []
+    real = app.exit
+
+    def record(*args, **kwargs):
+        calls.append(kwargs)
+        real(*args, **kwargs)
+
+    app.exit = record
+    return calls

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from conftest import ROOT, SEEDS, sample
+from conftest import ROOT, SEEDS, exits, sample
 from hlotop.analysis.analyze import live_set
 from hlotop.analysis.search import find_values
 from hlotop.loading.loader import LoadError, load
@@ -48,19 +48,6 @@ def pilot_test(fn):
         return asyncio.run(fn(*args, **kwargs))
 
     return run
-
-
-def exits(app: HlotopApp) -> list[dict]:
-    """Record what ``app.exit`` is called with."""
-    calls: list[dict] = []
-    real = app.exit
-
-    def record(*args, **kwargs):
-        calls.append(kwargs)
-        real(*args, **kwargs)
-
-    app.exit = record
-    return calls
 
 
 async def started(app: HlotopApp, pilot) -> MainScreen:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from pathlib import Path
 
 import pytest
 from textual.widgets import Input
 
-from conftest import sample
+from conftest import exits, sample
 from hlotop.analysis.diff import CLASSES, diff_modules
 from hlotop.analysis.grouping import group_live_set
 from hlotop.loading.loader import load
@@ -313,3 +314,27 @@ async def test_help_lists_the_diff_keys_and_a_bad_side_exits_2(tmp_path):
         await app.wait_until_loaded()
         await pilot.pause()
     assert app.return_code == 2
+
+
+@pilot_test
+async def test_a_bug_while_comparing_exits_70_with_a_log_and_no_traceback(tmp_path, monkeypatch):
+    # The diff app opens its compiles as the browser opens a dump
+    # (hlotop.ui.background_load): a bug is one line naming where it happened and the
+    # crash log that holds the traceback.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+
+    def broken(stage):
+        stage("reading both compiles")
+        raise KeyError("boom")
+
+    app = DiffApp("old.txt", "new.txt", open_diff=broken)
+    calls = exits(app)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert app.return_code == 70
+    message = calls[0]["message"].plain
+    assert message.startswith("hlotop: error: internal error while comparing: KeyError: 'boom' at ")
+    assert "test_diff_view.py:" in message and "Traceback" not in message
+    log = Path(message.rsplit("details in ", 1)[1])
+    assert log.parent == tmp_path / "hlotop" and "boom" in log.read_text()

@@ -29,7 +29,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
@@ -37,13 +36,16 @@ from textual import events
 from textual.app import App
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from hlotop.crashlog import write_crash_log
 from hlotop.loading.loader import LoadError, load
 from hlotop.loading.preview import preview
 from hlotop.loading.record_cache import cached_record_diagnostics, store_record_diagnostics
 from hlotop.model import ModuleDump
-from hlotop.process import freeze_heap, gc_paused
+from hlotop.process import freeze_heap
 from hlotop.safe_text import printable
+from hlotop.ui.background_load import (
+    Failed,
+    load_in_background,
+)
 from hlotop.ui.bindings import bindings
 from hlotop.ui.commands import HlotopCommands
 from hlotop.ui.crash_guard import CrashGuard
@@ -53,29 +55,9 @@ from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen, PaneIndexes
 from hlotop.units import human_bytes, spaced_bytes
 
-EXIT_LOAD_ERROR = 2
-EXIT_INTERNAL_ERROR = 70  # as the command's own crash exit (cli.main)
-_POLL = 0.05  # seconds between two looks at the load thread
 _PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reported
 _PREVIEW_PAINT_WAIT = 2.0  # seconds the load waits for the preview to be painted
 _INPUT_QUIET = 0.25  # seconds without a key or click before the background pass goes on
-
-
-@dataclass(slots=True)
-class _Loaded:
-    """What the load thread hands over: the dump and its panes' indexes, or an error."""
-
-    dump: ModuleDump | None = None
-    indexes: PaneIndexes | None = None
-    error: BaseException | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Failed:
-    """The load failed: the app exits with this message and return code."""
-
-    message: str
-    return_code: int
 
 
 class HlotopApp(CrashGuard, App[None]):
@@ -208,50 +190,28 @@ class HlotopApp(CrashGuard, App[None]):
         self.push_screen(LoadingScreen(self.display_name, size))
         self.run_worker(self._load, name="load", group="load", thread=True, exclusive=True)
 
-    def _load(self) -> ModuleDump | _Failed | None:
-        """Runs in a thread worker, which runs the load in a daemon thread and waits
-        for it: on exit the worker returns at once and the daemon thread is left to
-        die with the process (a load cannot be stopped half-way)."""
+    def _load(self) -> ModuleDump | Failed | None:
+        """Runs in a thread worker: the load, in the background
+        (:func:`~hlotop.ui.background_load.load_in_background`)."""
         worker = get_current_worker()
-        box = _Loaded()
-        done = threading.Event()
 
-        def run() -> None:
-            # Full GC passes over a big model being built cost seconds, and would
-            # come back while the main screen is built and used: the collector is off
-            # during the load, and what the load made is frozen (never scanned again).
-            try:
-                with gc_paused():
-                    self._preview_first()
-                    dump = box.dump = self._open_dump()
-                    box.indexes = PaneIndexes.of(dump)  # not in the UI thread
-                    freeze_heap()
-            except BaseException as err:  # noqa: BLE001 - reported below, in the UI
-                box.error = err
-            finally:
-                done.set()
+        def work() -> tuple[ModuleDump, PaneIndexes]:
+            self._preview_first()
+            dump = self._open_dump()
+            return dump, PaneIndexes.of(dump)  # not in the UI thread
 
-        threading.Thread(target=run, name="hlotop-load", daemon=True).start()
-        while not done.wait(_POLL):
-            if worker.is_cancelled or self.exiting:
-                return None
-        err = box.error
-        if isinstance(err, LoadError):
-            return _Failed(f"hlotop: error: {err}", EXIT_LOAD_ERROR)
-        if err is not None:  # a bug in hlotop: a log file, one line, never a traceback
-            tb = err.__traceback__
-            while tb is not None and tb.tb_next is not None:
-                tb = tb.tb_next
-            where = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}" if tb else ""
-            log = write_crash_log(err, f"loading {self.source!r} in the browser")
-            details = f"; details in {log}" if log else ""
-            return _Failed(
-                f"hlotop: error: {self.source}: internal error while loading: "
-                f"{type(err).__name__}: {err}{where}{details}",
-                EXIT_INTERNAL_ERROR,
-            )
-        self._indexes = box.indexes
-        return box.dump
+        loaded = load_in_background(
+            work,
+            name="hlotop-load",
+            given_up=lambda: worker.is_cancelled or self.exiting,
+            user_errors=(LoadError,),
+            internal=f"{self.source}: internal error while loading",
+            crash_context=f"loading {self.source!r} in the browser",
+        )
+        if not isinstance(loaded, tuple):
+            return loaded
+        dump, self._indexes = loaded
+        return dump
 
     def _preview_first(self) -> None:
         """In the load thread: show the head of a big dump before loading all of it.
@@ -284,7 +244,7 @@ class HlotopApp(CrashGuard, App[None]):
         if event.worker.name != "load" or event.state != WorkerState.SUCCESS:
             return
         result = event.worker.result
-        if isinstance(result, _Failed):
+        if isinstance(result, Failed):
             self._fail(result.message, result.return_code)
         elif result is not None and not self.exiting:
             self._loaded(result)

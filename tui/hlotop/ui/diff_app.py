@@ -13,17 +13,15 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
 from textual.app import App
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from hlotop.crashlog import write_crash_log
 from hlotop.loading.loader import LoadError
-from hlotop.process import freeze_heap, gc_paused
 from hlotop.safe_text import printable
+from hlotop.ui.background_load import Failed, load_in_background
 from hlotop.ui.bindings import bindings
 from hlotop.ui.commands import HlotopCommands
 from hlotop.ui.crash_guard import CrashGuard
@@ -31,16 +29,6 @@ from hlotop.ui.diff_data import DiffData, load_diff
 from hlotop.ui.screens.diff import DiffScreen
 from hlotop.ui.screens.diff_help import DiffHelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
-
-EXIT_LOAD_ERROR = 2
-EXIT_INTERNAL_ERROR = 70
-_POLL = 0.05  # seconds between two looks at the load thread
-
-
-@dataclass(frozen=True, slots=True)
-class _Failed:
-    message: str
-    return_code: int
 
 
 def run_diff_browser(old_path: str, new_path: str, keys: tuple[str, ...], accounting: str) -> int:
@@ -106,46 +94,24 @@ class DiffApp(CrashGuard, App[None]):
         if self._loading is not None:  # from the load thread: one attribute, ticked
             self._loading.stage = text
 
-    def _load(self) -> DiffData | _Failed | None:
-        """In a thread worker, which waits for a daemon thread doing the work: on exit
-        the worker returns at once and the thread dies with the process."""
+    def _load(self) -> DiffData | Failed | None:
+        """In a thread worker: both compiles, read and compared in the background
+        (:func:`~hlotop.ui.background_load.load_in_background`)."""
         worker = get_current_worker()
-        box: dict[str, object] = {}
-        done = threading.Event()
-
-        def run() -> None:
-            try:
-                with gc_paused():
-                    box["data"] = self._open(self._stage)
-                    freeze_heap()
-            except BaseException as err:  # noqa: BLE001 - reported below, in the UI
-                box["error"] = err
-            finally:
-                done.set()
-
-        threading.Thread(target=run, name="hlotop-diff-load", daemon=True).start()
-        while not done.wait(_POLL):
-            if worker.is_cancelled or self.exiting:
-                return None
-        err = box.get("error")
-        if isinstance(err, (LoadError, ValueError)):
-            return _Failed(f"hlotop: error: {err}", EXIT_LOAD_ERROR)
-        if isinstance(err, BaseException):
-            log = write_crash_log(err, f"comparing {self.old_path!r} and {self.new_path!r}")
-            details = f"; details in {log}" if log else ""
-            return _Failed(
-                f"hlotop: error: internal error while comparing: "
-                f"{type(err).__name__}: {err}{details}",
-                EXIT_INTERNAL_ERROR,
-            )
-        data = box.get("data")
-        return data if isinstance(data, DiffData) else None
+        return load_in_background(
+            lambda: self._open(self._stage),
+            name="hlotop-diff-load",
+            given_up=lambda: worker.is_cancelled or self.exiting,
+            user_errors=(LoadError, ValueError),
+            internal="internal error while comparing",
+            crash_context=f"comparing {self.old_path!r} and {self.new_path!r}",
+        )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "load" or event.state != WorkerState.SUCCESS:
             return
         result = event.worker.result
-        if isinstance(result, _Failed):
+        if isinstance(result, Failed):
             self.exit(return_code=result.return_code, message=Text(printable(result.message)))
         elif isinstance(result, DiffData) and not self.exiting:
             self.data = result

@@ -34,7 +34,8 @@ from hlotop.loading.loader import load
 from hlotop.model import ModuleDump
 from hlotop.process import gc_paused
 from hlotop.safe_text import printable
-from hlotop.ui.app import EXIT_LOAD_ERROR, HlotopApp
+from hlotop.ui.app import HlotopApp
+from hlotop.ui.background_load import EXIT_LOAD_ERROR
 from hlotop.ui.screens.directory_module import DirectoryLoadingScreen, DirectoryMainScreen
 from hlotop.ui.screens.modules import ModulesScreen
 from hlotop.ui.widgets.modules_list import sparkline
