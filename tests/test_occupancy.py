@@ -1,0 +1,97 @@
+"""Occupied bytes per step (hlotop.analysis.occupancy) on small allocations whose every
+step is worked out by hand, and against a brute-force union of the live slices: the
+difference-array path (no two live slices overlap, XLA's rule) and the exact sweep (two
+do: a TPU ConcatBitcast output over its operands) agree with it."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from hlotop.analysis.occupancy import _overlap, occupied_bytes_per_step
+from hlotop.model import BufferAllocation, BufferLiveRange, HloValue, ValueInfo, ValueSlot
+
+
+def _value(vid: int, alloc: int, offset: int, size: int, start: int, end: int) -> ValueInfo:
+    value = HloValue(vid, f"v{vid}", None)
+    slot = ValueSlot(value, alloc, offset, size, "f32[]", 0)
+    return ValueInfo(value, slot, live=BufferLiveRange(value.name, (), start, end))
+
+
+def _brute(values: list[ValueInfo], colors: dict[int, int], max_time: int) -> dict:
+    out = {color: [0] * (max_time + 1) for color in set(colors.values())}
+    for step in range(max_time + 1):
+        for alloc, color in colors.items():
+            covered = set()
+            for v in values:
+                s, r = v.slot, v.live
+                if s.allocation == alloc and r.start <= step <= r.end:
+                    covered.update(range(s.offset, s.offset + s.size))
+            out[color][step] += len(covered)
+    return out
+
+
+def _occupied(values, colors, max_time):
+    allocs = {a: BufferAllocation(a, 1 << 20, color=c) for a, c in colors.items()}
+    got = occupied_bytes_per_step(values, allocs, max_time)
+    return {color: list(curve) for color, curve in got.items()}
+
+
+def test_slices_that_take_turns_add_up_and_a_shared_slice_counts_once():
+    values = [
+        _value(1, 0, 0, 8, 0, 2),  # [0, 8) at steps 0-2
+        _value(2, 0, 0, 8, 3, 4),  # the same bytes, reused from step 3
+        _value(3, 0, 8, 8, 1, 3),  # [8, 16): touches the first slice, never overlaps it
+        _value(4, 0, 8, 8, 2, 2),  # shares [8, 16) with value 3 (a bitcast): counted once
+        _value(5, 1, 0, 4, 0, 4),  # another allocation, another memory space
+    ]
+    got = _occupied(values, {0: 0, 1: 1}, 5)
+    assert got == {0: [8, 16, 16, 16, 8, 0], 1: [4, 4, 4, 4, 4, 0]}
+    assert got == _brute(values, {0: 0, 1: 1}, 5)
+
+
+def test_a_slice_over_live_slices_is_counted_as_their_union():
+    # A ConcatBitcast output [0, 16) starts at the step its operands [0, 8) and [8, 16)
+    # end: at step 2 the three are live and occupy 16 bytes, not 32.
+    values = [_value(1, 0, 0, 8, 0, 2), _value(2, 0, 8, 8, 1, 2), _value(3, 0, 0, 16, 2, 3)]
+    assert _occupied(values, {0: 0}, 4) == {0: [8, 16, 16, 16, 0]}
+
+
+@pytest.mark.parametrize(
+    ("spans", "overlap"),
+    [
+        ([(0, 8, 0, 2), (8, 16, 0, 2)], False),  # side by side
+        ([(0, 8, 0, 2), (0, 8, 3, 5)], False),  # one after the other
+        ([(0, 8, 0, 2), (4, 12, 2, 3)], True),  # share bytes 4-7 at step 2
+        ([(0, 16, 0, 9), (4, 8, 5, 5)], True),  # one inside the other
+        ([(0, 8, 0, 2), (8, 16, 3, 4), (4, 12, 5, 6)], False),
+    ],
+)
+def test_overlap_is_two_live_slices_sharing_bytes(spans, overlap):
+    assert _overlap(spans) is overlap
+    assert _overlap(list(reversed(spans))) is overlap
+
+
+def test_random_allocations_match_the_union_of_their_live_slices():
+    rng = random.Random(9)
+    for trial in range(200):
+        values = []
+        for vid in range(rng.randint(1, 12)):
+            offset = rng.choice([0, 4, 8, 12, 16])
+            size = rng.choice([4, 8, 12])
+            start = rng.randint(0, 9)
+            values.append(
+                _value(vid, rng.randint(0, 2), offset, size, start, start + rng.randint(0, 4))
+            )
+        colors = {0: 0, 1: 1, 2: 0}
+        assert _occupied(values, colors, 14) == _brute(values, colors, 14), trial
+
+
+def test_values_without_a_slot_or_a_live_range_occupy_nothing():
+    lone = ValueInfo(HloValue(7, "p", None), live=BufferLiveRange("p", (), 0, 3))
+    idle = _value(8, 0, 0, 8, 0, 0)
+    idle.live = None
+    assert _occupied([lone, idle], {0: 0}, 3) == {0: [0, 0, 0, 0]}
+    assert list(itertools.chain.from_iterable(_occupied([], {0: 0}, 2).values())) == [0, 0, 0]
