@@ -74,8 +74,9 @@ def hlotop(
     )
 
 
-def exits(app) -> list[dict]:
-    """Record what a Textual ``app.exit`` is called with (its keyword arguments)."""
+async def exit_after_load(app, size=(80, 24)) -> str:
+    """Run a Textual ``app`` until its load workers end; the plain text of the message
+    it exits with (its return code is ``app.return_code``)."""
     calls: list[dict] = []
     real = app.exit
 
@@ -84,4 +85,7 @@ def exits(app) -> list[dict]:
         real(*args, **kwargs)
 
     app.exit = record
-    return calls
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    return calls[0]["message"].plain

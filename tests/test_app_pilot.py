@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from conftest import ROOT, SEEDS, exits, sample
+from conftest import ROOT, SEEDS, exit_after_load, sample
 from hlotop.analysis.analyze import live_set
 from hlotop.analysis.search import find_values
 from hlotop.loading.loader import LoadError, load
@@ -483,12 +483,8 @@ async def test_not_a_dump_exits_with_code_2(tmp_path):
     path = tmp_path / "notes.txt"
     path.write_text("hello, this is not an XLA dump\n")
     app = HlotopApp(str(path))
-    calls = exits(app)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+    message = await exit_after_load(app)
     assert app.return_code == 2
-    message = calls[0]["message"].plain
     assert message.startswith(f"hlotop: error: {path}: not an XLA buffer-assignment dump")
     assert "\n" not in message and "Traceback" not in message
 
@@ -503,12 +499,9 @@ async def test_missing_file_and_load_error_exit_with_code_2(tmp_path):
         (HlotopApp(str(missing)), f"hlotop: error: {missing}: no such file"),
         (HlotopApp("x", open_dump=refuse), "hlotop: error: some/dump.txt: the file is empty"),
     ):
-        calls = exits(app)
-        async with app.run_test(size=(80, 24)) as pilot:
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+        message = await exit_after_load(app)
         assert app.return_code == 2
-        assert calls[0]["message"].plain.startswith(expected)
+        assert message.startswith(expected)
 
 
 @pilot_test
@@ -519,12 +512,8 @@ async def test_a_bug_while_loading_exits_with_code_70_a_log_and_no_traceback(tmp
         raise ValueError("boom")
 
     app = HlotopApp("x.txt", open_dump=broken)
-    calls = exits(app)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+    message = await exit_after_load(app)
     assert app.return_code == 70
-    message = calls[0]["message"].plain
     assert "internal error while loading: ValueError: boom" in message
     log = Path(message.rsplit("details in ", 1)[1])
     assert log.parent == tmp_path / "hlotop" and "boom" in log.read_text()

@@ -404,7 +404,6 @@ def test_only_the_hlotop_command_starts_workers(monkeypatch):
     hlotop.process.report_workers allows."""
     import gc
 
-    import hlotop.loading.loader as loader
     import hlotop.report.json_doc as export
     from hlotop.loading.loader import load
 
@@ -419,14 +418,7 @@ def test_only_the_hlotop_command_starts_workers(monkeypatch):
     monkeypatch.setattr(export, "PARALLEL_RECORDS", 10)
     export.write_json(load(SEED3, lazy=True), io.StringIO())
     assert asked == []
-    loaded_with = []
-    real_load = loader.load
-
-    def load_spy(*args, **kwargs):
-        loaded_with.append(kwargs.get("workers", 0))
-        return real_load(*args, **kwargs)
-
-    monkeypatch.setattr(loader, "load", load_spy)
+    loaded_with = _workers_asked_by_load(monkeypatch)
     monkeypatch.setattr("hlotop.process.report_workers", lambda: 3)
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)
@@ -437,14 +429,11 @@ def test_only_the_hlotop_command_starts_workers(monkeypatch):
     assert json.loads(out.getvalue())["used_values"]
 
 
-def test_summary_asks_for_workers_and_keeps_nothing_when_called_as_a_library(monkeypatch):
-    """--summary loads with as many workers as hlotop.process.report_workers allows (its
-    live ranges may be read by one); a caller of main() that is not the hlotop command
-    (which ends by os._exit) gets nothing kept alive after it returns."""
+def _workers_asked_by_load(monkeypatch) -> list[int]:
+    """The ``workers`` each call of ``hlotop.loading.loader.load`` asks for from now on."""
     import hlotop.loading.loader as loader
-    import hlotop.process as process
 
-    asked = []
+    asked: list[int] = []
     real_load = loader.load
 
     def spy(*args, **kwargs):
@@ -452,6 +441,16 @@ def test_summary_asks_for_workers_and_keeps_nothing_when_called_as_a_library(mon
         return real_load(*args, **kwargs)
 
     monkeypatch.setattr(loader, "load", spy)
+    return asked
+
+
+def test_summary_asks_for_workers_and_keeps_nothing_when_called_as_a_library(monkeypatch):
+    """--summary loads with as many workers as hlotop.process.report_workers allows (its
+    live ranges may be read by one); a caller of main() that is not the hlotop command
+    (which ends by os._exit) gets nothing kept alive after it returns."""
+    import hlotop.process as process
+
+    asked = _workers_asked_by_load(monkeypatch)
     monkeypatch.setattr(process, "report_workers", lambda: 2)
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     assert main(["--summary", SEED3]) == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from conftest import exits, sample
+from conftest import exit_after_load, sample
 from hlotop.analysis.diff import CLASSES, diff_modules
 from hlotop.analysis.grouping import group_live_set
 from hlotop.loading.loader import load
@@ -328,12 +328,8 @@ async def test_a_bug_while_comparing_exits_70_with_a_log_and_no_traceback(tmp_pa
         raise KeyError("boom")
 
     app = DiffApp("old.txt", "new.txt", open_diff=broken)
-    calls = exits(app)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+    message = await exit_after_load(app)
     assert app.return_code == 70
-    message = calls[0]["message"].plain
     assert message.startswith("hlotop: error: internal error while comparing: KeyError: 'boom' at ")
     assert "test_diff_view.py:" in message and "Traceback" not in message
     log = Path(message.rsplit("details in ", 1)[1])

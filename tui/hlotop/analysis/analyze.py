@@ -156,6 +156,7 @@ def analyze(
         memory_stats=before.memory_stats,
         memory_spaces=memory_spaces(
             allocations,
+            before.by_color,
             before.padding,
             occupied,
             platform,
@@ -167,6 +168,7 @@ def analyze(
 
 def memory_spaces(
     allocations: tuple[BufferAllocation, ...],
+    totals: Mapping[int, int],
     padding: Mapping[int, int],
     occupied: Mapping[int, Sequence[int]],
     platform: str,
@@ -174,12 +176,12 @@ def memory_spaces(
 ) -> tuple[MemorySpace, ...]:
     """Each memory space that has an allocation, colours ascending, with its totals,
     the peak of its occupied bytes and its padding (see :class:`MemorySpace`).
-    ``padding``: tiling padding by colour (:func:`padding_by_color`); ``dump_names`` are the memory-usage report's labels. Raises nothing."""
+    ``totals``: bytes by colour (:func:`totals_by_color`); ``padding``: tiling padding
+    by colour (:func:`padding_by_color`); ``dump_names`` are the memory-usage report's
+    labels. Raises nothing."""
     count: dict[int, int] = {}
-    total: dict[int, int] = {}
     for alloc in allocations:
         count[alloc.color] = count.get(alloc.color, 0) + 1
-        total[alloc.color] = total.get(alloc.color, 0) + alloc.size
     out = []
     for color in sorted(count):
         step, top = curve_peak(occupied.get(color, []))
@@ -188,7 +190,7 @@ def memory_spaces(
                 color=color,
                 name=xla_space_name(color, platform),
                 dump_name=dump_names.get(color),
-                total_bytes=total[color],
+                total_bytes=totals[color],
                 allocations=count[color],
                 peak_step=step,
                 peak_bytes=top,

@@ -80,8 +80,6 @@ class ValuesBeforeLiveRanges:
     (its live ranges are not read here). Raises nothing."""
 
     def __init__(self, sections: ParsedSections):
-        self.allocations = sections.allocations
-        self.used_values = sections.used_values
         self.stack_frames = frames = sections.stack_frames
         table = sections.used_values
         records: UsedValues[str] | UsedValues[bytes] | dict[int, UsedValue]

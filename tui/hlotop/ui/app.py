@@ -42,10 +42,7 @@ from hlotop.loading.record_cache import cached_record_diagnostics, store_record_
 from hlotop.model import ModuleDump
 from hlotop.process import freeze_heap
 from hlotop.safe_text import printable
-from hlotop.ui.background_load import (
-    Failed,
-    load_in_background,
-)
+from hlotop.ui.background_load import Failed, load_in_background
 from hlotop.ui.bindings import bindings
 from hlotop.ui.commands import HlotopCommands
 from hlotop.ui.crash_guard import CrashGuard
