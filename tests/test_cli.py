@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -270,13 +271,23 @@ def test_json_of_a_big_dump_written_by_workers_is_the_same_document(
     parent = os.getpid()
     real_format = json_text.FORMATTERS["used_value"]
     formatted = {"here": 0}
+    first_chunk_ends = load(path, lazy=True).used_values.ids[63]  # CHUNK is 64 then
+    first_chunk_done = tmp_path / "first-chunk-formatted"
 
     def fmt(record, ctx):
         if os.getpid() == parent:
             formatted["here"] += 1
         else:
             formatted["there"] = formatted.get("there", 0) + 1  # in the worker's copy
+            if record.value.id == first_chunk_ends:
+                first_chunk_done.touch()
             if workers_fail == "one dies" and formatted["there"] == 100:
+                # Past its first chunk; it dies once the first chunk of all is handed
+                # back (the workers run at a lower priority, at their own pace), so
+                # that the parent takes over part of the way, not from the start.
+                while not first_chunk_done.exists():
+                    time.sleep(0.01)
+                time.sleep(0.2)
                 os._exit(1)
             if workers_fail == "one raises" and formatted["there"] == 100:
                 raise RuntimeError("simulated bug in a worker")
