@@ -1,16 +1,23 @@
 """The first look at a big dump (hlotop.loading.preview): every allocation, the true
 total and XLA's printed peak step, read from the allocation lines and the peak line
-alone, equal to what the whole load reads, on real dumps of both layouts."""
+alone, equal to what the whole load reads, on real dumps of both layouts; and the
+glance it starts from, whose allocations are read from their lines when first asked
+for (hlotop.model.AllocationLines)."""
 
 from __future__ import annotations
 
 import os
+from array import array
 
 import pytest
 
+import hlotop.loading.preview as preview_module
 from conftest import BIG, COMBINED, SMALL, sample
 from hlotop.loading.loader import load
-from hlotop.loading.preview import preview
+from hlotop.loading.preview import completed, glance, preview
+from hlotop.model import AllocationLines, BufferAllocation
+from hlotop.ui.screens.main import PaneIndexes
+from hlotop.ui.widgets.allocation_tree import TreeLayout
 
 
 def _head(alloc):
@@ -71,3 +78,128 @@ def test_no_first_look_where_it_would_not_help():
     assert preview(sample(BIG)) is not None  # 2.4 MB
     assert preview("-") is None
     assert preview("/no/such/dump.txt") is None
+
+
+# -- the glance: allocations read from their lines on first use -------------------------
+@pytest.fixture
+def reads(monkeypatch) -> list[int]:
+    """The line number of every allocation line a glance reads from here on."""
+    read: list[int] = []
+    real = preview_module._read_allocation
+
+    def spy(text: bytes, line: int) -> BufferAllocation:
+        read.append(line)
+        return real(text, line)
+
+    monkeypatch.setattr(preview_module, "_read_allocation", spy)
+    return read
+
+
+@pytest.mark.parametrize("relative", [BIG, COMBINED, "seeds/003_a3085531593bac68.txt"])
+def test_a_glance_has_the_first_look_with_each_allocation_read_on_first_use(relative, reads):
+    path = sample(relative)
+    whole = load(path)
+    first = glance(path, from_bytes=0)
+    assert first is not None and first.reading_allocations and reads == []
+    allocations = first.allocations
+    assert isinstance(allocations, AllocationLines)
+    # The columns, read without any allocation: the tree's order and the legend's
+    # totals come from them.
+    assert list(allocations.indexes) == [a.index for a in whole.allocations]
+    assert list(allocations.sizes) == [a.size for a in whole.allocations]
+    assert list(allocations.colors) == [a.color for a in whole.allocations]
+    assert first.analysis.totals_by_color == whole.analysis.totals_by_color
+    assert first.total_bytes_used == whole.total_bytes_used
+    assert first.analysis.peak_step == whole.analysis.peak_step is not None
+    # Not worked out yet: no figure stands for them.
+    assert first.analysis.memory_stats is None and first.analysis.totals_by_kind == {}
+    assert first.analysis.peak_bytes_source is None and first.analysis.peak_bytes == 0
+    assert reads == []
+    largest = max(whole.allocations, key=lambda a: (a.size, -a.index))
+    assert _head(first.analysis.allocation_of[largest.index]) == _head(largest)
+    assert reads == [largest.line]  # that one only, and once
+    assert first.analysis.allocation_of[largest.index] is allocations.in_order(True)[0]
+    assert len(reads) == 1
+    # Read whole, it is the first look preview() gives, with the same objects.
+    done = completed(first)
+    assert not done.reading_allocations
+    assert [_head(a) for a in done.allocations] == [_head(a) for a in whole.allocations]
+    assert all(a is b for a, b in zip(done.allocations, allocations, strict=True))
+    assert sorted(reads) == [a.line for a in whole.allocations]  # each once
+    full = preview(path, from_bytes=0)
+    assert full is not None
+    for field in ("totals_by_kind", "totals_by_color", "memory_stats", "memory_spaces"):
+        assert getattr(done.analysis, field) == getattr(full.analysis, field), field
+    assert done.analysis.memory_stats == whole.analysis.memory_stats is not None
+    printed = sum(e.bytes for e in whole.live_range.peak.entries)
+    assert done.analysis.peak_bytes == full.analysis.peak_bytes == printed
+    assert done.analysis.peak_bytes_source == "list"
+
+
+def test_a_glance_is_laid_out_from_its_largest_allocations_only(reads):
+    first = glance(sample(BIG), from_bytes=0)
+    assert first is not None and len(first.allocations) > 300
+    layout = PaneIndexes.of(first).tree
+    assert len(reads) == 200  # the rows the widths are taken from
+    lines = first.allocations
+    size_of = dict(zip(lines.indexes, lines.sizes, strict=True))
+    by_size = [(size_of[i], -i) for i in layout.by_size.indexes]
+    assert by_size == sorted(by_size, reverse=True) and len(by_size) == len(lines)
+    whole = TreeLayout.of(completed(first))
+    assert (layout.idx_w, layout.space_w) == (whole.idx_w, whole.space_w)
+    assert layout.alloc_w <= whole.alloc_w
+
+
+def test_a_glance_counts_lines_where_an_allocation_line_is_damaged(tmp_path):
+    """A line that starts as an allocation line and is not one: the whole load reports
+    it and goes on; the glance leaves it out too, and numbers the others right."""
+    text = open(sample(COMBINED)).read().split("\n")
+    at = next(i for i, line in enumerate(text) if line.startswith("allocation 3:"))
+    text.insert(at, "allocation 99: size lots, constant:")
+    damaged = tmp_path / "damaged-buffer-assignment.txt"
+    damaged.write_text("\n".join(text))
+    whole = load(damaged)
+    assert any(d.line == at + 1 for d in whole.diagnostics)
+    first = glance(damaged, from_bytes=0)
+    assert first is not None
+    assert [_head(a) for a in first.allocations] == [_head(a) for a in whole.allocations]
+
+
+def _lines(n: int = 3) -> AllocationLines:
+    texts = [f"allocation {k}: size {10 * (k % 2) + 5}:".encode() for k in range(n)]
+
+    def read(text: bytes, line: int) -> BufferAllocation:
+        index, size = text.decode().removeprefix("allocation ").rstrip(":").split(": size ")
+        return BufferAllocation(int(index), int(size), line=line)
+
+    column = lambda f: array("q", [f(k) for k in range(n)])  # noqa: E731
+    return AllocationLines(
+        texts,
+        column(lambda k: k),
+        column(lambda k: 10 * (k % 2) + 5),
+        column(lambda k: 0),
+        read,
+        lambda: column(lambda k: 2 + 2 * k),
+    )
+
+
+def test_allocation_lines_read_each_line_once_in_any_order():
+    lines = _lines(4)
+    assert [a.size for a in lines.in_order(True)] == [15, 15, 5, 5]
+    assert lines.in_order(True).indexes == [1, 3, 0, 2]  # equal sizes by index
+    assert lines.in_order(False).indexes == [0, 1, 2, 3]
+    assert lines[1] is lines.in_order(True)[0] is lines.by_index()[1]
+    assert [a.line for a in lines[1:3]] == [4, 6]
+    assert list(lines) == [lines[k] for k in range(4)] and len(lines) == 4
+    assert 7 not in lines.by_index() and len(lines.by_index()) == 4
+
+
+def test_allocation_lines_need_a_value_of_every_column_for_every_line():
+    lines = _lines(2)
+    with pytest.raises(ValueError, match="one item per allocation line"):
+        AllocationLines([b"x"], lines.indexes, lines.sizes, lines.colors, lambda t, n: t, list)
+    short = AllocationLines(
+        lines.texts, lines.indexes, lines.sizes, lines.colors, lambda t, n: t, lambda: array("q")
+    )
+    with pytest.raises(ValueError, match="a line number is needed"):
+        short[0]

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import threading
 
+import hlotop.ui.app as app_module
 from conftest import BIG, sample
 from hlotop.loading.loader import load
-from hlotop.loading.preview import preview
+from hlotop.loading.preview import glance, preview
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.screens.main import MainScreen
+from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.status_bar import StatusBar
 from hlotop.units import human_bytes
@@ -71,6 +73,64 @@ async def test_the_browser_shows_the_preview_then_swaps_in_the_whole_dump():
         assert f"allocation {chosen} " in screen.query_one(StatusBar).selection.plain
         assert screen.query_one(StatusBar).note is None
         assert app.focused is tree
+
+
+@pilot_test
+async def test_a_glance_comes_first_then_its_figures_then_the_whole_dump(monkeypatch):
+    """The browser's first look is a glance (hlotop.loading.preview.glance): every
+    allocation by size, the total and XLA's peak step, each figure not yet worked out
+    labelled as loading; then its allocations, read whole, give XLA's peak bytes and
+    JAX's figures; then the whole dump comes."""
+    path = sample(BIG)
+    figures, whole_dump = threading.Event(), threading.Event()
+    real_completed = app_module.completed
+
+    def held_completed(first):
+        assert figures.wait(30)
+        return real_completed(first)
+
+    def slow_load():
+        assert whole_dump.wait(30)
+        return load(path, lazy=True)
+
+    monkeypatch.setattr(app_module, "completed", held_completed)
+    app = HlotopApp(path, open_dump=slow_load, open_preview=lambda: glance(path, from_bytes=0))
+    whole = load(path, lazy=True)
+    a = whole.analysis
+    async with app.run_test(size=(150, 40)) as pilot:
+        while "preview" not in app.milestones:
+            await pilot.pause(0.01)
+        text = screen_text(app)
+        assert _tree(app).row_count() == len(whole.allocations)
+        assert f"total {human_bytes(whole.total_bytes_used)} in " in text
+        assert f"peak at step {a.peak_step} · bytes: loading…" in text
+        assert "memory_analysis: loading…" in text and "memory_analysis arg" not in text
+        await pilot.press("o")  # not yet: the figures would be missing
+        assert not isinstance(app.screen, OverviewScreen)
+        assert "still being worked out" in "".join(str(n.message) for n in app._notifications)
+        await pilot.press("down", "down")
+        chosen = _tree(app).current()[0].index
+        figures.set()
+        for _ in range(500):
+            if "memory_analysis arg" in screen_text(app):
+                break
+            await pilot.pause(0.01)
+        text = screen_text(app)
+        assert f"XLA peak {human_bytes(a.peak_bytes)} at step {a.peak_step}" in text
+        stats = a.memory_stats
+        assert stats is not None
+        assert f"arg {human_bytes(stats.argument_size_in_bytes)} " in text
+        assert "values: loading…" in text and app.screen.dump.preview is not None
+        assert _tree(app).current()[0].index == chosen  # the rows and cursor are kept
+        await pilot.press("o")
+        assert isinstance(app.screen, OverviewScreen)
+        await pilot.press("escape")
+        whole_dump.set()
+        while "painted" not in app.milestones:
+            await pilot.pause(0.02)
+        await pilot.pause()
+        assert app.screen.dump.preview is None
+        assert _tree(app).current()[0].index == chosen
 
 
 @pilot_test

@@ -18,28 +18,134 @@ from __future__ import annotations
 import mmap
 import os
 import re
+from array import array
+from dataclasses import replace
+from itertools import accumulate, pairwise
+from operator import itemgetter
 from pathlib import Path
 
 from hlotop.analysis.analyze import analyze
 from hlotop.loading.discover import module_files, module_name, resolve, split_module_prefix
 from hlotop.loading.errors import LoadError
 from hlotop.loading.module_text import read_io_alias
-from hlotop.model import BufferAllocation, Diagnostic, DumpFile, ModuleDump, ParsedSections
+from hlotop.model import (
+    AllocationLines,
+    Analysis,
+    BufferAllocation,
+    DumpFile,
+    ModuleDump,
+    ParsedSections,
+    ValuesById,
+)
 from hlotop.parse.allocations import ALLOCATION_HEAD
 
 PREVIEW_FROM = 1 << 20  # bytes: a smaller dump loads whole about as fast
 _CHUNK = 1 << 23  # bytes read at a time while looking for the end of the allocations
 # Lines that end the allocation section.
 _AFTER_ALLOCATIONS = (b"\nTotal bytes used:", b"\nUsed values:", b"\nHloLiveRange")
-# Found by their literal start ("allocation "), each then checked to start a line: a
-# "^" in the pattern would make the search try every line (twice as long).
-_ALLOCATION_LINES = re.compile(ALLOCATION_HEAD.body + "$", re.M)
+# Each found by its line end and literal start ("\nallocation "): a "^" in the pattern
+# would make the search try every line (three times as long). Group 1 is the line.
+_ALLOCATION_LINES = re.compile(rf"\n({ALLOCATION_HEAD.body})(?=\r?\n|\Z)".encode())
+_ALLOCATION_START = re.compile(rb"\nallocation ")
+_INDEX, _SIZE, _COLOR = (1 + ALLOCATION_HEAD.group_of(f) for f in ("index", "size", "color"))
 _TOTAL = re.compile(rb"\nTotal bytes used: (\d+)")
 _PEAK = re.compile(rb"\n  Live ranges at (\d+) \(peak\):")
 # The lines of the peak list, one after another from the peak line on (up to 256 at a
 # time), and the byte count of each.
 _PEAK_RUN = re.compile(rb"(?:\n    [^\n]*?: \d+ bytes[^\n]*){1,256}")
 _PEAK_BYTES = re.compile(rb"\n    [^\n]*?: (\d+) bytes")
+
+
+def glance(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> ModuleDump | None:
+    """The first look at the dump ``path`` names, as soon as it can be had: as
+    :func:`preview` says, but its allocations are an
+    :class:`~hlotop.model.AllocationLines`, each allocation read from its line when
+    first asked for (a screen reads the rows it shows), and its analysis holds only
+    what their index, size and colour give: ``totals_by_color``, ``allocation_of``
+    (read on first use), and XLA's peak step. XLA's peak bytes (its list added up),
+    the kinds' totals, JAX's ``memory_analysis()`` figures and the memory spaces are
+    not there yet: :func:`completed` adds them. Returns None and raises nothing as
+    :func:`preview`.
+    """
+    if str(path) == "-":
+        return None
+    values_head = b""
+    try:
+        main = resolve(path)
+        files = module_files(main)
+        total = sum(f.stat().st_size for f, _ in files)
+        if total < from_bytes:
+            return None
+        if split_module_prefix(main) is not None:
+            kinds = dict((kind, f) for f, kind in files)
+            allocations_file = kinds.get("buffer-assignment")
+            if allocations_file is None:
+                return None
+            main = allocations_file
+            with open(main, "rb") as f:  # the allocation section is the whole file
+                head = f.read()
+            read = len(head)
+            values = kinds.get("values")
+            if values is not None:  # its first lines hold Total bytes used (jax >= 0.10)
+                with open(values, "rb") as f:
+                    values_head = f.read(4096)
+        else:
+            head, read = _allocation_section(main)
+        peak_step, _ = _peak(_peak_file(main, files), with_bytes=False)
+    except (LoadError, OSError):
+        return None
+    allocations, total_bytes = _allocations(head)
+    if not allocations:
+        return None
+    if total_bytes is None and values_head:
+        total_bytes = _total(b"\n" + values_head)
+    sections = ParsedSections(
+        allocations=allocations,  # type: ignore[arg-type]  # a lazy sequence of them
+        total_bytes_used=total_bytes,
+        input_output_alias=read_io_alias(main),  # one line of the HLO text beside it
+    )
+    totals: dict[int, int] = {}
+    for color, size in zip(allocations.colors, allocations.sizes, strict=True):
+        totals[color] = totals.get(color, 0) + size
+    analysis = Analysis(
+        values=[],
+        by_id=ValuesById([]),
+        max_time=0,
+        live_bytes=[],
+        peak_step=peak_step,
+        peak_bytes=0,
+        peak_values=[],
+        peak_occupied_bytes=0,
+        totals_by_kind={},
+        allocations_by_kind={},
+        totals_by_color={color: totals[color] for color in sorted(totals)},
+        allocation_of=allocations.by_index(),
+    )
+    return ModuleDump(
+        module_name(main),
+        (DumpFile(str(main), "buffer-assignment"),),
+        sections,
+        [],
+        analysis,
+        preview=(read, total),
+    )
+
+
+def completed(first: ModuleDump) -> ModuleDump:
+    """The :func:`glance` ``first`` with every allocation read and analysed as
+    :func:`preview` gives it (the same allocation objects). Raises nothing."""
+    sections = replace(first.sections, allocations=tuple(first.sections.allocations))
+    path = first.files[0].path
+    analysis = analyze(sections, [], path)
+    analysis.peak_step = first.analysis.peak_step
+    try:
+        main = Path(path)
+        _, peak_bytes = _peak(_peak_file(main, module_files(main)))
+    except (LoadError, OSError):
+        peak_bytes = None
+    if peak_bytes is not None:  # XLA's figure: the sum of its printed list
+        analysis.peak_bytes, analysis.peak_bytes_source = peak_bytes, "list"
+    return ModuleDump(first.name, first.files, sections, [], analysis, preview=first.preview)
 
 
 def preview(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> ModuleDump | None:
@@ -57,52 +163,8 @@ def preview(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Modul
     allocation, or any problem opening it (the whole load then says what it is).
     Raises nothing; reads the allocation section and the live ranges' peak line only.
     """
-    if str(path) == "-":
-        return None
-    try:
-        main = resolve(path)
-        files = module_files(main)
-        total = sum(f.stat().st_size for f, _ in files)
-        if total < from_bytes:
-            return None
-        if split_module_prefix(main) is not None:
-            kinds = dict((kind, f) for f, kind in files)
-            allocations_file = kinds.get("buffer-assignment")
-            if allocations_file is None:
-                return None
-            main = allocations_file
-            head, read = _allocation_section(main)
-            peak_step, peak_bytes = _peak(kinds.get("live-range") or main)
-            values = kinds.get("values")
-            if values is not None:  # its first lines hold Total bytes used (jax >= 0.10)
-                with open(values, "rb") as f:
-                    head += b"\n" + f.read(4096)
-        else:
-            head, read = _allocation_section(main)
-            peak_step, peak_bytes = _peak(main)
-    except (LoadError, OSError):
-        return None
-    allocations, total_bytes = _allocations(head)
-    if not allocations:
-        return None
-    sections = ParsedSections(
-        allocations=allocations,
-        total_bytes_used=total_bytes,
-        input_output_alias=read_io_alias(main),  # one line of the HLO text beside it
-    )
-    ignored: list[Diagnostic] = []
-    analysis = analyze(sections, ignored, str(main))
-    analysis.peak_step = peak_step
-    if peak_bytes is not None:  # XLA's figure: the sum of its printed list
-        analysis.peak_bytes, analysis.peak_bytes_source = peak_bytes, "list"
-    return ModuleDump(
-        module_name(main),
-        (DumpFile(str(main), "buffer-assignment"),),
-        sections,
-        [],
-        analysis,
-        preview=(read, total),
-    )
+    first = glance(path, from_bytes=from_bytes)
+    return None if first is None else completed(first)
 
 
 def _allocation_section(path: Path) -> tuple[bytes, int]:
@@ -122,31 +184,60 @@ def _allocation_section(path: Path) -> tuple[bytes, int]:
     return bytes(data), len(data)
 
 
-def _allocations(head: bytes) -> tuple[tuple[BufferAllocation, ...], int | None]:
-    """The allocation lines of ``head`` (each read by the allocation line's form, with
-    its 1-based line number) and ``Total bytes used`` if it is there."""
-    text = head.decode("utf-8", errors="replace")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
-    build, count = ALLOCATION_HEAD.build, text.count
-    allocations: list[BufferAllocation] = []
-    append = allocations.append
-    line, at = 1, 0
-    for m in _ALLOCATION_LINES.finditer(text):
-        start = m.start()
-        if start and text[start - 1] != "\n":
-            continue
-        line += count("\n", at, start)
-        at = start
-        append(build(m, line))
+def _allocations(head: bytes) -> tuple[AllocationLines, int | None]:
+    """The allocation lines of ``head`` (each read by the allocation line's form when
+    first asked for, with its 1-based line number, counted then; their index, size
+    and colour read now) and ``Total bytes used`` if it is there."""
+    found = _ALLOCATION_LINES.findall(head)
+    column = lambda group: map(itemgetter(group), found)  # noqa: E731
+    allocations = AllocationLines(
+        list(column(0)),
+        array("q", map(int, column(_INDEX - 1))),
+        array("q", map(int, column(_SIZE - 1))),
+        array("q", [int(c) if c else 0 for c in column(_COLOR - 1)]),
+        _read_allocation,
+        lambda: _line_numbers(head, len(found)),
+    )
+    return allocations, _total(head)
+
+
+def _total(head: bytes) -> int | None:
+    """``Total bytes used`` in ``head``, if it is there."""
     total = _TOTAL.search(head)
-    return tuple(allocations), int(total.group(1)) if total else None
+    return int(total.group(1)) if total else None
 
 
-def _peak(path: Path | None) -> tuple[int | None, int | None]:
+def _line_numbers(head: bytes, lines: int) -> array:
+    """The 1-based line of each of the ``lines`` allocation lines of ``head``."""
+    starts = [m.start() for m in _ALLOCATION_START.finditer(head)]
+    if len(starts) != lines:  # a line that starts as one and is not: the slow way
+        starts = [m.start() for m in _ALLOCATION_LINES.finditer(head)]
+    count = head.count
+    # Each start is the line end before its line, whose number is two more than the
+    # line ends before that one.
+    gaps = (count(b"\n", a, b) for a, b in pairwise([0, *starts]))
+    return array("q", accumulate(gaps, initial=2))[1:]
+
+
+def _read_allocation(line_bytes: bytes, line: int) -> BufferAllocation:
+    m = ALLOCATION_HEAD.pattern.match(line_bytes.decode("utf-8", errors="replace"))
+    assert m is not None, "an allocation line the first look matched"
+    allocation: BufferAllocation = ALLOCATION_HEAD.build(m, line)
+    return allocation
+
+
+def _peak_file(main: Path, files: list[tuple[Path, str | None]]) -> Path | None:
+    """The file of the module of ``main`` (its ``files``) that holds the live ranges."""
+    if split_module_prefix(main) is None:
+        return main
+    return next((f for f, kind in files if kind == "live-range"), main)
+
+
+def _peak(path: Path | None, *, with_bytes: bool = True) -> tuple[int | None, int | None]:
     """XLA's ``Live ranges at N (peak):`` in ``path`` (the live ranges come last: found
-    from the end): the step N, and the bytes of the values it lists added up (its
-    ``name{i}: B bytes`` lines); (None, None) if it has none."""
+    from the end): the step N, and (``with_bytes``, else None) the bytes of the values
+    it lists added up (its ``name{i}: B bytes`` lines); (None, None) if it has none.
+    Raises ``OSError``."""
     if path is None:
         return None, None
     with open(path, "rb") as f:
@@ -166,6 +257,8 @@ def _peak(path: Path | None) -> tuple[int | None, int | None]:
             m = _PEAK.match(mm, peak_line)
             if m is None:
                 return None, None
+            if not with_bytes:
+                return int(m.group(1)), None
             # The list runs while its lines match, one after another: found in runs of
             # _PEAK_RUN bytes, each added up at once (10^4 lines at 46 MB).
             total, at = 0, m.end()

@@ -18,6 +18,11 @@ from hlotop.model.allocation import (
     BufferAllocation,
     has_kind,
 )
+from hlotop.model.allocation_lines import (
+    AllocationLines,
+    AllocationsByIndex,
+    AllocationsInOrder,
+)
 from hlotop.model.devices import DEVICES, parse_capacity
 from hlotop.model.dump import ModuleDump, ParsedSections
 from hlotop.model.dump_file import Diagnostic, DumpFile
@@ -55,6 +60,9 @@ from hlotop.model.values import (
 
 __all__ = [
     "ALLOCATION_KINDS",
+    "AllocationLines",
+    "AllocationsByIndex",
+    "AllocationsInOrder",
     "DEVICES",
     "KIND_CONSTANT",
     "KIND_FIELDS",

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from hlotop.model.allocation import BufferAllocation
+from hlotop.model.allocation_lines import AllocationLines
 from hlotop.model.dump_file import Diagnostic, DumpFile
 from hlotop.model.figures import Analysis
 from hlotop.model.live_range import HloLiveRange
@@ -58,6 +59,13 @@ class ModuleDump:
     def allocations(self) -> tuple[BufferAllocation, ...]:
         """The allocations in index order."""
         return self.sections.allocations
+
+    @property
+    def reading_allocations(self) -> bool:
+        """Whether this is a first look whose allocations are still their lines (an
+        :class:`~hlotop.model.AllocationLines`): their kinds' totals and JAX's
+        ``memory_analysis()`` figures are not worked out yet."""
+        return isinstance(self.sections.allocations, AllocationLines)
 
     @property
     def total_bytes_used(self) -> int | None:

@@ -192,7 +192,8 @@ class Analysis:
     totals_by_kind: dict[str, int]  # each allocation once, under its first kind
     allocations_by_kind: dict[str, int]  # how many allocations of each kind, likewise
     totals_by_color: dict[int, int]
-    allocation_of: dict[int, BufferAllocation] = field(default_factory=dict)
+    # allocation index -> allocation (a dict; the first look's reads them on first use)
+    allocation_of: Mapping[int, BufferAllocation] = field(default_factory=dict)
     # "list" (XLA's printed peak list), "sweep" (no list: XLA's sweep) or None.
     peak_bytes_source: str | None = None
     peak_logical_bytes: int = 0  # logical bytes of the values live at the peak step

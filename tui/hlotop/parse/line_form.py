@@ -218,6 +218,17 @@ def _call(name: str, make: Callable[..., Any] | None, items: list[str], names: d
     return f"{name}({', '.join(args)})"
 
 
+def _group_names(parts: Iterable[Part]) -> list[str]:
+    """The field of each group of ``parts``' regular expression, in group order."""
+    names: list[str] = []
+    for p in parts:
+        if isinstance(p, Field):
+            names.append(p.name)
+        elif isinstance(p, (Opt, Nested)):
+            names += _group_names(p.parts)
+    return names
+
+
 def _flat(pairs: list[Pairs]) -> Pairs:
     return [kv for group in pairs for kv in group]
 
@@ -254,6 +265,12 @@ class LineForm:
         self.fine: Parser = seq(*(p.parser() for p in parts)).map(_flat)
         self._whole = self.fine << eof
         self.build: Callable[..., Any] = self._builder()
+
+    def group_of(self, name: str) -> int:
+        """The number of the fast path's group that holds field ``name`` (one of this
+        form's own, or of an object nested in it). Raises ``ValueError`` if it has
+        none of that name."""
+        return _group_names(self.parts).index(name) + 1
 
     def _builder(self) -> Callable[..., Any]:
         """``build(match, *context)``: the object from the fast path's match, made by

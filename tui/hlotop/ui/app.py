@@ -2,12 +2,15 @@
 
 Opening a dump happens in passes, all off the UI thread:
 
-0. for a big dump, a first look (:func:`hlotop.loading.preview.preview`: every
-   allocation, the true total and XLA's peak step, read from the allocation lines
-   alone) is shown at once, in a main screen whose panes say what is still loading
-   (values, live ranges, the live set, diagnostics); the whole dump replaces it in
-   place when pass 1 ends, keeping the pane, the sort order and the selection, and
-   whatever dialog is open over it;
+0. for a big dump, a first look (:func:`hlotop.loading.preview.glance`: every
+   allocation, the true total and XLA's peak step, from one pass over the allocation
+   lines, each allocation read when its row is shown) is shown at once, in a main
+   screen whose panes say what is still loading (values, live ranges, the live set,
+   diagnostics); then every allocation is read and analysed (JAX's
+   ``memory_analysis()`` figures, :func:`~hlotop.loading.preview.completed`) and the
+   header and the tree take it in; the whole dump replaces it in place when pass 1
+   ends, keeping the pane, the sort order and the selection, and whatever dialog is
+   open over it;
 1. a thread worker loads the dump lazily (``load(path, lazy=True)``: the ``Used
    values`` records are only indexed) while a loading screen shows the file's name,
    size and the stage; the main screen takes over as soon as it returns;
@@ -37,7 +40,7 @@ from textual.app import App
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from hlotop.loading.loader import LoadError, load
-from hlotop.loading.preview import preview
+from hlotop.loading.preview import completed, glance
 from hlotop.loading.record_cache import cached_record_diagnostics, store_record_diagnostics
 from hlotop.model import ModuleDump
 from hlotop.process import freeze_heap
@@ -50,6 +53,7 @@ from hlotop.ui.messages import MainScreenPainted, RecordsProgress, RecordsRead
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen, PaneIndexes
+from hlotop.ui.widgets.allocation_tree import TreeLayout
 from hlotop.units import human_bytes, spaced_bytes
 
 _PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reported
@@ -102,7 +106,7 @@ class HlotopApp(CrashGuard, App[None]):
             )
         )
         if open_preview is None and open_dump is None:
-            open_preview = lambda: preview(self.source)  # noqa: E731
+            open_preview = lambda: glance(self.source)  # noqa: E731
         self._open_preview = open_preview
         # What the records pass over an unchanged dump found is kept (hlotop.loading.record_cache)
         # for dumps hlotop opened itself.
@@ -228,6 +232,19 @@ class HlotopApp(CrashGuard, App[None]):
             return
         # The load would take half the CPU from painting the preview: let it finish.
         self._preview_painted.wait(_PREVIEW_PAINT_WAIT)
+        if head.reading_allocations and not self.exiting:
+            # A glance: every allocation read and analysed now, laid out here.
+            whole = completed(head)
+            layout = TreeLayout.of(whole)
+            try:
+                self.call_from_thread(self._complete_preview, whole, layout)
+            except Exception:  # noqa: BLE001 - the app is exiting
+                return
+
+    def _complete_preview(self, whole: ModuleDump, layout: TreeLayout) -> None:
+        if self.exiting or self._main is None or self._main.dump.preview is None:
+            return
+        self._main.complete_first_look(whole, layout)
 
     def _show_preview(self, head: ModuleDump, indexes: PaneIndexes) -> None:
         if self.exiting or not isinstance(self.screen, LoadingScreen):

@@ -209,6 +209,16 @@ class MainScreen(Screen):
             self._search.set_values(dump.analysis.values)
         self.call_after_refresh(self._painted)
 
+    def complete_first_look(self, whole: ModuleDump, layout: TreeLayout) -> None:
+        """Take in the first look completed (:func:`hlotop.loading.preview.completed`
+        of the one shown: the same allocations, every one read, with their kinds and
+        JAX's figures): in place, so every pane holding the first look sees it; the
+        tree keeps its rows and cursor and takes ``layout``'s widths."""
+        self.dump.sections, self.dump.analysis = whole.sections, whole.analysis
+        self.allocation_tree.relayout(layout)
+        for bar in (self.query_one(SummaryBar), self.query_one(Legend)):
+            bar.refresh()
+
     def _show_loading(self) -> None:
         """While a preview is shown, say in the status bar what is still loading."""
         if self._loading_timer is not None:
@@ -405,6 +415,9 @@ class MainScreen(Screen):
         self.app.push_screen(GotoStepScreen(self.dump.analysis.max_time, self.step), chosen)
 
     def action_overview(self) -> None:
+        if self.dump.reading_allocations:
+            self.notify("The figures are still being worked out: they come in a moment.")
+            return
         self.app.push_screen(OverviewScreen(self.dump))
 
     def action_toggle_sort(self) -> None:

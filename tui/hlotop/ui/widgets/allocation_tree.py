@@ -7,12 +7,21 @@ only the visible ones are rendered, so 100k allocations open as fast as 10.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import overload
 
 from rich.text import Text
 
-from hlotop.model import BufferAllocation, ModuleDump, ValueSlot, format_shape_index
+from hlotop.model import (
+    AllocationLines,
+    AllocationsInOrder,
+    BufferAllocation,
+    ModuleDump,
+    ValueSlot,
+    format_shape_index,
+)
 from hlotop.model.memory_space import space_names
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
@@ -38,6 +47,7 @@ _kinds_key = attrgetter(
     "is_preallocated_temp",
 )
 _LABEL_MAX = 40
+_FIRST_ROWS = 200  # a first look's rows its layout reads (see TreeLayout.of)
 
 
 def kinds_text(alloc: BufferAllocation) -> str:
@@ -77,35 +87,73 @@ class TreeLayout:
     id_w: int
     label_w: int
     off_w: int
-    by_size: list[BufferAllocation]
+    by_size: Sequence[BufferAllocation]
 
     @classmethod
     def of(cls, dump: ModuleDump) -> TreeLayout:
-        """One pass over ``dump``'s allocations and values (100k of them at 100 MB)."""
+        """One pass over ``dump``'s allocations and values (100k of them at 100 MB); of
+        a first look's :class:`~hlotop.model.AllocationLines`, over their columns and
+        the :data:`_FIRST_ROWS` largest allocations only (the rest are not read yet: the
+        look, completed, is laid out again)."""
         names = space_names(dump)
         allocs = dump.allocations
-        idx_w = len(str(max((a.index for a in allocs), default=0)))
-        space_w = max((len(space_label(c, names)) for c in {a.color for a in allocs}), default=7)
-        # _kinds_key -> length of kinds_text without the parameter number, worked out
-        # once (a dump has a few of them over 10^5 allocations)
-        kinds_w: dict[tuple, int] = {}
-        widest = 0
-        for key, a in zip(map(_kinds_key, allocs), allocs, strict=False):
-            k = kinds_w.get(key)
-            if k is None:
-                k = kinds_w[key] = len(kinds_text(a)) - _digits(a.parameter)
-            if a.parameter is not None:
-                k += len(str(a.parameter))
-            n = len(a.values)
-            if k + 12 + len(str(n)) > widest:  # the widest this row can be
-                widest = max(widest, k + (0 if n == 1 else 12 + len(str(n))))
+        if isinstance(allocs, AllocationLines):
+            by_size: Sequence[BufferAllocation] = allocs.in_order(True)
+            indexes: Iterable[int] = allocs.indexes
+            colors: Iterable[int] = allocs.colors
+            widest = _widest_kinds(by_size[:_FIRST_ROWS])
+        else:
+            by_size = _sorted(allocs, True)
+            indexes, colors = map(_index, allocs), {a.color for a in allocs}
+            widest = _widest_kinds(allocs)
+        idx_w = len(str(max(indexes, default=0)))
+        space_w = max((len(space_label(c, names)) for c in set(colors)), default=7)
         alloc_w = 2 + idx_w + 2 + SIZE_W + 2 + space_w + 2 + widest if allocs else 0
-        slots = [s for a in allocs for s in a.values]
+        slots = [s for a in allocs for s in a.values] if not dump.preview else []
         ids = list(map(_value_id, slots))
         id_w = max(len(str(max(ids, default=0))), len(str(min(ids, default=0))))
         label_w = longest((len(s.value.label) for s in slots), _LABEL_MAX, 0) if slots else 4
         off_w = len(str(max(map(_offset, slots), default=0)))
-        return cls(idx_w, space_w, alloc_w, id_w, label_w, off_w, _sorted(allocs, True))
+        return cls(idx_w, space_w, alloc_w, id_w, label_w, off_w, by_size)
+
+
+def _widest_kinds(allocs: Iterable[BufferAllocation]) -> int:
+    """The widest kinds text of ``allocs``' rows, with their values count."""
+    # _kinds_key -> length of kinds_text without the parameter number, worked out
+    # once (a dump has a few of them over 10^5 allocations)
+    kinds_w: dict[tuple, int] = {}
+    widest = 0
+    for a in allocs:
+        key = _kinds_key(a)
+        k = kinds_w.get(key)
+        if k is None:
+            k = kinds_w[key] = len(kinds_text(a)) - _digits(a.parameter)
+        if a.parameter is not None:
+            k += len(str(a.parameter))
+        n = len(a.values)
+        if k + 12 + len(str(n)) > widest:  # the widest this row can be
+            widest = max(widest, k + (0 if n == 1 else 12 + len(str(n))))
+    return widest
+
+
+class _AllocationRows(Sequence[tuple[BufferAllocation, None]]):
+    """The rows of allocations in ``order`` with none expanded, each allocation read
+    when its row is (a first look's are read from their lines on first use)."""
+
+    def __init__(self, order: Sequence[BufferAllocation]):
+        self.order = order
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    @overload
+    def __getitem__(self, k: int) -> tuple[BufferAllocation, None]: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[tuple[BufferAllocation, None]]: ...
+    def __getitem__(self, k: int | slice):
+        if isinstance(k, slice):
+            return [(a, None) for a in self.order[k]]
+        return (self.order[k], None)
 
 
 class AllocationTree(RowList):
@@ -133,28 +181,49 @@ class AllocationTree(RowList):
         self.by_size = True
         self.expanded: set[int] = set()
         self._auto: int | None = None  # expanded to show a selection, not by the user
-        self._order: list[BufferAllocation] = []
-        self._rows: list[tuple[BufferAllocation, ValueSlot | None]] = []
+        self._order: Sequence[BufferAllocation] = []
+        # A list, or (none expanded) a view of the order that reads no allocation
+        # before its row is asked for
+        self._rows: Sequence[tuple[BufferAllocation, ValueSlot | None]] = []
+        self._values_w: dict[int, int] = {}  # widest value row of an allocation, when asked
         layout = layout if layout is not None else TreeLayout.of(dump)
+        self._set_widths(layout)
+        self._sort(layout.by_size)
+
+    def _set_widths(self, layout: TreeLayout) -> None:
         self._idx_w, self._space_w, self._alloc_w = layout.idx_w, layout.space_w, layout.alloc_w
         self._id_w, self._label_w, self._off_w = layout.id_w, layout.label_w, layout.off_w
         # The canvas widens when an allocation whose value rows are wider is expanded.
         self._fixed_w = 4 + self._id_w + 1 + self._label_w + 3 + self._off_w + 2 + SIZE_W + 2
-        self._values_w: dict[int, int] = {}  # widest value row of an allocation, when asked
-        self._sort(layout.by_size)
+        self._values_w.clear()
+
+    def relayout(self, layout: TreeLayout) -> None:
+        """Take the column widths of ``layout`` (:meth:`TreeLayout.of` the dump, read
+        whole: a first look, completed), keeping the rows and the cursor."""
+        self._set_widths(layout)
+        self.rows_changed()
 
     # -- rows ---------------------------------------------------------------------
-    def _sort(self, by_size: list[BufferAllocation] | None = None) -> None:
+    def _sort(self, by_size: Sequence[BufferAllocation] | None = None) -> None:
         """Order the rows (``by_size``: that order, already sorted)."""
+        allocs: Sequence[BufferAllocation]
         if self.by_size and by_size is not None:
             allocs = by_size
+        elif isinstance(self.dump.allocations, AllocationLines):
+            allocs = self.dump.allocations.in_order(self.by_size)
         else:
             allocs = _sorted(self.dump.allocations, self.by_size)
         self._order = allocs
-        self._position = {a.index: i for i, a in enumerate(allocs)}
+        indexes = allocs.indexes if isinstance(allocs, AllocationsInOrder) else map(_index, allocs)
+        self._position = {index: i for i, index in enumerate(indexes)}
         self._rebuild()
 
     def _rebuild(self) -> None:
+        if not self.expanded:
+            self._rows = _AllocationRows(self._order)
+            self._update_title()
+            self.rows_changed()
+            return
         rows: list[tuple[BufferAllocation, ValueSlot | None]] = [
             (alloc, None) for alloc in self._order
         ]
@@ -179,14 +248,16 @@ class AllocationTree(RowList):
         if (alloc_index in self.expanded) == expanded:
             return
         alloc = self.dump.analysis.allocation_of[alloc_index]
+        rows = self._rows if isinstance(self._rows, list) else list(self._rows)
+        self._rows = rows
         if expanded:
             row = self.row_of(alloc_index)
             self.expanded.add(alloc_index)
-            self._rows[row + 1 : row + 1] = [(alloc, slot) for slot in alloc.values]
+            rows[row + 1 : row + 1] = [(alloc, slot) for slot in alloc.values]
         else:
             self.expanded.discard(alloc_index)
             row = self.row_of(alloc_index)
-            del self._rows[row + 1 : row + 1 + len(alloc.values)]
+            del rows[row + 1 : row + 1 + len(alloc.values)]
         if self._auto == alloc_index:
             self._auto = None
         self.rows_changed()

@@ -91,7 +91,9 @@ class Legend(Widget):
             if color in totals:
                 text.append(" " + human_bytes(totals[color]))
         stats = self.dump.analysis.memory_stats
-        if stats is not None:  # JAX's memory_analysis() device sizes, where they fit
+        if stats is None and self.dump.reading_allocations:  # a first look, a moment
+            text.append(" │ memory_analysis: loading…", style="italic")
+        elif stats is not None:  # JAX's memory_analysis() device sizes, where they fit
             figures = Text(" │ ", style="dim")
             figures.append("memory_analysis ", style="bold")
             for label, size in (

@@ -1,0 +1,146 @@
+"""A big dump's allocations as their allocation lines (``BufferAllocation::ToString``
+heads, FORMATS.md 3.2), each read into a :class:`BufferAllocation` when first asked for.
+
+The first look at a big dump (:func:`hlotop.loading.preview.glance`) shows every
+allocation, largest first, in the time one regular-expression pass over the lines
+takes: the index, size and colour of each come as columns from that pass, and the
+screen reads only the rows it shows. Thread-safe: the browser's UI thread and its load
+thread may read allocations at the same time, and each is made once.
+"""
+
+from __future__ import annotations
+
+import threading
+from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import overload
+
+from hlotop.model.allocation import BufferAllocation
+
+# Reads an allocation line (its bytes, its 1-based line number) into its allocation:
+# the parser's (the model never imports it).
+ReadAllocation = Callable[[bytes, int], BufferAllocation]
+
+
+class _Allocations(Sequence[BufferAllocation]):
+    """A sequence of allocations, each read on first use (:meth:`_item`)."""
+
+    def _item(self, k: int) -> BufferAllocation:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, k: int) -> BufferAllocation: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[BufferAllocation]: ...
+    def __getitem__(self, k: int | slice) -> BufferAllocation | list[BufferAllocation]:
+        if isinstance(k, slice):
+            return [self._item(i) for i in range(*k.indices(len(self)))]
+        return self._item(k)
+
+
+class AllocationLines(_Allocations):
+    """The allocations of ``texts`` (one allocation line each, in dump order), with
+    their ``indexes``, ``sizes`` (bytes) and ``colors`` as columns (``array("q")``,
+    one item per line), each read by ``read`` on first use with its 1-based line
+    number, which ``line_numbers()`` gives for every line (called once, when the
+    first allocation is read). Raises ValueError if the columns' lengths differ."""
+
+    def __init__(
+        self,
+        texts: list[bytes],
+        indexes: array,
+        sizes: array,
+        colors: array,
+        read: ReadAllocation,
+        line_numbers: Callable[[], array],
+    ):
+        n = len(texts)
+        if not len(indexes) == len(sizes) == len(colors) == n:
+            raise ValueError("every column needs one item per allocation line")
+        self.texts = texts
+        self.indexes, self.sizes, self.colors = indexes, sizes, colors
+        self._read = read
+        self._line_numbers: Callable[[], array] | None = line_numbers
+        self._lines = array("q")
+        self._made: list[BufferAllocation | None] = [None] * n
+        self._lock = threading.RLock()  # lines is counted while an allocation is read
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def _item(self, k: int) -> BufferAllocation:
+        made = self._made[k]
+        if made is None:
+            with self._lock:
+                made = self._made[k]
+                if made is None:
+                    made = self._made[k] = self._read(self.texts[k], self.lines[k])
+        return made
+
+    @property
+    def lines(self) -> array:
+        """The 1-based line number of each allocation line (counted on first use)."""
+        if self._line_numbers is not None:
+            with self._lock:
+                if self._line_numbers is not None:
+                    self._lines = self._line_numbers()
+                    if len(self._lines) != len(self.texts):
+                        raise ValueError("a line number is needed for every allocation line")
+                    self._line_numbers = None  # and what it held
+        return self._lines
+
+    def __iter__(self) -> Iterator[BufferAllocation]:
+        for k in range(len(self.texts)):
+            yield self[k]
+
+    def in_order(self, by_size: bool) -> AllocationsInOrder:
+        """The allocations by index, or largest first (equal sizes by index), as a
+        lazy sequence: sorting reads the columns only."""
+        order = sorted(range(len(self)), key=self.indexes.__getitem__)
+        if by_size:
+            order.sort(key=self.sizes.__getitem__, reverse=True)  # stable
+        return AllocationsInOrder(self, array("q", order))
+
+    def by_index(self) -> AllocationsByIndex:
+        """Allocation index -> allocation, read on first use."""
+        return AllocationsByIndex(self)
+
+
+class AllocationsInOrder(_Allocations):
+    """``lines`` in the order of their positions ``order``, each read on first use."""
+
+    def __init__(self, lines: AllocationLines, order: array):
+        self.lines, self.order = lines, order
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def _item(self, k: int) -> BufferAllocation:
+        return self.lines[self.order[k]]
+
+    @property
+    def indexes(self) -> list[int]:
+        """The allocation index of each item, in this order (no allocation read)."""
+        return list(map(self.lines.indexes.__getitem__, self.order))
+
+
+class AllocationsByIndex(Mapping[int, BufferAllocation]):
+    """Allocation index -> allocation of an :class:`AllocationLines`, each read on
+    first use (the last of them, if a damaged dump repeats an index, as a dict made
+    from them would hold)."""
+
+    def __init__(self, lines: AllocationLines):
+        self.lines = lines
+        self._position = {index: k for k, index in enumerate(lines.indexes)}
+
+    def __getitem__(self, index: int) -> BufferAllocation:
+        return self.lines[self._position[index]]
+
+    def __contains__(self, index: object) -> bool:
+        return index in self._position
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._position)
+
+    def __len__(self) -> int:
+        return len(self._position)
