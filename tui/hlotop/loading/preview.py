@@ -6,10 +6,17 @@ combined file, or a split module's ``-buffer-assignment.txt``), then ``Total byt
 used``, then the value records and the live ranges, whose ``Live ranges at N (peak):``
 line (FORMATS.md 5) names XLA's peak step. The first look reads only the allocation
 section, and of it only the allocation lines (one match each of
-:data:`~hlotop.parse.allocations.ALLOCATION_HEAD`, the form the whole load reads;
-a 100 MB dump's 56 000 allocations in about 0.1 s), the total after it, and the peak
-line found from the end of the live ranges. The value lines inside the allocations,
-the records and the live ranges come with the whole load
+:data:`~hlotop.parse.allocations.ALLOCATION_HEAD`, the form the whole load reads,
+in one pass: a 100 MB dump's 58 000 allocations in about 0.1 s), the total after it,
+and the peak line found from the end of the live ranges.
+
+It comes in two steps. :func:`glance` keeps each allocation line as it is and takes
+only its index, size and colour from that pass: enough to sort every allocation and
+add up each memory space; an allocation is read whole when asked for (the rows a
+screen shows). :func:`completed` then reads them all and works out what needs their
+kinds (JAX's ``memory_analysis()`` figures, the totals by kind) and XLA's peak bytes
+(its printed list added up). :func:`preview` is both. The value lines inside the
+allocations, the records and the live ranges come with the whole load
 (:func:`hlotop.loading.loader.load`), which the browser swaps in when it is done.
 """
 
