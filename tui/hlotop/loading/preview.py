@@ -111,9 +111,13 @@ def glance(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Module
         total_bytes_used=total_bytes,
         input_output_alias=read_io_alias(main),  # one line of the HLO text beside it
     )
+    colors = set(allocations.colors)
     totals: dict[int, int] = {}
-    for color, size in zip(allocations.colors, allocations.sizes, strict=True):
-        totals[color] = totals.get(color, 0) + size
+    if len(colors) == 1:  # most dumps: one memory space
+        totals[colors.pop()] = sum(allocations.sizes)
+    else:
+        for color, size in zip(allocations.colors, allocations.sizes, strict=True):
+            totals[color] = totals.get(color, 0) + size
     analysis = Analysis(
         values=[],
         by_id=ValuesById([]),

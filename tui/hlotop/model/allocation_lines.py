@@ -131,7 +131,14 @@ class AllocationsByIndex(Mapping[int, BufferAllocation]):
 
     def __init__(self, lines: AllocationLines):
         self.lines = lines
-        self._position = {index: k for k, index in enumerate(lines.indexes)}
+        self._made: dict[int, int] | None = None
+
+    @property
+    def _position(self) -> dict[int, int]:
+        """Allocation index -> its line's position (made on first use)."""
+        if self._made is None:
+            self._made = {index: k for k, index in enumerate(self.lines.indexes)}
+        return self._made
 
     def __getitem__(self, index: int) -> BufferAllocation:
         return self.lines[self._position[index]]
