@@ -53,7 +53,7 @@ from hlotop.ui.messages import MainScreenPainted, RecordsProgress, RecordsRead
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen, PaneIndexes
-from hlotop.ui.widgets.allocation_tree import TreeLayout
+from hlotop.ui.widgets.tree_layout import TreeLayout
 from hlotop.units import human_bytes, spaced_bytes
 
 _PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reported

@@ -35,7 +35,7 @@ from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.goto_step import GotoStepScreen
 from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.screens.search import SearchScreen
-from hlotop.ui.widgets.allocation_tree import AllocationTree, TreeLayout
+from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.grouped_view import GroupedView
 from hlotop.ui.widgets.key_bar import KeyBar
 from hlotop.ui.widgets.legend import Legend
@@ -45,6 +45,7 @@ from hlotop.ui.widgets.status_bar import StatusBar
 from hlotop.ui.widgets.steps import LiveIndex, StepIndex, step_summary
 from hlotop.ui.widgets.summary_bar import SummaryBar
 from hlotop.ui.widgets.timeline import Timeline
+from hlotop.ui.widgets.tree_layout import TreeLayout
 from hlotop.ui.widgets.value_detail import ValueDetail
 from hlotop.units import human_bytes
 

@@ -1,14 +1,16 @@
 """The allocation tree: every BufferAllocation (largest first, or by index), each one
 expandable to the values packed into it.
 
-Rows are a flat list of (allocation, value slot or None) rebuilt on expand/collapse;
-only the visible ones are rendered, so 100k allocations open as fast as 10.
+Rows are a flat list of (allocation, value slot or None) rebuilt on expand/collapse
+(while none is expanded, a view of the order that reads no allocation before its row
+is shown: a first look's are read from their lines); only the visible ones are
+rendered, so 100k allocations open as fast as 10. Its column widths and order come
+from :mod:`hlotop.ui.widgets.tree_layout`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import overload
 
@@ -20,120 +22,18 @@ from hlotop.model import (
     BufferAllocation,
     ModuleDump,
     ValueSlot,
-    format_shape_index,
 )
 from hlotop.model.memory_space import space_names
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.legend import plain, space_label, space_style
-from hlotop.ui.widgets.row_list import RowList, longest
+from hlotop.ui.widgets.row_list import RowList
+from hlotop.ui.widgets.tree_layout import SIZE_W, TreeLayout, kinds_text, sorted_allocations
 from hlotop.units import human_bytes
 
-SIZE_W = 9  # "999.99MiB"
 _index = attrgetter("index")
-_size = attrgetter("size")
-_value_id = attrgetter("value.id")
-_offset = attrgetter("offset")
 _shape = attrgetter("shape")
-# What the length of kinds_text depends on, but for the parameter number's digits (a
-# parameter has a ShapeIndex and nothing else has: see allocation_parts).
-_kinds_key = attrgetter(
-    "parameter_shape_index",
-    "output_shape",
-    "is_constant",
-    "is_thread_local",
-    "maybe_live_out",
-    "is_preallocated_temp",
-)
-_LABEL_MAX = 40
-_FIRST_ROWS = 200  # a first look's rows its layout reads (see TreeLayout.of)
-
-
-def kinds_text(alloc: BufferAllocation) -> str:
-    """``"parameter 4, maybe-live-out"``: the kinds, with the parameter number."""
-    out = []
-    for kind in alloc.kinds:
-        if kind == "parameter":
-            idx = format_shape_index(alloc.parameter_shape_index)
-            out.append(
-                f"parameter {alloc.parameter}" + (f" {idx}" if idx not in ("", "{}") else "")
-            )
-        else:
-            out.append(kind)
-    return ", ".join(out)
-
-
-def _digits(parameter: int | None) -> int:
-    return 0 if parameter is None else len(str(parameter))
-
-
-def _sorted(allocs, by_size: bool) -> list[BufferAllocation]:
-    out = sorted(allocs, key=_index)
-    if by_size:
-        out.sort(key=_size, reverse=True)  # stable: equal sizes stay by index
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class TreeLayout:
-    """The allocation tree's column widths (characters) and its rows by size: one pass
-    over every allocation and value of a dump, which a thread can make ahead of the
-    widget."""
-
-    idx_w: int
-    space_w: int
-    alloc_w: int
-    id_w: int
-    label_w: int
-    off_w: int
-    by_size: Sequence[BufferAllocation]
-
-    @classmethod
-    def of(cls, dump: ModuleDump) -> TreeLayout:
-        """One pass over ``dump``'s allocations and values (100k of them at 100 MB); of
-        a first look's :class:`~hlotop.model.AllocationLines`, over their columns and
-        the :data:`_FIRST_ROWS` largest allocations only (the rest are not read yet: the
-        look, completed, is laid out again)."""
-        names = space_names(dump)
-        allocs = dump.allocations
-        if isinstance(allocs, AllocationLines):
-            by_size: Sequence[BufferAllocation] = allocs.in_order(True)
-            indexes: Iterable[int] = allocs.indexes
-            colors: Iterable[int] = allocs.colors
-            widest = _widest_kinds(by_size[:_FIRST_ROWS])
-        else:
-            by_size = _sorted(allocs, True)
-            indexes, colors = map(_index, allocs), {a.color for a in allocs}
-            widest = _widest_kinds(allocs)
-        idx_w = len(str(max(indexes, default=0)))
-        space_w = max((len(space_label(c, names)) for c in set(colors)), default=7)
-        alloc_w = 2 + idx_w + 2 + SIZE_W + 2 + space_w + 2 + widest if allocs else 0
-        slots = [s for a in allocs for s in a.values] if not dump.preview else []
-        ids = list(map(_value_id, slots))
-        id_w = max(len(str(max(ids, default=0))), len(str(min(ids, default=0))))
-        label_w = longest((len(s.value.label) for s in slots), _LABEL_MAX, 0) if slots else 4
-        off_w = len(str(max(map(_offset, slots), default=0)))
-        return cls(idx_w, space_w, alloc_w, id_w, label_w, off_w, by_size)
-
-
-def _widest_kinds(allocs: Iterable[BufferAllocation]) -> int:
-    """The widest kinds text of ``allocs``' rows, with their values count."""
-    # _kinds_key -> length of kinds_text without the parameter number, worked out
-    # once (a dump has a few of them over 10^5 allocations)
-    kinds_w: dict[tuple, int] = {}
-    widest = 0
-    for a in allocs:
-        key = _kinds_key(a)
-        k = kinds_w.get(key)
-        if k is None:
-            k = kinds_w[key] = len(kinds_text(a)) - _digits(a.parameter)
-        if a.parameter is not None:
-            k += len(str(a.parameter))
-        n = len(a.values)
-        if k + 12 + len(str(n)) > widest:  # the widest this row can be
-            widest = max(widest, k + (0 if n == 1 else 12 + len(str(n))))
-    return widest
 
 
 class _AllocationRows(Sequence[tuple[BufferAllocation, None]]):
@@ -212,7 +112,7 @@ class AllocationTree(RowList):
         elif isinstance(self.dump.allocations, AllocationLines):
             allocs = self.dump.allocations.in_order(self.by_size)
         else:
-            allocs = _sorted(self.dump.allocations, self.by_size)
+            allocs = sorted_allocations(self.dump.allocations, self.by_size)
         self._order = allocs
         indexes = allocs.indexes if isinstance(allocs, AllocationsInOrder) else map(_index, allocs)
         self._position = {index: i for i, index in enumerate(indexes)}

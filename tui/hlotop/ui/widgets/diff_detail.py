@@ -13,9 +13,9 @@ from hlotop.model import ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_names
 from hlotop.safe_text import printable
 from hlotop.ui.diff_data import DiffData
-from hlotop.ui.widgets.allocation_tree import kinds_text
 from hlotop.ui.widgets.diff_headline import change_text
 from hlotop.ui.widgets.legend import plain, space_label
+from hlotop.ui.widgets.tree_layout import kinds_text
 from hlotop.ui.widgets.value_detail import ValueDetail, split_shape
 from hlotop.units import human_bytes
 

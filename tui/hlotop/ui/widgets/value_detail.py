@@ -27,9 +27,9 @@ from hlotop.safe_text import printable
 from hlotop.shapes import ArrayShape, BufferShape, try_parse_shape
 from hlotop.ui.bindings import bindings
 from hlotop.ui.textual_compat import set_virtual_size
-from hlotop.ui.widgets.allocation_tree import kinds_text
 from hlotop.ui.widgets.legend import plain, space_label, space_style
 from hlotop.ui.widgets.steps import instruction_at
+from hlotop.ui.widgets.tree_layout import kinds_text
 from hlotop.units import human_bytes
 
 _MAX_LISTED = 200  # lines of a list (uses, positions, stack)
