@@ -124,11 +124,23 @@ async def test_a_glance_comes_first_then_its_figures_then_the_whole_dump(monkeyp
         assert _tree(app).current()[0].index == chosen  # the rows and cursor are kept
         await pilot.press("o")
         assert isinstance(app.screen, OverviewScreen)
-        await pilot.press("escape")
-        whole_dump.set()
+        await pilot.pause()
+        figures = screen_text(app)
+        # What the first look has is XLA's: its printed step and list; hlotop's own
+        # measures need the live ranges, and say so.
+        assert f"{a.peak_step}  (XLA's printed peak line)" in figures
+        assert f"the sum of XLA's list 'Live ranges at {a.peak_step} (peak)'" in figures
+        assert "prints no peak list" not in figures
+        assert figures.count("loading… (with the values and live ranges)") == 2
+        whole_dump.set()  # the figures left open take the whole dump in
         while "painted" not in app.milestones:
             await pilot.pause(0.02)
         await pilot.pause()
+        figures = screen_text(app)
+        assert isinstance(app.screen, OverviewScreen) and "loading" not in figures
+        assert f"Logical at peak   {human_bytes(a.peak_logical_bytes)}" in figures
+        assert f"{a.peak_step}  (XLA's sweep)" in figures
+        await pilot.press("escape")
         assert app.screen.dump.preview is None
         assert _tree(app).current()[0].index == chosen
 

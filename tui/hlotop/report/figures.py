@@ -46,6 +46,8 @@ def peak_rows(module: ModuleDump) -> list[tuple[str, Text]]:
     if a.peak_step is None:
         return []
     live = module.live_range
+    if module.preview is not None:  # a big dump's first look: no values or live ranges yet
+        return _first_look_peak_rows(module)
     if a.peak_bytes_source == "list" and live is not None and live.peak is not None:
         how = f"  the sum of XLA's list 'Live ranges at {live.peak.time} (peak)'"
     else:
@@ -82,6 +84,21 @@ def peak_rows(module: ModuleDump) -> list[tuple[str, Text]]:
         )
     )
     return rows
+
+
+_LOADING = Text("loading… (with the values and live ranges)", style="italic")
+
+
+def _first_look_peak_rows(module: ModuleDump) -> list[tuple[str, Text]]:
+    """:func:`peak_rows` of a first look: XLA's printed figure if it was added up, and
+    hlotop's measures as still loading."""
+    a = module.analysis
+    if a.peak_bytes_source == "list":
+        how = f"  the sum of XLA's list 'Live ranges at {a.peak_step} (peak)'"
+        xla = Text.assemble(_bytes(a.peak_bytes), (how, "dim"))
+    else:
+        xla = Text(f"at step {a.peak_step}; its bytes: loading…", style="italic")
+    return [("XLA's peak", xla), ("Logical at peak", _LOADING), ("Occupied at peak", _LOADING)]
 
 
 def memory_stats_table(module: ModuleDump) -> Group | None:
@@ -148,19 +165,24 @@ def spaces_table(module: ModuleDump) -> Group:
     table.add_column("peak", justify="right")
     table.add_column("step", justify="right")
     table.add_column("padding", justify="right")
+    first_look = module.preview is not None  # no values or live ranges yet
     for space in a.memory_spaces:
         cells = [Text(f"{space.name} (color {space.color})", style=space_style(space.color))]
         if labels:
             cells.append(Text(printable(space.dump_name or "")))
-        cells += [
-            Text(human_bytes(space.total_bytes)),
-            Text(f"{space.allocations:,}"),
-            Text(human_bytes(space.peak_bytes) if space.peak_step is not None else "-"),
-            Text(str(space.peak_step) if space.peak_step is not None else "-"),
-            Text(human_bytes(space.padding_bytes)),
-        ]
+        cells += [Text(human_bytes(space.total_bytes)), Text(f"{space.allocations:,}")]
+        if first_look:
+            cells += [Text("…", style="italic")] * 3
+        else:
+            cells += [
+                Text(human_bytes(space.peak_bytes) if space.peak_step is not None else "-"),
+                Text(str(space.peak_step) if space.peak_step is not None else "-"),
+                Text(human_bytes(space.padding_bytes)),
+            ]
         table.add_row(*cells)
     note = "label: the dump's own; peak: most bytes occupied at once"
+    if first_look:
+        note += "; peak and padding: loading…"
     return Group(_heading("By memory space", note), table)
 
 

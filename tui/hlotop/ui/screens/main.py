@@ -208,6 +208,9 @@ class MainScreen(Screen):
             self._start(carry)
         if self._search is not None:
             self._search.set_values(dump.analysis.values)
+        for screen in self.app.screen_stack:  # figures open over the first look
+            if isinstance(screen, OverviewScreen):
+                screen.show(dump)
         self.call_after_refresh(self._painted)
 
     def complete_first_look(self, whole: ModuleDump, layout: TreeLayout) -> None:

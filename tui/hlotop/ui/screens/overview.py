@@ -37,7 +37,9 @@ def figures_renderable(dump: ModuleDump) -> Group:
     )
     a = dump.analysis
     if a.peak_step is not None:
-        overview.add_row("Peak step", Text(f"{a.peak_step}  (XLA's sweep)"))
+        # a big dump's first look reads the step XLA printed; the whole dump sweeps
+        how = "XLA's printed peak line" if dump.preview is not None else "XLA's sweep"
+        overview.add_row("Peak step", Text(f"{a.peak_step}  ({how})"))
     for label, text in peak_rows(dump):
         overview.add_row(label, text)
     parts: list[RenderableType] = [overview]
@@ -65,6 +67,12 @@ class OverviewScreen(ModalScreen[None]):
         with VerticalScroll(id="overview-body", classes="modal-body") as body:
             body.border_title = "Figures · esc closes"
             yield Static(figures_renderable(self.dump), id="overview-text")
+
+    def show(self, dump: ModuleDump) -> None:
+        """Show the figures of ``dump`` (the whole of the dump whose first look these
+        were)."""
+        self.dump = dump
+        self.query_one("#overview-text", Static).update(figures_renderable(dump))
 
     def action_close(self) -> None:
         self.dismiss(None)
