@@ -146,6 +146,26 @@ async def test_a_glance_comes_first_then_its_figures_then_the_whole_dump(monkeyp
 
 
 @pilot_test
+async def test_a_glance_that_cannot_be_completed_waits_for_the_whole_dump(monkeypatch):
+    """Working out a glance's figures failing (a bug, say) is not the app's end: the
+    figures stay labelled as loading and the whole dump brings them, as when a first
+    look itself fails."""
+
+    def broken(first):
+        raise RuntimeError("a bug in the first look's figures")
+
+    monkeypatch.setattr(app_module, "completed", broken)
+    path = sample(BIG)
+    app = HlotopApp(path, open_preview=lambda: glance(path, from_bytes=0))
+    async with app.run_test(size=(150, 40)) as pilot:
+        await started(app, pilot)
+        assert app.return_code is None and app.screen.dump.preview is None
+        stats = load(path, lazy=True).analysis.memory_stats
+        assert stats is not None
+        assert f"arg {human_bytes(stats.argument_size_in_bytes)} " in screen_text(app)
+
+
+@pilot_test
 async def test_without_a_first_look_every_allocation_shows_with_the_whole_dump():
     app = HlotopApp(sample(TPU))  # small: no first look
     async with app.run_test(size=(120, 40)) as pilot:

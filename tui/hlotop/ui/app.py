@@ -234,8 +234,11 @@ class HlotopApp(CrashGuard, App[None]):
         self._preview_painted.wait(_PREVIEW_PAINT_WAIT)
         if head.reading_allocations and not self.exiting:
             # A glance: every allocation read and analysed now, laid out here.
-            whole = completed(head)
-            layout = TreeLayout.of(whole)
+            try:
+                whole = completed(head)
+                layout = TreeLayout.of(whole)
+            except Exception:  # noqa: BLE001 - as a first look that fails: the load says
+                return
             try:
                 self.call_from_thread(self._complete_preview, whole, layout)
             except Exception:  # noqa: BLE001 - the app is exiting
