@@ -167,7 +167,7 @@ def analyze(
 
 
 def memory_spaces(
-    allocations: tuple[BufferAllocation, ...],
+    allocations: Sequence[BufferAllocation],
     totals: Mapping[int, int],
     padding: Mapping[int, int],
     occupied: Mapping[int, Sequence[int]],

@@ -107,7 +107,7 @@ def glance(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Module
     if total_bytes is None and values_head:
         total_bytes = _total(b"\n" + values_head)
     sections = ParsedSections(
-        allocations=allocations,  # type: ignore[arg-type]  # a lazy sequence of them
+        allocations=allocations,  # read on first use
         total_bytes_used=total_bytes,
         input_output_alias=read_io_alias(main),  # one line of the HLO text beside it
     )

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from hlotop.model.allocation import BufferAllocation
@@ -22,7 +22,7 @@ from hlotop.model.values import UsedValue
 class ParsedSections:
     """What the parser read out of one or more files of a module."""
 
-    allocations: tuple[BufferAllocation, ...] = ()
+    allocations: Sequence[BufferAllocation] = ()  # a tuple, or a first look's AllocationLines
     total_bytes_used: int | None = None
     # Lazy when read from a file (its text a str, or bytes when it is all ASCII).
     used_values: UsedValues[str] | UsedValues[bytes] | tuple[UsedValue, ...] = ()
@@ -56,7 +56,7 @@ class ModuleDump:
     preview: tuple[int, int] | None = None
 
     @property
-    def allocations(self) -> tuple[BufferAllocation, ...]:
+    def allocations(self) -> Sequence[BufferAllocation]:
         """The allocations in index order."""
         return self.sections.allocations
 
