@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+import hlotop.loading.preview as preview_module
 import hlotop.ui.app as app_module
 from conftest import BIG, sample
 from hlotop.loading.loader import load
@@ -163,6 +164,38 @@ async def test_a_glance_that_cannot_be_completed_waits_for_the_whole_dump(monkey
         stats = load(path, lazy=True).analysis.memory_stats
         assert stats is not None
         assert f"arg {human_bytes(stats.argument_size_in_bytes)} " in screen_text(app)
+
+
+@pilot_test
+async def test_a_glance_without_a_printed_total_adds_up_the_sizes_unread(tmp_path, monkeypatch):
+    """A dump that prints no 'Total bytes used' (before 2019): the header's total is
+    the allocations' sizes added up, from the glance's columns, not by reading every
+    allocation on the UI thread."""
+    text = open(sample(BIG)).read()
+    start = text.index("Total bytes used:")
+    cut = tmp_path / "no-total-buffer-assignment.txt"
+    cut.write_text(text[:start] + text[text.index("\n", start) + 1 :])
+    read: list[int] = []
+    real_read = preview_module._read_allocation
+
+    def spy(line_bytes, line):
+        read.append(line)
+        return real_read(line_bytes, line)
+
+    monkeypatch.setattr(preview_module, "_read_allocation", spy)
+    held = threading.Event()  # the completion waits until the end
+    real_completed = app_module.completed
+    monkeypatch.setattr(app_module, "completed", lambda g: held.wait(30) and real_completed(g))
+    first = glance(cut, from_bytes=0)
+    assert first is not None and first.total_bytes_used is None
+    app = HlotopApp(str(cut), open_dump=lambda: load(cut, lazy=True), open_preview=lambda: first)
+    async with app.run_test(size=(150, 40)) as pilot:
+        while "preview" not in app.milestones:
+            await pilot.pause(0.01)
+        sizes = sum(first.allocations.sizes)
+        assert f"total {human_bytes(sizes)} in " in screen_text(app)
+        assert 0 < len(read) < len(first.allocations)  # the rows shown, the layout's
+        held.set()
 
 
 @pilot_test

@@ -51,8 +51,8 @@ class SummaryBar(Widget):
             text.append(" │ total ")
             text.append("unknown: no buffer assignment", style="bold yellow")
         else:
-            if total is None:
-                total = sum(x.size for x in d.allocations)
+            if total is None:  # the allocations' sizes (a first look reads no allocation)
+                total = sum(a.totals_by_color.values())
             text.append(" │ total ")
             text.append(human_bytes(total), style="bold")
             if wide:
