@@ -95,7 +95,12 @@ async def test_a_glance_comes_first_then_its_figures_then_the_whole_dump(monkeyp
         return load(path, lazy=True)
 
     monkeypatch.setattr(app_module, "completed", held_completed)
-    app = HlotopApp(path, open_dump=slow_load, open_preview=lambda: glance(path, from_bytes=0))
+    app = HlotopApp(
+        path,
+        open_dump=slow_load,
+        open_preview=lambda: glance(path, from_bytes=0),
+        capacity=(16 << 30, "16 GiB"),
+    )
     whole = load(path, lazy=True)
     a = whole.analysis
     async with app.run_test(size=(150, 40)) as pilot:
@@ -106,6 +111,7 @@ async def test_a_glance_comes_first_then_its_figures_then_the_whole_dump(monkeyp
         assert f"total {human_bytes(whole.total_bytes_used)} in " in text
         assert f"peak at step {a.peak_step} · bytes: loading…" in text
         assert "memory_analysis: loading…" in text and "memory_analysis arg" not in text
+        assert "headroom: loading…" in text  # it needs JAX's figures
         await pilot.press("o")  # not yet: the figures would be missing
         assert not isinstance(app.screen, OverviewScreen)
         assert "still being worked out" in "".join(str(n.message) for n in app._notifications)
@@ -121,6 +127,7 @@ async def test_a_glance_comes_first_then_its_figures_then_the_whole_dump(monkeyp
         stats = a.memory_stats
         assert stats is not None
         assert f"arg {human_bytes(stats.argument_size_in_bytes)} " in text
+        assert "headroom " in text and "headroom: loading" not in text
         assert "values: loading…" in text and app.screen.dump.preview is not None
         assert _tree(app).current()[0].index == chosen  # the rows and cursor are kept
         await pilot.press("o")

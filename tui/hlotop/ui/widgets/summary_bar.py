@@ -73,7 +73,9 @@ class SummaryBar(Widget):
         capacity = getattr(self.app, "capacity", None)
         if capacity is not None:
             need = required_bytes(d)
-            if need is not None:
+            if need is None and d.reading_allocations:  # a first look: JAX's figures next
+                text.append(" │ headroom: loading…", style="italic")
+            elif need is not None:
                 room = capacity[0] - need
                 text.append(" │ ")
                 if room >= 0:
