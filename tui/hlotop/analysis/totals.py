@@ -4,7 +4,7 @@ bytes by memory space."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from hlotop.model import (
     KIND_CONSTANT,
@@ -59,7 +59,14 @@ def kind_totals(allocations: Sequence[BufferAllocation]) -> tuple[dict[str, int]
 
 def totals_by_color(allocations: Sequence[BufferAllocation]) -> dict[int, int]:
     """Bytes of the allocations of each memory space (color), colors ascending."""
+    return bytes_by_color((a.color for a in allocations), (a.size for a in allocations))
+
+
+def bytes_by_color(colors: Iterable[int], sizes: Iterable[int]) -> dict[int, int]:
+    """The ``sizes`` (bytes) added up by their ``colors`` (one each, in the same
+    order), colors ascending: :func:`totals_by_color` of allocations given as columns
+    (a first look's, :class:`~hlotop.model.AllocationLines`)."""
     out: dict[int, int] = defaultdict(int)
-    for alloc in allocations:
-        out[alloc.color] += alloc.size
+    for color, size in zip(colors, sizes, strict=True):
+        out[color] += size
     return dict(sorted(out.items()))

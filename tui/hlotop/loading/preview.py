@@ -32,6 +32,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from hlotop.analysis.analyze import analyze
+from hlotop.analysis.totals import bytes_by_color
 from hlotop.loading.discover import module_files, module_name, resolve, split_module_prefix
 from hlotop.loading.errors import LoadError
 from hlotop.loading.module_text import read_io_alias
@@ -111,13 +112,6 @@ def glance(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Module
         total_bytes_used=total_bytes,
         input_output_alias=read_io_alias(main),  # one line of the HLO text beside it
     )
-    colors = set(allocations.colors)
-    totals: dict[int, int] = {}
-    if len(colors) == 1:  # most dumps: one memory space
-        totals[colors.pop()] = sum(allocations.sizes)
-    else:
-        for color, size in zip(allocations.colors, allocations.sizes, strict=True):
-            totals[color] = totals.get(color, 0) + size
     analysis = Analysis(
         values=[],
         by_id=ValuesById([]),
@@ -129,7 +123,7 @@ def glance(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Module
         peak_occupied_bytes=0,
         totals_by_kind={},
         allocations_by_kind={},
-        totals_by_color={color: totals[color] for color in sorted(totals)},
+        totals_by_color=bytes_by_color(allocations.colors, allocations.sizes),
         allocation_of=allocations.by_index(),
     )
     return ModuleDump(
