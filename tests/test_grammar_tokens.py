@@ -14,6 +14,7 @@ from parsy import ParseError
 from conftest import SAMPLES
 from hlotop.parse import allocations, live_range, memory_report, stack_trace, values
 from hlotop.parse.dump import split_lines
+from hlotop.parse.line_form import _group_names
 
 FORMS = {
     "allocation": allocations.ALLOCATION_HEAD,
@@ -55,6 +56,34 @@ def test_fast_path_agrees_with_the_fine_grammar(kind):
                 )
             assert form.build(m, *context) == fine, line
     assert matched > 0 or kind in ("value (pre-2019)", "cross-color reuse")
+
+
+@pytest.mark.parametrize("kind", FORMS)
+def test_a_pass_keeping_some_fields_matches_the_same_lines_and_reads_them_alike(kind):
+    """``body_keeping`` is the fast path with groups for the named fields only (the
+    first look takes an allocation line's index, size and colour so): on every line of
+    the samples it matches exactly where the fast path matches, and its groups hold
+    the text of those fields that the fast path's do."""
+    import re
+
+    form = FORMS[kind]
+    fields = _group_names(form.parts)  # the fast path's group of each, in order
+    kept = [f for f in fields[:: max(1, len(fields) // 2)][:3] if fields.count(f) == 1]
+    lean = re.compile(form.body_keeping(*kept) + r"\Z")
+    assert kept and lean.groups == len(kept)
+    whole = {name: fields.index(name) for name in kept}
+    matched = 0
+    for path in DUMPS + REPORTS:
+        for line in split_lines(Path(path).read_text()):
+            line = line.lstrip("\t") if kind == "report row" else line
+            m, k = form.match(line), lean.match(line)
+            assert (m is None) == (k is None), line
+            if m is not None and k is not None:
+                matched += 1
+                assert k.groups() == tuple(m.groups()[whole[name]] for name in kept), line
+    assert matched > 0 or kind in ("value (pre-2019)", "cross-color reuse")
+    with pytest.raises(ValueError, match="no field 'nonesuch'"):
+        form.body_keeping("nonesuch")
 
 
 @pytest.mark.parametrize(

@@ -74,6 +74,30 @@ def test_overlap_is_two_live_slices_sharing_bytes(spans, overlap):
     assert _overlap(list(reversed(spans))) is overlap
 
 
+@pytest.mark.parametrize("pairwise", [0, 12, 1000])
+def test_the_pairwise_check_and_the_sweep_agree_on_random_spans(pairwise, monkeypatch):
+    """Up to ``_PAIRWISE`` spans every pair is compared, above it the spans are swept:
+    with the bound set to none, the default and all, each finds an overlap exactly
+    where two spans share bytes at a common step."""
+    import hlotop.analysis.occupancy as occupancy
+
+    monkeypatch.setattr(occupancy, "_PAIRWISE", pairwise)
+    rng = random.Random(5)
+    seen = set()
+    for trial in range(400):
+        spans = []
+        for _ in range(rng.randint(1, 30)):
+            offset, first = rng.randrange(0, 200, 4), rng.randint(0, 40)
+            spans.append((offset, offset + rng.choice([4, 8]), first, first + rng.randint(0, 3)))
+        brute = any(
+            a[0] < b[1] and b[0] < a[1] and a[2] <= b[3] and b[2] <= a[3]
+            for a, b in itertools.combinations(spans, 2)
+        )
+        assert _overlap(spans) is brute, trial
+        seen.add(brute)
+    assert seen == {True, False}
+
+
 def test_random_allocations_match_the_union_of_their_live_slices():
     rng = random.Random(9)
     for trial in range(200):

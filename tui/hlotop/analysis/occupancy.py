@@ -16,6 +16,8 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
+from math import inf
+from operator import itemgetter
 
 from hlotop.model import BufferAllocation, ValueInfo
 
@@ -87,6 +89,13 @@ def _merged(offset: int, stop: int, steps: list[int]) -> list[tuple[int, int, in
     """The live spans ``(offset, end offset, first step, last step)`` of one slice
     taken by several values, whose ``steps`` are ``[first, last, first, last, ...]``:
     spans that overlap or touch merged into one (the slice is in use throughout)."""
+    if len(steps) == 4:  # two values (the most common: a parameter and its alias)
+        a, b, c, d = steps
+        if c < a:
+            a, b, c, d = c, d, a, b
+        if c <= b + 1:
+            return [(offset, stop, a, max(b, d))]
+        return [(offset, stop, a, b), (offset, stop, c, d)]
     pairs = sorted(zip(steps[::2], steps[1::2], strict=True))
     out = []
     first, last = pairs[0]
@@ -101,20 +110,37 @@ def _merged(offset: int, stop: int, steps: list[int]) -> list[tuple[int, int, in
     return out
 
 
+# Up to this many spans every pair is compared: most allocations with more than one
+# slice have a handful, and for them this takes a fifth of the sweep's time.
+_PAIRWISE = 12
+_FIRST, _LAST = itemgetter(2), itemgetter(3)  # of a span
+
+
 def _overlap(spans: list[tuple[int, int, int, int]]) -> bool:
     """Whether two of one allocation's ``spans`` (distinct slices, or one slice's
-    disjoint spans) are live at a common step over address ranges that overlap: a
-    sweep over the first steps, with the live spans' offsets kept sorted."""
+    disjoint spans) are live at a common step over address ranges that overlap: each
+    pair compared, or for more than :data:`_PAIRWISE` spans a sweep over the first
+    steps, with the live spans' offsets kept sorted."""
     n = len(spans)
-    starts = sorted(range(n), key=lambda k: spans[k][2])
-    stops = sorted(range(n), key=lambda k: spans[k][3])
+    if n <= _PAIRWISE:
+        for k, (offset, stop, first, last) in enumerate(spans):
+            for other_offset, other_stop, other_first, other_last in spans[k + 1 :]:
+                if (
+                    offset < other_stop
+                    and other_offset < stop
+                    and first <= other_last
+                    and other_first <= last
+                ):
+                    return True
+        return False
+    by_last = sorted(spans, key=_LAST)
+    lasts = [*map(_LAST, by_last), inf]  # ends with one no span reaches: no bound check
     offsets: list[int] = []  # of the live spans, ascending (distinct while none overlap)
     stop_at: dict[int, int] = {}  # offset of a live span -> its end offset
     j = 0
-    for k in starts:
-        offset, stop, first, _ = spans[k]
-        while j < n and spans[stops[j]][3] < first:  # spans over before this one starts
-            gone = spans[stops[j]][0]
+    for offset, stop, first, _ in sorted(spans, key=_FIRST):
+        while lasts[j] < first:  # spans over before this one starts
+            gone = by_last[j][0]
             del offsets[bisect_left(offsets, gone)]
             del stop_at[gone]
             j += 1

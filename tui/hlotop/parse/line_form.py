@@ -34,8 +34,9 @@ Pairs = list[tuple[str, Any]]
 class Part:
     """A piece of a line form."""
 
-    def regex(self) -> str:
-        """This part as (a piece of) a regular expression, one group per field."""
+    def regex(self, keep: frozenset[str] | None = None) -> str:
+        """This part as (a piece of) a regular expression, one group per field (per
+        field named in ``keep``, if given: the others match without a group)."""
         raise NotImplementedError
 
     def parser(self) -> Parser:
@@ -59,7 +60,7 @@ class Lit(Part):
 
     text: str
 
-    def regex(self) -> str:
+    def regex(self, keep: frozenset[str] | None = None) -> str:
         return re.escape(self.text)
 
     def parser(self) -> Parser:
@@ -79,7 +80,7 @@ class Skip(Part):
     pattern: str
     desc: str
 
-    def regex(self) -> str:
+    def regex(self, keep: frozenset[str] | None = None) -> str:
         return f"(?:{self.pattern})"
 
     def parser(self) -> Parser:
@@ -108,7 +109,9 @@ class Field(Part):
     convert: Callable[[str], Any] = _identity
     default: Any = None
 
-    def regex(self) -> str:
+    def regex(self, keep: frozenset[str] | None = None) -> str:
+        if keep is not None and self.name not in keep:
+            return f"(?:{self.pattern})"
         return f"({self.pattern})"
 
     def parser(self) -> Parser:
@@ -151,8 +154,8 @@ class Opt(Part):
     def __init__(self, *parts: Part):
         self.parts = parts
 
-    def regex(self) -> str:
-        return "(?:" + "".join(p.regex() for p in self.parts) + ")?"
+    def regex(self, keep: frozenset[str] | None = None) -> str:
+        return "(?:" + "".join(p.regex(keep) for p in self.parts) + ")?"
 
     def parser(self) -> Parser:
         return seq(*(p.parser() for p in self.parts)).map(_flat).optional().map(lambda r: r or [])
@@ -172,8 +175,8 @@ class Nested(Part):
         self.name, self.make, self.parts = name, make, parts
         self.defaults = [f for p in parts for f in p.field_names()]
 
-    def regex(self) -> str:
-        return "".join(p.regex() for p in self.parts)
+    def regex(self, keep: frozenset[str] | None = None) -> str:
+        return "".join(p.regex(keep) for p in self.parts)
 
     def parser(self) -> Parser:
         name, make, defaults = self.name, self.make, self.defaults
@@ -266,11 +269,17 @@ class LineForm:
         self._whole = self.fine << eof
         self.build: Callable[..., Any] = self._builder()
 
-    def group_of(self, name: str) -> int:
-        """The number of the fast path's group that holds field ``name`` (one of this
-        form's own, or of an object nested in it). Raises ``ValueError`` if it has
-        none of that name."""
-        return _group_names(self.parts).index(name) + 1
+    def body_keeping(self, *names: str) -> str:
+        """The fast path's regular expression (without its end anchor) with a group for
+        each field in ``names`` only, in the order the line prints them: for a pass
+        that takes a few fields of every line (the first look's index, size and
+        colour) and would only pay for the others' groups. Raises ``ValueError`` if
+        this form has no field of one of the names."""
+        fields = _group_names(self.parts)
+        for name in names:
+            if name not in fields:
+                raise ValueError(f"{self.what} has no field {name!r}")
+        return "".join(p.regex(frozenset(names)) for p in self.parts)
 
     def _builder(self) -> Callable[..., Any]:
         """``build(match, *context)``: the object from the fast path's match, made by
