@@ -49,8 +49,9 @@ from hlotop.parse.allocations import ALLOCATION_HEAD
 
 PREVIEW_FROM = 1 << 20  # bytes: a smaller dump loads whole about as fast
 _CHUNK = 1 << 23  # bytes read at a time while looking for the end of the allocations
-# Lines that end the allocation section.
-_AFTER_ALLOCATIONS = (b"\nTotal bytes used:", b"\nUsed values:", b"\nHloLiveRange")
+# Lines that end the allocation section (one search for the three: half the time of
+# three finds).
+_AFTER_ALLOCATIONS = re.compile(rb"\n(?:Total bytes used:|Used values:|HloLiveRange)")
 # Each found by its line end and literal start ("\nallocation "): a "^" in the pattern
 # would make the search try every line (three times as long). Group 1 is the line,
 # then its index, size and colour: the form's other fields match without a group (a
@@ -87,20 +88,22 @@ def glance(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Module
         total = sum(f.stat().st_size for f, _ in files)
         if total < from_bytes:
             return None
-        if split_module_prefix(main) is not None:
-            kinds = dict((kind, f) for f, kind in files)
+        kinds = {kind: f for f, kind in files} if split_module_prefix(main) else {}
+        if kinds:  # a split module's file named: its allocations are in one of them
             allocations_file = kinds.get("buffer-assignment")
             if allocations_file is None:
                 return None
             main = allocations_file
-            with open(main, "rb") as f:  # the allocation section is the whole file
+        if "values" in kinds or "live-range" in kinds:
+            # A split module: the allocation section is the whole file.
+            with open(main, "rb") as f:
                 head = f.read()
             read = len(head)
             values = kinds.get("values")
             if values is not None:  # its first lines hold Total bytes used (jax >= 0.10)
                 with open(values, "rb") as f:
                     values_head = f.read(4096)
-        else:
+        else:  # a combined dump (named as a split module's first file, or not)
             head, read = _allocation_section(main)
         peak_step, _ = _peak(_peak_file(main, files), with_bytes=False)
     except (LoadError, OSError):
@@ -183,12 +186,13 @@ def _allocation_section(path: Path) -> tuple[bytes, int]:
         while chunk := f.read(_CHUNK):
             looked_from = max(len(data) - 32, 0)
             data += chunk
-            ends = [at for at in (data.find(m, looked_from) for m in _AFTER_ALLOCATIONS) if at >= 0]
-            if ends:
-                line_end = data.find(b"\n", min(ends) + 1)
+            end = _AFTER_ALLOCATIONS.search(data, looked_from)
+            if end is not None:
+                line_end = data.find(b"\n", end.start() + 1)
                 if line_end < 0:
                     line_end = len(data)
-                return bytes(data[: line_end + 1]), len(data)
+                with memoryview(data) as view:  # one copy, not two
+                    return bytes(view[: line_end + 1]), len(data)
     return bytes(data), len(data)
 
 
