@@ -110,6 +110,24 @@ def test_json_schema_and_figures(capsys):
     assert doc["diagnostics"] == []
 
 
+def test_json_loads_no_terminal_rendering():
+    """``--json`` writes no rich text: rich's console (40 ms of imports, a tenth of a
+    small dump's whole run) is not imported by it, while ``--summary`` needs it."""
+    code = (
+        "import sys; from hlotop.cli import main; rc = main(sys.argv[1:]); "
+        "print('rich.console' in sys.modules, file=sys.stderr); sys.exit(rc)"
+    )
+    for flag, imported in (("--json", "False"), ("--summary", "True")):
+        run = subprocess.run(
+            [sys.executable, "-c", code, str(SEED3), flag],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 0, run.stderr
+        assert run.stderr.strip().splitlines()[-1] == imported, flag
+
+
 def test_json_stack_trace_tree(capsys):
     assert main(["--json", sample("seeds/000_aa093b3e4f73e23a.txt")]) == 0
     tree = json.loads(capsys.readouterr().out)["stack_trace"]

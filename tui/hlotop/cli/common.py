@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import contextmanager
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from hlotop.safe_text import printable
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def error(message: str) -> int:
@@ -56,6 +58,9 @@ def reporting():
 def report_console() -> Console:
     """The console a text report is printed on: the terminal's width, or
     :data:`hlotop.report.summary.PIPE_WIDTH` columns when stdout is not a terminal."""
+    # Imported here: --json and the browser's start need none of rich.console's 40 ms.
+    from rich.console import Console
+
     from hlotop.report.summary import PIPE_WIDTH
 
     console = Console(highlight=False)
