@@ -149,6 +149,26 @@ def test_metadata_unescapes_c_escapes():
     assert (info.source_file, info.source_line, info.stack_frame_id) == ("/a b.py", 7, 3)
 
 
+@pytest.mark.parametrize(
+    ("escaped", "text"),
+    [
+        (r"params[\'params\'][\'h_0\']", "params['params']['h_0']"),  # quotes only
+        (r"say \"hi\" and \'bye\'", "say \"hi\" and 'bye'"),
+        (r"a\\\'b", "a\\'b"),  # an escaped backslash before an escaped quote
+        (r"a\\'", "a\\'"),  # an escaped backslash, then a bare quote
+        (r"\'\x1b\'", "'\x1b'"),  # quotes and another escape
+        (r"tab\there", "tab\there"),
+        ("plain", "plain"),
+    ],
+)
+def test_unescape_reads_absl_c_escapes_with_or_without_the_quotes_shortcut(escaped, text):
+    """A text whose every backslash escapes a quote (pytree paths in op_names) is read
+    by plain replacement; any other is read escape by escape: both as CUnescape does."""
+    from hlotop.parse.instruction import _ESCAPE, _unescape_one, unescape
+
+    assert unescape(escaped) == text == _ESCAPE.sub(_unescape_one, escaped)
+
+
 BUFFER_ASSIGNMENTS = [
     p
     for p in DUMPS

@@ -40,7 +40,13 @@ def _unescape_one(m: re.Match) -> str:
 
 def unescape(text: str) -> str:
     """Undo absl::CEscape (``\\"``, ``\\\\``, ``\\n``, ``\\x1b``, ``\\033``)."""
-    return _ESCAPE.sub(_unescape_one, text) if "\\" in text else text
+    if "\\" not in text:
+        return text
+    if text.count("\\") == text.count("\\'") + text.count('\\"'):
+        # Every backslash escapes a quote: a pytree path's op_name, params['h_0']['w'],
+        # the commonest escaped text (one call, not a callback per quote).
+        return text.replace("\\'", "'").replace('\\"', '"')
+    return _ESCAPE.sub(_unescape_one, text)
 
 
 _QUOTED_BODY = r'[^"\\]*(?:\\.[^"\\]*)*'  # unrolled: no alternation per character
