@@ -33,7 +33,7 @@ from pathlib import Path
 
 from hlotop.analysis.analyze import analyze
 from hlotop.analysis.totals import bytes_by_color
-from hlotop.loading.discover import module_files, module_name, resolve, split_module_prefix
+from hlotop.loading.discover import module_files, module_name, resolve
 from hlotop.loading.errors import LoadError
 from hlotop.loading.module_text import read_io_alias
 from hlotop.model import (
@@ -88,7 +88,7 @@ def glance(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Module
         total = sum(f.stat().st_size for f, _ in files)
         if total < from_bytes:
             return None
-        kinds = {kind: f for f, kind in files} if split_module_prefix(main) else {}
+        kinds = {kind: f for f, kind in files if kind is not None}  # a split module's
         if kinds:  # a split module's file named: its allocations are in one of them
             allocations_file = kinds.get("buffer-assignment")
             if allocations_file is None:
@@ -238,9 +238,8 @@ def _read_allocation(line_bytes: bytes, line: int) -> BufferAllocation:
 
 
 def _peak_file(main: Path, files: list[tuple[Path, str | None]]) -> Path | None:
-    """The file of the module of ``main`` (its ``files``) that holds the live ranges."""
-    if split_module_prefix(main) is None:
-        return main
+    """The file of the module of ``main`` (its ``files``) that holds the live ranges:
+    a split module's live-range file, else ``main`` itself."""
     return next((f for f, kind in files if kind == "live-range"), main)
 
 

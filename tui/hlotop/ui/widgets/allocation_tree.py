@@ -17,7 +17,6 @@ from typing import overload
 from rich.text import Text
 
 from hlotop.model import (
-    AllocationLines,
     AllocationsInOrder,
     BufferAllocation,
     ModuleDump,
@@ -109,8 +108,6 @@ class AllocationTree(RowList):
         allocs: Sequence[BufferAllocation]
         if self.by_size and by_size is not None:
             allocs = by_size
-        elif isinstance(self.dump.allocations, AllocationLines):
-            allocs = self.dump.allocations.in_order(self.by_size)
         else:
             allocs = sorted_allocations(self.dump.allocations, self.by_size)
         self._order = allocs

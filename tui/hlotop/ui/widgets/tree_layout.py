@@ -50,8 +50,13 @@ def _digits(parameter: int | None) -> int:
     return 0 if parameter is None else len(str(parameter))
 
 
-def sorted_allocations(allocs: Iterable[BufferAllocation], by_size: bool) -> list[BufferAllocation]:
-    """``allocs`` by index, or largest first (equal sizes by index)."""
+def sorted_allocations(
+    allocs: Sequence[BufferAllocation], by_size: bool
+) -> Sequence[BufferAllocation]:
+    """``allocs`` by index, or largest first (equal sizes by index); a first look's
+    :class:`~hlotop.model.AllocationLines` sorted by their columns, none read."""
+    if isinstance(allocs, AllocationLines):
+        return allocs.in_order(by_size)
     out = sorted(allocs, key=_index)
     if by_size:
         out.sort(key=_size, reverse=True)  # stable: equal sizes stay by index
@@ -80,13 +85,13 @@ class TreeLayout:
         look, completed, is laid out again)."""
         names = space_names(dump)
         allocs = dump.allocations
+        by_size = sorted_allocations(allocs, True)
+        indexes: Iterable[int]
+        colors: Iterable[int]
         if isinstance(allocs, AllocationLines):
-            by_size: Sequence[BufferAllocation] = allocs.in_order(True)
-            indexes: Iterable[int] = allocs.indexes
-            colors: Iterable[int] = allocs.colors
+            indexes, colors = allocs.indexes, allocs.colors
             widest = _widest_kinds(by_size[:_FIRST_ROWS])
         else:
-            by_size = sorted_allocations(allocs, True)
             indexes, colors = map(_index, allocs), {a.color for a in allocs}
             widest = _widest_kinds(allocs)
         idx_w = len(str(max(indexes, default=0)))
