@@ -57,3 +57,41 @@ def test_era_b_groups_tables_by_memory_space_and_opens_the_module():
         (16384, 1, ((1, "f32[]"),)),
     ]
     assert Path(ERA_B_REPORT).read_text().count("Memory Space:") == 1
+
+
+def _rows_shapes_text() -> list[str]:
+    """The shapes list of every table row of every sample's memory-usage report."""
+    texts = []
+    for report in sorted(SAMPLES.rglob("*-memory-usage-report.txt")):
+        for line in report.read_text().splitlines():
+            fields = line.split("; ")
+            if len(fields) >= 5 and fields[3].strip().isdigit():
+                texts.append("; ".join(fields[4:]))
+    return texts
+
+
+def test_a_shapes_list_splits_at_the_commas_between_its_shapes_only():
+    from hlotop.parse.memory_report import _items_at_depth_0, _split_shapes
+
+    tpu = "f32[8,128]{1,0:T(8,128)S(1)}, 3×bf16[2]{0:T(256)(128)}"
+    assert _split_shapes(tpu) == (
+        (1, "f32[8,128]{1,0:T(8,128)S(1)}"),
+        (3, "bf16[2]{0:T(256)(128)}"),
+    )
+    assert _split_shapes("2×(f32[], s32[2]), f32[4,5]{1,0}") == (
+        (2, "(f32[], s32[2])"),
+        (1, "f32[4,5]{1,0}"),
+    )
+    assert _split_shapes("(f32[2], /*index=1*/(s32[], u8[3]))") == (
+        (1, "(f32[2], /*index=1*/(s32[], u8[3]))"),
+    )
+    # On every row of every sample: str.split where it is taken, the same items as
+    # the bracket-counting split.
+    texts = _rows_shapes_text()
+    assert len(texts) > 1000 and any("(" in t for t in texts)
+    for text in texts:
+        items = _items_at_depth_0(text)
+        assert [
+            rest if n == 1 and rest == item else f"{n}×{rest}"
+            for (n, rest), item in zip(_split_shapes(text), items, strict=True)
+        ] == items

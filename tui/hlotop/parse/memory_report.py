@@ -4,6 +4,8 @@ groups the per-allocation tables by memory space."""
 
 from __future__ import annotations
 
+import re
+
 from parsy import regex, seq, string
 
 from hlotop.model import MemorySpaceReport, MemoryUsageReport, ReportAllocation, ReportRow
@@ -66,8 +68,24 @@ REST_LINE = regex(r"The rest (\d+) (?:allocations|values) are less than", group=
 ) << regex(r".*")
 
 
+# Where a tuple shape starts: the list's first item, or one after ", " or a count's "×".
+# Without one, ", " is only ever between items (a shape's dims, layout and tiling have
+# no space), so the list is split by str.split, not character by character.
+_TUPLE_START = re.compile(r"(?:^|, |×)\(")
+
+
 def _split_shapes(text: str) -> tuple[tuple[int, str], ...]:
     """``"2×f32[4], bf16[2]"`` -> ((2, "f32[4]"), (1, "bf16[2]")), minding tuple commas."""
+    items = text.split(", ") if _TUPLE_START.search(text) is None else _items_at_depth_0(text)
+    out = []
+    for item in items:
+        count, _, rest = item.partition("×")
+        out.append((int(count), rest) if rest and count.isdigit() else (1, item))
+    return tuple(out)
+
+
+def _items_at_depth_0(text: str) -> list[str]:
+    """``text`` split at each ", " outside brackets, braces and parentheses."""
     items, depth, start = [], 0, 0
     for i, ch in enumerate(text):
         if ch in "([{":
@@ -78,11 +96,7 @@ def _split_shapes(text: str) -> tuple[tuple[int, str], ...]:
             items.append(text[start:i])
             start = i + 2
     items.append(text[start:])
-    out = []
-    for item in items:
-        count, _, rest = item.partition("×")
-        out.append((int(count), rest) if rest and count.isdigit() else (1, item))
-    return tuple(out)
+    return items
 
 
 class MemoryReportSection:
