@@ -2,7 +2,7 @@
 
 Run by ``benchmarks/run.py`` in a fresh process per dump::
 
-    python benchmarks/app_probe.py DUMP [--moves 200]
+    python benchmarks/app_probe.py DUMP [--moves 200] [--first-only]
 
 Reports seconds to the first *truthful* screen (below), seconds to the first painted main
 screen of any kind (``preview_s``: a big dump's preview, which may show only the
@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import sys
 import time
@@ -184,7 +185,7 @@ async def _presses(app, frames: _Frames, keys: list[str], stop=None) -> list[flo
     return out
 
 
-async def probe(path: str, moves: int) -> dict:
+async def probe(path: str, moves: int, first_only: bool = False) -> dict:
     expected = expected_allocations(path)
     start = time.perf_counter()
     app = HlotopApp(path)
@@ -199,6 +200,8 @@ async def probe(path: str, moves: int) -> dict:
         # The first truthful screen: every allocation, the largest first.
         first, by = await first_truthful(app, expected)
         first = first + created if first is not None else None
+        if first_only:
+            return {"first_screen_s": first, "first_screen_by": by, "preview_s": preview}
         frames = _Frames(app)
         await _key(app, frames, "1")  # not Pilot.press: as above
         keys = ["down", "up"] * (moves // 2)
@@ -230,9 +233,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dump")
     parser.add_argument("--moves", type=int, default=200)
+    parser.add_argument(
+        "--first-only",
+        action="store_true",
+        help="measure the first screens only, and stop there (not waiting for the load)",
+    )
     args = parser.parse_args()
     give_back_big_buffers()  # the process policy of the hlotop command (hlotop.cli.run)
-    print(json.dumps(asyncio.run(probe(args.dump, args.moves))))
+    print(json.dumps(asyncio.run(probe(args.dump, args.moves, args.first_only))), flush=True)
+    if args.first_only:
+        os._exit(0)  # the load thread is not waited for
     return 0
 
 
