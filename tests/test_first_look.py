@@ -228,6 +228,23 @@ def test_allocation_lines_read_each_line_once_in_any_order():
     assert 7 not in lines.by_index() and len(lines.by_index()) == 4
 
 
+def test_allocation_lines_out_of_index_order_are_sorted_by_index():
+    # XLA prints allocations by index; a dump that does not (edited, or damaged) is
+    # sorted all the same.
+    lines = _lines(4)
+    shuffled = AllocationLines(
+        [lines.texts[k] for k in (2, 0, 3, 1)],
+        array("q", [2, 0, 3, 1]),
+        array("q", [5, 5, 15, 15]),
+        lines.colors,
+        lines._read,
+        lambda: array("q", [2, 4, 6, 8]),
+    )
+    assert shuffled.in_order(False).indexes == [0, 1, 2, 3]
+    assert shuffled.in_order(True).indexes == [1, 3, 0, 2]  # equal sizes by index
+    assert [a.index for a in shuffled.in_order(False)] == [0, 1, 2, 3]
+
+
 def test_allocation_lines_need_a_value_of_every_column_for_every_line():
     lines = _lines(2)
     with pytest.raises(ValueError, match="one item per allocation line"):

@@ -206,11 +206,19 @@ def _allocations(head: bytes) -> tuple[AllocationLines, int | None]:
         list(column(0)),
         array("q", map(int, column(1))),
         array("q", map(int, column(2))),
-        array("q", [int(c) if c else 0 for c in column(3)]),
+        _colors(list(column(3))),
         _read_allocation,
         lambda: _line_numbers(head, len(found)),
     )
     return allocations, _total(head)
+
+
+def _colors(printed: list[bytes]) -> array:
+    """The colour of each allocation line from its printed ``color N`` (b"" when it
+    prints none: colour 0, as on every CPU and GPU allocation)."""
+    if not any(printed):
+        return array("q", bytes(8 * len(printed)))
+    return array("q", [int(c) if c else 0 for c in printed])
 
 
 def _total(head: bytes) -> int | None:

@@ -96,7 +96,11 @@ class AllocationLines(_Allocations):
     def in_order(self, by_size: bool) -> AllocationsInOrder:
         """The allocations by index, or largest first (equal sizes by index), as a
         lazy sequence: sorting reads the columns only."""
-        order = sorted(range(len(self)), key=self.indexes.__getitem__)
+        n = len(self)
+        if self.indexes == array("q", range(n)):  # as XLA prints them: no sort by index
+            order = list(range(n))
+        else:
+            order = sorted(range(n), key=self.indexes.__getitem__)
         if by_size:
             order.sort(key=self.sizes.__getitem__, reverse=True)  # stable
         return AllocationsInOrder(self, array("q", order))
