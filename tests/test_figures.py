@@ -163,6 +163,29 @@ def test_kinds_count_each_allocation_once(entry):
     assert (a.totals_by_kind, a.allocations_by_kind) == (sizes, counts)
 
 
+# The attributes BufferAllocation::ToString prints, in its order, and the kind each is.
+PRINTED_KINDS = (
+    (", parameter ", "parameter"),
+    (", output shape is ", "output"),
+    (", constant", "constant"),
+    (", thread-local", "thread-local"),
+    (", maybe-live-out", "maybe-live-out"),
+    (", preallocated-temp", "preallocated-temp"),
+)
+
+
+@pytest.mark.parametrize("entry", [*MODULES, SEED2, SEED3], ids=_id)
+def test_each_allocation_has_the_kinds_its_line_prints_in_their_order(entry):
+    printed = []
+    for line in entry.read_text().splitlines():
+        if m := ALLOCATION.match(line):
+            rest = re.sub(r"\|[^|]*\|", "", m.group(3))  # the shapes
+            printed.append(tuple(kind for text, kind in PRINTED_KINDS if text in rest))
+    if not printed:
+        pytest.skip("no allocations")
+    assert [a.kinds for a in load(entry).allocations] == printed
+
+
 @pytest.mark.parametrize("folder", ["tpu/v5e_1x1-donation", "cpu/donation"])
 def test_a_donated_parameter_counts_once_under_parameter(folder):
     entry = _entry(SAMPLES / folder)

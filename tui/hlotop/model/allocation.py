@@ -31,6 +31,10 @@ def has_kind(field_value: object) -> bool:
     return field_value is not None and field_value is not False
 
 
+# Whether an allocation has each kind (KIND_FIELDS' order) -> its kinds.
+_KINDS_OF: dict[tuple[bool, ...], tuple[str, ...]] = {}
+
+
 @dataclass(slots=True, unsafe_hash=True)
 class BufferAllocation:
     """One ``allocation N: size S, ...:`` block (``BufferAllocation::ToString``)."""
@@ -54,4 +58,19 @@ class BufferAllocation:
     @property
     def kinds(self) -> tuple[str, ...]:
         """The allocation's kinds in XLA's attribute order."""
-        return tuple(kind for kind, name in KIND_FIELDS if has_kind(getattr(self, name)))
+        # has_kind of each KIND_FIELDS field, written out: --json and the tree ask it of
+        # every allocation (10^5), and a dump has a handful of combinations.
+        has = (
+            self.parameter is not None,
+            self.output_shape is not None,
+            self.is_constant is not False,
+            self.is_thread_local is not False,
+            self.maybe_live_out is not False,
+            self.is_preallocated_temp is not False,
+        )
+        kinds = _KINDS_OF.get(has)
+        if kinds is None:
+            kinds = _KINDS_OF[has] = tuple(
+                k for (k, _), yes in zip(KIND_FIELDS, has, strict=True) if yes
+            )
+        return kinds

@@ -63,20 +63,23 @@ class _Compiler:
             return f"_number({e})"
         if isinstance(t, Obj):
             return f"{_name(t.kind)}({e}, ctx)"
+        # Written out where used, not called: a call costs more than the test, and a
+        # record or an allocation value has several of them (10^5 of each in a dump).
+        if isinstance(t, Null):
+            return f'("null" if {e} is None else {self.text(t.of, e)})'
+        if isinstance(t, List) and isinstance(t.of, (Str, Enum)):
+            return f'("[" + ",".join(map(_string, {e})) + "]")'
+        if isinstance(t, List) and isinstance(t.of, Int):
+            return f'("[" + ",".join(map(str, {e})) + "]")'
         return f"{self.helper(t)}({e}, ctx)"
 
-    def helper(self, t: Null | List | Map) -> str:
-        """The name of a function ``(value, ctx) -> text`` for a composite type."""
+    def helper(self, t: List | Map) -> str:
+        """The name of a function ``(value, ctx) -> text`` for a list of objects or a
+        map."""
         if t in self.helpers:
             return self.helpers[t]
         name = self.helpers[t] = f"_{type(t).__name__.lower()}_{len(self.helpers)}"
-        if isinstance(t, Null):
-            body = f'"null" if v is None else {self.text(t.of, "v")}'
-        elif isinstance(t, List) and isinstance(t.of, (Str, Enum)):
-            body = '"[" + ",".join(map(_string, v)) + "]"'
-        elif isinstance(t, List) and isinstance(t.of, Int):
-            body = '"[" + ",".join(map(str, v)) + "]"'
-        elif isinstance(t, List):
+        if isinstance(t, List):
             body = f'"[" + ",".join([{self.text(t.of, "i")} for i in v]) + "]"'
         elif isinstance(t, Map):
             item = f'_string(str(k)) + ":" + {self.text(t.of, "w")}'
