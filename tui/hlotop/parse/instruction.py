@@ -24,6 +24,10 @@ _ARRAY_SHAPE = re.compile(_ARRAY + "(?= )")
 # a big model) in one match; nested tuples go to the shape grammar.
 _FLAT_TUPLE_SHAPE = re.compile(rf"\((?:{_ARRAY}(?:, (?:/\*index=\d+\*/)?{_ARRAY})*)?\)(?= )")
 _OPCODE = re.compile(r" ([a-z][a-z0-9\-_]*)\(")
+# The three above in one match, as most instructions print (an array or a flat tuple).
+_HEAD_SHAPE_OPCODE = re.compile(
+    rf"{_HEAD.pattern}({_ARRAY_SHAPE.pattern}|{_FLAT_TUPLE_SHAPE.pattern})(?:{_OPCODE.pattern})?"
+)
 
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|.)")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
@@ -94,24 +98,24 @@ def parse_instruction_text(text: str) -> InstructionText:
     Parts that cannot be read are left None; raises nothing.
     """
     text = text.lstrip(" ")
-    head = _HEAD.match(text)
-    if head is None:
-        return InstructionText(text)
-    name = head.group(1)
-    rest_at = head.end()
-    m = _ARRAY_SHAPE.match(text, rest_at) or _FLAT_TUPLE_SHAPE.match(text, rest_at)
-    if m:
-        shape_text = m.group(0)
-        after = m.end()
+    whole = _HEAD_SHAPE_OPCODE.match(text)
+    if whole is not None:
+        name, shape_text, opcode = whole.groups()
+        after = whole.end(2)
     else:
+        head = _HEAD.match(text)
+        if head is None:
+            return InstructionText(text)
+        name = head.group(1)
+        rest_at = head.end()
         try:
             _, remainder = parse_shape_prefix(text[rest_at:])
         except ParseError:
             return InstructionText(text, name)
         after = len(text) - len(remainder)
         shape_text = text[rest_at:after]
-    op = _OPCODE.match(text, after)
-    opcode = op.group(1) if op else None
+        op = _OPCODE.match(text, after)
+        opcode = op.group(1) if op else None
     meta: dict = {}
     at = text.find("metadata={", after)
     if at >= 0:
