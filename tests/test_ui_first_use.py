@@ -136,6 +136,40 @@ def timeline_row_on_screen(timeline: Timeline) -> bool:
     return timeline.header_height <= y < timeline.scrollable_content_region.height
 
 
+def timeline_bar_on_screen(timeline: Timeline, start: int, end: int) -> bool:
+    """Whether some column of the live range ``start``-``end`` is in the bars' view."""
+    first, _ = timeline.col_of(start)
+    _, last = timeline.col_of(end)
+    x = timeline.scroll_offset.x
+    return first < x + timeline.bar_w and last >= x
+
+
+@pilot_test
+async def test_a_value_found_by_search_on_a_small_terminal_is_on_screen_in_each_pane():
+    """At 80x24 one pane shows at a time: a value chosen (by search, here) while the
+    timeline has never been shown is on screen, its row and its bar, when the timeline
+    is; and in the tree. The timeline showed its first rows instead (its scroll was
+    dropped: a pane shown for the first time has no scrollbars yet)."""
+    app = HlotopApp(sample(JAX_BIG))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await started(app, pilot)
+        timeline, tree = screen.timeline, screen.allocation_tree
+        assert timeline.size.height == 0  # never shown yet
+        values = screen.dump.analysis.values
+        far = next(i for i in values[len(values) // 2 :] if i.live is not None and i.slot)
+        await pilot.press("slash", *far.value.name, "enter")
+        await pilot.pause()
+        assert screen.selected_value == far.value.id and screen.active == "detail"
+        await pilot.press("2")
+        await pilot.pause()
+        assert timeline.rows[timeline.row].value.id == far.value.id
+        assert timeline_row_on_screen(timeline), (timeline.row, timeline.scroll_offset)
+        assert timeline_bar_on_screen(timeline, far.live.start, far.live.end)
+        await pilot.press("1")
+        await pilot.pause()
+        assert cursor_on_screen(tree), (tree.cursor, tree.scroll_offset)
+
+
 # -- a search opened while a big dump loads ---------------------------------------------
 
 

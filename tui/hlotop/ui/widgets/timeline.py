@@ -118,6 +118,7 @@ class Timeline(ScrollView, can_focus=True):
         self.step = a.peak_step or 0
         self.row = 0
         self.row_selected = True  # False: the selection has no row here
+        self._reveal_pending = False  # a row chosen to be centred while the pane had no size
         self.zoom_level: int | None = None  # None: fit to the width
         self._col_max: list[int] = []
         self._labels: LRUCache[tuple, list[Segment]] = LRUCache(256)  # rows' label columns
@@ -266,7 +267,13 @@ class Timeline(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self._relayout()
-        self._keep_visible()
+        if self._reveal_pending and self.row_selected and self.rows:
+            # Shown for the first time (on a small terminal, one pane at a time): the
+            # value chosen while it had no size is put on screen now, as show_value does.
+            self._scroll_to_row(center=True)
+        else:
+            self._keep_visible()
+        self._reveal_pending = False
 
     def watch_show_vertical_scrollbar(self, shown: bool) -> None:
         # The bars are narrower or wider by its width: the fitting zoom may change.
@@ -309,19 +316,24 @@ class Timeline(ScrollView, can_focus=True):
         self.row = row
         self.row_selected = True
         offset = self.scroll_offset
-        self._keep_visible(center_row=center)
-        if center:
-            live = live_range_of(self.rows[row])
-            first, _ = self.col_of(live.start)
-            _, last = self.col_of(live.end)
-            sx = self.scroll_offset.x
-            if self.size.width and (last < sx or first >= sx + self.bar_w):
-                self.scroll_to(x=max(0, first - 2), animate=False)
+        self._reveal_pending = center and not self.size.height  # see on_resize
+        self._scroll_to_row(center)
         if self.scroll_offset != offset:
             return  # scrolled: every line is repainted anyway
         if old != row or not selected:
             self._refresh_row(old)
             self._refresh_row(row)
+
+    def _scroll_to_row(self, center: bool) -> None:
+        """Scroll ``self.row`` into view (and, when centring, its bar too)."""
+        self._keep_visible(center_row=center)
+        if center:
+            live = live_range_of(self.rows[self.row])
+            first, _ = self.col_of(live.start)
+            _, last = self.col_of(live.end)
+            sx = self.scroll_offset.x
+            if self.size.width and (last < sx or first >= sx + self.bar_w):
+                self.scroll_to(x=max(0, first - 2), animate=False, force=True)
 
     def _refresh_row(self, row: int) -> None:
         y = self.header_height + row - self.scroll_offset.y
@@ -334,6 +346,8 @@ class Timeline(ScrollView, can_focus=True):
         self._keep_visible(center_col=True)
 
     def _keep_visible(self, center_row: bool = False, center_col: bool = False) -> None:
+        # Each scroll is forced: a pane just shown has no scrollbars yet (Textual works
+        # them out as it lays the pane out), and Textual ignores a scroll without them.
         self._update_geometry()
         height = self.scrollable_content_region.height
         if height == 0:
@@ -341,15 +355,15 @@ class Timeline(ScrollView, can_focus=True):
         visible = max(1, height - self.header_height)
         y = top_to_show(self.row, self.scroll_offset.y, visible, center_row)
         if y is not None:
-            self.scroll_to(y=y, animate=False)
+            self.scroll_to(y=y, animate=False, force=True)
         first, last = self.col_of(self.step)
         sx = self.scroll_offset.x
         if center_col and not sx <= first < sx + self.bar_w:
-            self.scroll_to(x=max(0, first - self.bar_w // 2), animate=False)
+            self.scroll_to(x=max(0, first - self.bar_w // 2), animate=False, force=True)
         elif first < sx:
-            self.scroll_to(x=first, animate=False)
+            self.scroll_to(x=first, animate=False, force=True)
         elif last >= sx + self.bar_w:
-            self.scroll_to(x=last - self.bar_w + 1, animate=False)
+            self.scroll_to(x=last - self.bar_w + 1, animate=False, force=True)
 
     # -- actions --------------------------------------------------------------------
     def action_step(self, delta: int) -> None:
