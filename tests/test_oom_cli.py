@@ -82,3 +82,27 @@ def test_capacity_headroom_and_excess():
     assert f"over by {human_bytes(need - (8 << 20))}" in text
     bad = hlotop("--summary", "--capacity", "lots", str(GPT_TPU))
     assert bad.returncode == 2 and "not a size" in bad.stderr.decode()
+
+
+def test_the_buffer_table_leaves_out_the_columns_no_buffer_of_the_text_fills(monkeypatch):
+    """A GPU text prints no unpadded size, expansion or allocation type: those columns
+    are left out, and the room goes to the op_names (one is no longer cut at 160)."""
+    from hlotop.report.oom_report import entry_columns
+
+    gpu = parse_oom((OOM / "gpu-jax-2024-peak-buffers.txt").read_text(), "gpu")
+    assert entry_columns(gpu.entries) == ["size", "shape", "op_name", "label"]
+    tf1 = parse_oom((OOM / "tpu-tf1-2019-largest-program-allocations.txt").read_text(), "tf1")
+    assert entry_columns(tf1.entries) == [
+        "size",
+        "unpadded",
+        "x",
+        "shape",
+        "op_name",
+        "label",
+        "type",
+    ]
+    monkeypatch.setenv("COLUMNS", "160")
+    out = hlotop("--summary", str(OOM / "gpu-jax-2024-peak-buffers.txt")).stdout.decode()
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("#"))
+    assert header.split() == ["#", "size", "shape", "op_name", "label"]
+    assert "llm.compute_logits/Model/embedder.decode/dot_general" in out
