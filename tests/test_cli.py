@@ -533,3 +533,15 @@ def test_record_workers_run_below_the_callers_priority():
         assert chunks.parallel
         seen = {n for text, _ in chunks for n in text.split(",")}
     assert seen == {str(min(os.nice(0) + parallel.NICENESS, 19))}
+
+
+def test_every_option_of_both_commands_says_what_it_does():
+    from hlotop.cli import build_diff_parser, build_parser
+
+    for parser in (build_parser(), build_diff_parser()):
+        silent = [
+            action.option_strings or action.dest
+            for action in parser._actions
+            if not (action.help or "").strip()
+        ]
+        assert silent == [], (parser.prog, silent)

@@ -175,3 +175,56 @@ def test_a_batch_size_change_doubles_the_activations():
     for key in (("argument", "opt_state/mu"), ("argument", "params/Block_*")):
         assert by_key[key].delta_bytes == 0
     assert round(100 * (diff.new.peak_bytes / diff.old.peak_bytes - 1), 1) == 84.5
+
+
+def test_the_summary_fits_80_columns_with_names_and_shapes_whole_where_they_fit(monkeypatch):
+    """At 80 columns: each side's file beside its label, the curve's legend on a line
+    of its own, and the largest value changes with the value named once, "matched by"
+    left out, and names and shapes wrapped between their tokens only."""
+    import io
+
+    from rich.console import Console
+
+    from hlotop.report.diff_report import ValuesTable
+
+    cpu = SAMPLES / "cpu"
+    monkeypatch.setenv("COLUMNS", "80")
+    old, new = (str((cpu / name).relative_to(ROOT)) for name in ("gpt_loop", "gpt_loop_batch16"))
+    out = hlotop("diff", "--summary", old, new)
+    lines = out.stdout.decode().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert lines[1].startswith(" OLD sample_dumps/cpu/gpt_loop/module_0004.")
+    assert any(
+        line.strip() == "each side scaled to its schedule; ▲ more in NEW, ▼ less" for line in lines
+    )
+
+    diff = diff_modules(load(cpu / "gpt_loop"), load(cpu / "gpt_loop_batch16"))
+    changes = sorted(diff.changes, key=lambda c: -abs(c.delta_bytes))[:20]
+    table = ValuesTable(changes)
+    assert table.layout(160) == (list(ValuesTable.COLUMNS), {})  # all of it, unwrapped
+    columns, narrow = table.layout(80)
+    assert columns == ["change", "value", "shape", "delta"] and narrow["shape"] >= 26
+    text = io.StringIO()
+    Console(file=text, width=80, color_system=None).print(table)
+    header, *body = text.getvalue().splitlines()
+    assert "f32[16,4,128,128]{3,2,1,0}" in text.getvalue()  # 26 columns: whole
+    # Each row's value and shape, read back from their columns line by line.
+    at = {name: header.index(name) for name in ("value", "shape")}
+    at["delta"] = len(header.rstrip()) - max(len(row[4].plain) for row in table.rows)
+    cells: list[dict[str, list[str]]] = []
+    for line in body:
+        if line[: at["value"]].strip():  # a row's first line: its change
+            cells.append({"value": [], "shape": []})
+        for name, end in (("value", "shape"), ("shape", "delta")):
+            piece = line[at[name] : at[end]].strip()
+            if piece:
+                cells[-1][name].append(piece)
+    assert [("".join(c["value"]), "".join(c["shape"])) for c in cells] == [
+        (row[2], row[3]) for row in table.rows
+    ]
+    for c in cells:  # broken after . _ - in a name, at a comma or a brace in a shape
+        assert all(piece[-1] in "._-" for piece in c["value"][:-1]), c
+        assert all(
+            piece[-1] in ",:" or after[0] in "{("
+            for piece, after in zip(c["shape"], c["shape"][1:], strict=False)
+        ), c

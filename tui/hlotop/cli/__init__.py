@@ -41,6 +41,11 @@ from hlotop.cli.common import (
 from hlotop.safe_text import printable
 from hlotop.version import __version__
 
+ACCOUNTINGS = ("logical", "occupied")
+ACCOUNTING_HELP = (
+    "which bytes are summed: logical (each value at its shape, no padding; the "
+    "default) or occupied (allocation bytes in use, padding included, shared bytes once)"
+)
 EPILOG = """\
 examples:
   hlotop module_0042.jit_train_step.cpu_after_optimizations-buffer-assignment.txt
@@ -107,14 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the schedule step whose live set is grouped (default: XLA's peak step)",
     )
-    group.add_argument(
-        "--accounting",
-        choices=("logical", "occupied"),
-        default="logical",
-        help="which bytes are summed: logical (each value at its shape, no padding; "
-        "the default) or occupied (allocation bytes in use, padding included, shared "
-        "bytes once)",
-    )
+    group.add_argument("--accounting", choices=ACCOUNTINGS, default="logical", help=ACCOUNTING_HELP)
     group.add_argument(
         "--scope-rule",
         action="append",
@@ -203,7 +201,9 @@ def build_diff_parser() -> argparse.ArgumentParser:
         default="phase,scope",
         help="the keys of the grouped change (default phase,scope)",
     )
-    parser.add_argument("--accounting", choices=("logical", "occupied"), default="logical")
+    parser.add_argument(
+        "--accounting", choices=ACCOUNTINGS, default="logical", help=ACCOUNTING_HELP
+    )
     return parser
 
 

@@ -15,11 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from rich.console import Group
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
 from hlotop.analysis.diff import CLASSES, MATCH_KEYS, ModuleDiff, Side, ValueChange
+from hlotop.report.summary import WHOLE_SHAPE
+from hlotop.report.text_fit import NAME_BREAKS, SHAPE_ALL_BREAKS, wrap
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, parse_human_bytes
 
@@ -113,14 +116,17 @@ def render_diff(diff: ModuleDiff) -> Group:
         a, b = old.get(label) or 0, new.get(label) or 0
         head.add_row(label, human_bytes(a), human_bytes(b), _change(a, b))
     steps = f"XLA's peak step: OLD {diff.old.peak_step}, NEW {diff.new.peak_step}"
+    # Each side's file beside its label; a path longer than the line is folded in its
+    # column, under the path, not under the label.
+    files = Table.grid(padding=(0, 1))
+    files.add_column(no_wrap=True)
+    files.add_column(overflow="fold")
+    for label, side in (("OLD", diff.old), ("NEW", diff.new)):
+        module = side.module
+        files.add_row(f" {label}", printable(module.files[0].path if module.files else module.name))
     parts: list = [
         Text("hlotop diff", style="bold"),
-        Text(
-            f"  OLD {printable(diff.old.module.files[0].path if diff.old.module.files else diff.old.module.name)}"
-        ),
-        Text(
-            f"  NEW {printable(diff.new.module.files[0].path if diff.new.module.files else diff.new.module.name)}"
-        ),
+        files,
         Text(""),
         head,
         Text(steps, style="dim"),
@@ -181,14 +187,14 @@ def curves(diff: ModuleDiff, width: int = CURVE_WIDTH) -> Group | None:
         else "0"
     )
     heading = Text.assemble(
-        (f"{name} occupied over the program", "bold"),
-        (f"  each side scaled to its schedule; top {human_bytes(top)}", "dim"),
+        (f"{name} occupied over the program", "bold"), (f"  top {human_bytes(top)}", "dim")
     )
-    return Group(
+    return Group(  # each line within 80 columns (CURVE_WIDTH and 4)
         heading,
         Text(f"OLD {row(a)}"),
         Text(f"NEW {row(b)}"),
-        Text(f"    {marks}  ▲ more in NEW, ▼ less", style="dim"),
+        Text(f"    {marks}", style="dim"),
+        Text("    each side scaled to its schedule; ▲ more in NEW, ▼ less", style="dim"),
     )
 
 
@@ -226,23 +232,92 @@ def _name(info) -> str:
     return printable(info.value.label) if info is not None else "-"
 
 
+def _value(c: ValueChange) -> str:
+    """The value on both sides: its name once if the two are named alike, else
+    ``old → new`` (an added or removed value: the side it is on)."""
+    if c.old is None or c.new is None:
+        return _name(c.new if c.old is None else c.old)
+    old, new = _name(c.old), _name(c.new)
+    return old if old == new else f"{old} → {new}"
+
+
+class ValuesTable:
+    """The largest value changes, fitted to the console's width (80 columns over SSH)
+    without cutting a name, a shape or a size: the value named once on both sides;
+    when too wide, the "matched by" column left out, then the names wrapped after a
+    dot, a dash or an underscore and the shapes at their commas and braces."""
+
+    GAP = 2  # between two columns
+    COLUMNS = ("change", "matched by", "value", "shape", "delta")
+
+    def __init__(self, changes: list[ValueChange]):
+        self.rows: list[tuple[str, str, str, str, Text]] = []
+        for c in changes:
+            either = c.new if c.new is not None else c.old
+            shape = either.shape if either is not None else None
+            old_bytes = c.old.allocated_bytes if c.old else 0
+            new_bytes = c.new.allocated_bytes if c.new else 0
+            self.rows.append(
+                (
+                    c.change,
+                    c.matched_by or "",
+                    _value(c),
+                    printable(shape or "?"),
+                    _change(old_bytes, new_bytes),
+                )
+            )
+
+    def layout(self, width: int) -> tuple[list[str], dict[str, int]]:
+        """The columns shown at ``width`` and the widths the value and the shape are
+        wrapped to (none if they fit)."""
+        widths = {
+            name: max([cell_len(name)] + [_cells(row[k]) for row in self.rows])
+            for k, name in enumerate(self.COLUMNS)
+        }
+        columns = list(self.COLUMNS)
+
+        def total(shown: list[str]) -> int:
+            return sum(widths[c] for c in shown) + self.GAP * (len(shown) - 1)
+
+        if total(columns) <= width:
+            return columns, {}
+        columns.remove("matched by")
+        if total(columns) <= width:
+            return columns, {}
+        # Shapes of up to WHOLE_SHAPE columns stay whole (as in --summary's peak
+        # table); the names take what is left, a third of the room at least.
+        room = width - total(["change", "delta"]) - 3 * self.GAP
+        value = min(widths["value"], max(room - min(widths["shape"], WHOLE_SHAPE), room // 3))
+        value = max(value, cell_len("value"))
+        return columns, {"value": value, "shape": max(room - value, cell_len("shape"))}
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        columns, narrow = self.layout(options.max_width)
+        table = Table(box=None, pad_edge=False)
+        for column in columns:
+            right = column == "delta"
+            table.add_column(
+                column, justify="right" if right else "left", no_wrap=right, overflow="fold"
+            )
+        for change, matched, value, shape, delta in self.rows:
+            if narrow:
+                value = wrap(value, narrow["value"], NAME_BREAKS)
+                shape = wrap(shape, narrow["shape"], *SHAPE_ALL_BREAKS)
+            cells: dict[str, str | Text] = dict(
+                zip(self.COLUMNS, (change, matched, value, shape, delta), strict=True)
+            )
+            table.add_row(*(cells[c] for c in columns))
+        yield table
+
+
+def _cells(text: str | Text) -> int:
+    return text.cell_len if isinstance(text, Text) else cell_len(text)
+
+
 def _values_table(changes: list[ValueChange]) -> Group:
-    table = Table(box=None, pad_edge=False)
-    for name in ("change", "matched by", "OLD value", "NEW value", "shape"):
-        table.add_column(name, overflow="fold")
-    table.add_column("delta", justify="right", no_wrap=True)
-    for c in changes:
-        either = c.new if c.new is not None else c.old
-        shape = either.shape if either is not None else None
-        table.add_row(
-            c.change,
-            c.matched_by or "",
-            _name(c.old),
-            _name(c.new),
-            printable(shape or "?"),
-            _change(c.old.allocated_bytes if c.old else 0, c.new.allocated_bytes if c.new else 0),
-        )
-    return Group(Text("Largest value changes  (allocated bytes)", style="bold"), table)
+    return Group(
+        Text("Largest value changes  (allocated bytes)", style="bold"), ValuesTable(changes)
+    )
 
 
 # -- JSON ------------------------------------------------------------------------------

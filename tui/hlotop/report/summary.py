@@ -8,7 +8,6 @@ terminal.
 from __future__ import annotations
 
 import os
-import re
 from typing import Literal, NamedTuple
 
 from rich.cells import cell_len
@@ -29,6 +28,7 @@ from hlotop.report.figures import (
     spaces_table,
 )
 from hlotop.report.grouped_text import grouped_table
+from hlotop.report.text_fit import NAME_BREAKS, SHAPE_ALL_BREAKS, tail, wrap
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -69,10 +69,6 @@ _GAP = 2  # between two columns: a table without box or edge padding
 MIN_OP_NAME = 12  # narrower than this, op_name is left out
 WHOLE_SHAPE = 40  # a shape up to this long is never wrapped while a name can be
 WRAPPED_SHAPE = 30  # columns a shape too long for any layout (a big tuple) may take
-_ELEMENT_BREAKS = re.compile(r"(?<=, )")  # between a tuple shape's elements
-_SHAPE_BREAKS = re.compile(r"(?=\{)|(?<=:)")  # in an element: before its layout, after ":"
-_DIM_BREAKS = re.compile(r"(?<=,)|(?=[{(])")  # in a piece still too long: after a comma
-_NAME_BREAKS = re.compile(r"(?<=[._\-])")  # a name after . _ -
 
 
 class PeakTable:
@@ -177,13 +173,11 @@ class PeakTable:
         for row in self.rows:
             cells = self._cells(row)
             if "op_name" in narrow:
-                cells["op_name"] = _tail(cells["op_name"], narrow["op_name"])
+                cells["op_name"] = tail(cells["op_name"], narrow["op_name"])
             if "value" in narrow:
-                cells["value"] = _wrap(cells["value"], narrow["value"], _NAME_BREAKS)
+                cells["value"] = wrap(cells["value"], narrow["value"], NAME_BREAKS)
             if "shape" in narrow:
-                cells["shape"] = _wrap(
-                    cells["shape"], narrow["shape"], _ELEMENT_BREAKS, _SHAPE_BREAKS, _DIM_BREAKS
-                )
+                cells["shape"] = wrap(cells["shape"], narrow["shape"], *SHAPE_ALL_BREAKS)
             styled = {c: Text(cells[c]) for c in shown}
             if "space" in styled:
                 styled["space"].stylize(space_style(row.color))
@@ -191,44 +185,6 @@ class PeakTable:
         if self.more > 0:
             table.caption = f"... and {self.more:,} smaller values"
         yield table
-
-
-def _tail(text: str, width: int) -> str:
-    """``text`` in ``width`` cells: whole, or its end after an ellipsis (an op_name's
-    last part names the operation)."""
-    if cell_len(text) <= width:
-        return text
-    cut = text[len(text) - (width - 1) :]
-    while cell_len(cut) > width - 1:
-        cut = cut[1:]
-    if "/" in cut:  # from a whole part of the name scope on
-        cut = cut[cut.index("/") :]
-    return "…" + cut
-
-
-def _pieces(text: str, width: int, breaks: tuple[re.Pattern[str], ...]) -> list[str]:
-    if not breaks:
-        return [text]
-    out: list[str] = []
-    for piece in breaks[0].split(text):
-        out += _pieces(piece, width, breaks[1:]) if cell_len(piece) > width else [piece]
-    return out
-
-
-def _wrap(text: str, width: int, *breaks: re.Pattern[str]) -> str:
-    """``text`` on lines of at most ``width`` cells, broken only where the first of
-    ``breaks`` allows, or, in a piece still longer than a line, where the next allows
-    (a piece longer than a line even so is left to the table to fold)."""
-    if cell_len(text) <= width:
-        return text
-    lines, line = [], ""
-    for piece in _pieces(text, width, breaks):
-        if line and cell_len(line + piece.rstrip()) > width:
-            lines.append(line.rstrip())
-            line, piece = "", piece.lstrip()
-        line += piece
-    lines.append(line)
-    return "\n".join(lines)
 
 
 def render_summary(

@@ -1,0 +1,53 @@
+"""Fitting dump text (names, shapes, op_names) into a table column of the console's
+width without cutting a number or a word: wrapped where the text allows a break, or
+shortened to its end. Shared by the reports' narrow tables (80 columns over SSH)."""
+
+from __future__ import annotations
+
+import re
+
+from rich.cells import cell_len
+
+ELEMENT_BREAKS = re.compile(r"(?<=, )")  # between a tuple shape's elements
+SHAPE_BREAKS = re.compile(r"(?=\{)|(?<=:)")  # in an element: before its layout, after ":"
+DIM_BREAKS = re.compile(r"(?<=,)|(?=[{(])")  # in a piece still too long: after a comma
+NAME_BREAKS = re.compile(r"(?<=[._\-])")  # a name after . _ -
+SHAPE_ALL_BREAKS = (ELEMENT_BREAKS, SHAPE_BREAKS, DIM_BREAKS)  # a shape's, coarsest first
+
+
+def tail(text: str, width: int) -> str:
+    """``text`` in ``width`` cells: whole, or its end after an ellipsis (an op_name's
+    last part names the operation)."""
+    if cell_len(text) <= width:
+        return text
+    cut = text[len(text) - (width - 1) :]
+    while cell_len(cut) > width - 1:
+        cut = cut[1:]
+    if "/" in cut:  # from a whole part of the name scope on
+        cut = cut[cut.index("/") :]
+    return "…" + cut
+
+
+def _pieces(text: str, width: int, breaks: tuple[re.Pattern[str], ...]) -> list[str]:
+    if not breaks:
+        return [text]
+    out: list[str] = []
+    for piece in breaks[0].split(text):
+        out += _pieces(piece, width, breaks[1:]) if cell_len(piece) > width else [piece]
+    return out
+
+
+def wrap(text: str, width: int, *breaks: re.Pattern[str]) -> str:
+    """``text`` on lines of at most ``width`` cells, broken only where the first of
+    ``breaks`` allows, or, in a piece still longer than a line, where the next allows
+    (a piece longer than a line even so is left to the table to fold)."""
+    if cell_len(text) <= width:
+        return text
+    lines, line = [], ""
+    for piece in _pieces(text, width, breaks):
+        if line and cell_len(line + piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line, piece = "", piece.lstrip()
+        line += piece
+    lines.append(line)
+    return "\n".join(lines)
