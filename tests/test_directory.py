@@ -4,6 +4,7 @@ look, with figures equal to each module's own; --summary and --json of a directo
 from __future__ import annotations
 
 import json
+import re
 
 from conftest import ROOT, SAMPLES, hlotop
 from hlotop import load
@@ -71,3 +72,33 @@ def test_a_directory_with_one_module_still_opens_it(tmp_path):
     out = hlotop("--summary", str(tmp_path))
     assert out.returncode == 0 and "module_0036.jit_evaluate" in out.stdout.decode()
     assert "Modules  " not in out.stdout.decode()
+
+
+def test_the_summary_of_a_directory_fits_80_columns_with_every_name_whole(monkeypatch):
+    """At 80 columns the columns give way as in the browser's list (the platform, then
+    output and argument), a line says which, and no module name is cut mid-word; at 200
+    every column is there."""
+    import io
+
+    from rich.console import Console
+
+    from hlotop.report.modules_report import ModulesTable, short_module_name
+
+    path = str(RUN.relative_to(ROOT))
+    monkeypatch.setenv("COLUMNS", "80")
+    lines = hlotop("--summary", path).stdout.decode().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    header = next(line for line in lines if line.lstrip().startswith("#  module"))
+    assert header.split() == ["#", "module", "XLA", "peak", "total", "temp", "allocs", "×"]
+    assert "left out at 80 columns: platform, output, argument (--json has them)" in lines
+    rows = collapse_identical(rank_modules(list_modules(RUN)))
+    names = [short_module_name(f.entry.name) for f, _ in rows]
+    body = "\n".join(lines)
+    for name in names:  # whole, or broken after . _ - only
+        assert all(piece in body for piece in re.split(r"(?<=[._\-])", name)), name
+    table = ModulesTable(rows)
+    columns, dropped, _ = table.layout(200)
+    assert dropped == [] and "platform" in columns and "argument" in columns
+    out = io.StringIO()
+    Console(file=out, width=200, color_system=None).print(table)
+    assert "left out" not in out.getvalue()

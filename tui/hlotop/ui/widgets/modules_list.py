@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from hlotop.loading.directory import ModuleFigures
-from hlotop.report.modules_report import _short as short_module_name
+from hlotop.report.modules_report import DROP_ORDER, NAME_LEAST, short_module_name
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import keys
 from hlotop.ui.widgets.legend import plain, space_style
@@ -31,12 +31,13 @@ SCREEN_ACTIONS = frozenset(
 )
 SPARK_W = 16  # columns of the live-bytes sparkline
 _BLOCKS = "▁▂▃▄▅▆▇█"
-_NAME_LEAST = 26  # the name column shrinks to this before a column is left out
+_NAME_LEAST = NAME_LEAST  # the name column shrinks to this before a column is left out
 _NAME_MOST = 48
 SORTS = ("peak", "total", "name", "temp")
 SORT_TITLES = {"peak": "XLA peak", "total": "total", "name": "name", "temp": "temp"}
-# Left out first when the width is short, in this order.
-_DROP_ORDER = ("platform", "output", "argument", "allocs", "temp", "total", "spark")
+# Left out first when the width is short, in this order: the text report's, then the
+# occupied-bytes sparkline.
+_DROP_ORDER = (*DROP_ORDER, "spark")
 
 
 def sparkline(curve: Sequence[int], width: int = SPARK_W) -> str:
