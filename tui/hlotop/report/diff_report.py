@@ -21,8 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hlotop.analysis.diff import CLASSES, MATCH_KEYS, ModuleDiff, Side, ValueChange
-from hlotop.report.summary import WHOLE_SHAPE
-from hlotop.report.text_fit import NAME_BREAKS, SHAPE_ALL_BREAKS, wrap
+from hlotop.report.text_fit import NAME_BREAKS, SHAPE_ALL_BREAKS, WHOLE_SHAPE, wrap
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, parse_human_bytes
 

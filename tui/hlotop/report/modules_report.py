@@ -68,7 +68,7 @@ class ModulesTable:
                     "#": str(rank),
                     "module": name + (f"  ({printable(f.error)})" if f.error else ""),
                     "platform": f.entry.platform,
-                    "XLA peak": human_bytes(f.peak_bytes) if f.peak_bytes is not None else "-",
+                    "XLA peak": _size(f.peak_bytes),
                     "total": _size(f.total_bytes_used),
                     "argument": _size(s.argument_size_in_bytes if s else None),
                     "output": _size(s.output_size_in_bytes if s else None),

@@ -28,7 +28,7 @@ from hlotop.report.figures import (
     spaces_table,
 )
 from hlotop.report.grouped_text import grouped_table
-from hlotop.report.text_fit import NAME_BREAKS, SHAPE_ALL_BREAKS, tail, wrap
+from hlotop.report.text_fit import NAME_BREAKS, SHAPE_ALL_BREAKS, WHOLE_SHAPE, tail, wrap
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -67,7 +67,6 @@ _JUSTIFY: dict[str, Literal["left", "right"]] = {
 }
 _GAP = 2  # between two columns: a table without box or edge padding
 MIN_OP_NAME = 12  # narrower than this, op_name is left out
-WHOLE_SHAPE = 40  # a shape up to this long is never wrapped while a name can be
 WRAPPED_SHAPE = 30  # columns a shape too long for any layout (a big tuple) may take
 
 

@@ -13,6 +13,7 @@ SHAPE_BREAKS = re.compile(r"(?=\{)|(?<=:)")  # in an element: before its layout,
 DIM_BREAKS = re.compile(r"(?<=,)|(?=[{(])")  # in a piece still too long: after a comma
 NAME_BREAKS = re.compile(r"(?<=[._\-])")  # a name after . _ -
 SHAPE_ALL_BREAKS = (ELEMENT_BREAKS, SHAPE_BREAKS, DIM_BREAKS)  # a shape's, coarsest first
+WHOLE_SHAPE = 40  # a shape up to this long is never wrapped while a name can be
 
 
 def tail(text: str, width: int) -> str:
