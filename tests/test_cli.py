@@ -536,7 +536,10 @@ def test_record_workers_run_below_the_callers_priority():
 
 
 def test_every_option_of_both_commands_says_what_it_does():
-    from hlotop.cli import build_diff_parser, build_parser
+    from hlotop.analysis import grouping
+    from hlotop.cli import ACCOUNTINGS, build_diff_parser, build_parser
+
+    assert ACCOUNTINGS == grouping.ACCOUNTINGS
 
     for parser in (build_parser(), build_diff_parser()):
         silent = [

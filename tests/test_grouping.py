@@ -61,8 +61,14 @@ def test_scope_rules_no_fold_and_pytree_paths():
     assert pytree_path("params[0][\\'b\\']") == "params/*/b"
     assert pytree_path("opt_state[0].mu['Block_3']['w']", fold=False) == "opt_state/0/mu/Block_3/w"
     assert phase_of("params['w']", is_argument=True) == "argument"
-    with pytest.raises(ValueError, match="unknown group key 'layer'"):
+    with pytest.raises(ValueError, match="unknown group key 'layer'") as said:
         parse_keys("scope,layer")
+    # ... and which keys there are.
+    assert str(said.value).endswith(
+        "(the keys: scope, phase, source, opcode, shape, dtype, kind, space, param)"
+    )
+    with pytest.raises(ValueError, match=r"^no group key given \(the keys: scope, "):
+        parse_keys(" , ")
 
 
 @pytest.mark.parametrize("entry", MODULES, ids=[str(p.relative_to(SAMPLES)) for p in MODULES])

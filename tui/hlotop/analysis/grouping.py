@@ -52,9 +52,8 @@ def parse_keys(text: str) -> tuple[str, ...]:
     keys = tuple(k.strip() for k in text.split(",") if k.strip())
     unknown = [k for k in keys if k not in GROUP_KEYS]
     if unknown or not keys:
-        raise ValueError(
-            f"unknown group key {unknown[0]!r}" if unknown else "no group key given"
-        ) from None
+        said = f"unknown group key {unknown[0]!r}" if unknown else "no group key given"
+        raise ValueError(f"{said} (the keys: {', '.join(GROUP_KEYS)})") from None
     return keys
 
 

@@ -41,7 +41,7 @@ from hlotop.cli.common import (
 from hlotop.safe_text import printable
 from hlotop.version import __version__
 
-ACCOUNTINGS = ("logical", "occupied")
+ACCOUNTINGS = ("logical", "occupied")  # analysis.grouping's, not imported for --help (a test)
 ACCOUNTING_HELP = (
     "which bytes are summed: logical (each value at its shape, no padding; the "
     "default) or occupied (allocation bytes in use, padding included, shared bytes once)"
