@@ -68,32 +68,27 @@ def render_oom(
     return Group(*parts)
 
 
-# The buffer table's columns after "#": each with its cell of an entry, and whether it
-# is a number (right-justified, never wrapped). A column no entry of the text fills is
-# left out (a GPU text prints no unpadded size): the room goes to shapes and op_names.
-_COLUMNS: tuple[tuple[str, Callable[[OomEntry], str], bool], ...] = (
-    ("size", lambda e: human_bytes(e.size_bytes), True),
-    ("unpadded", lambda e: _bytes(e.unpadded_bytes), True),
-    ("x", lambda e: f"{e.expansion:.2f}" if e.expansion else "", True),
-    ("shape", lambda e: printable(_shape(e)), False),
-    ("op_name", lambda e: printable(e.op_name or ""), False),
-    ("label", lambda e: printable(e.label or ""), False),
-    ("type", lambda e: printable(e.allocation_type or ""), False),
+# The buffer table's columns after "#": each with its cell of an entry, whether it is a
+# number (right-justified, never wrapped), and the cell of an entry that does not fill
+# it (None: always shown). A column no entry of the text fills is left out (a GPU text
+# prints no unpadded size): the room goes to shapes and op_names.
+_COLUMNS: tuple[tuple[str, Callable[[OomEntry], str], bool, str | None], ...] = (
+    ("size", lambda e: human_bytes(e.size_bytes), True, None),
+    ("unpadded", lambda e: _bytes(e.unpadded_bytes), True, "-"),
+    ("x", lambda e: f"{e.expansion:.2f}" if e.expansion else "", True, ""),
+    ("shape", lambda e: printable(_shape(e)), False, "?"),
+    ("op_name", lambda e: printable(e.op_name or ""), False, ""),
+    ("label", lambda e: printable(e.label or ""), False, ""),
+    ("type", lambda e: printable(e.allocation_type or ""), False, ""),
 )
-_FILLED = {
-    "unpadded": lambda e: e.unpadded_bytes is not None,
-    "x": lambda e: bool(e.expansion),
-    "shape": lambda e: e.shape is not None,
-    "op_name": lambda e: bool(e.op_name),
-    "label": lambda e: bool(e.label),
-    "type": lambda e: bool(e.allocation_type),
-}
 
 
 def entry_columns(entries: Sequence[OomEntry]) -> list[str]:
     """The buffer table's columns after "#" for ``entries``: those some entry fills."""
     return [
-        name for name, _, _ in _COLUMNS if name not in _FILLED or any(map(_FILLED[name], entries))
+        name
+        for name, cell, _, empty in _COLUMNS
+        if empty is None or any(cell(e) != empty for e in entries)
     ]
 
 
@@ -102,7 +97,7 @@ def _entries_table(report: OomReport, links: Sequence[OomLink | None], module_na
     shown = entry_columns(entries)
     table = Table(box=None, pad_edge=False)
     table.add_column("#", justify="right")
-    for name, _, number in _COLUMNS:
+    for name, _, number, _ in _COLUMNS:
         if name not in shown:
             continue
         if number:
@@ -113,7 +108,7 @@ def _entries_table(report: OomReport, links: Sequence[OomLink | None], module_na
         table.add_column("value in the dump", overflow="fold")
     for i, entry in enumerate(entries):
         row = [str(entry.rank or i + 1)]
-        row += [cell(entry) for name, cell, _ in _COLUMNS if name in shown]
+        row += [cell(entry) for name, cell, _, _ in _COLUMNS if name in shown]
         if links:
             link = links[i] if i < len(links) else None
             row.append(f"{printable(link.value.value.label)} ({link.rule})" if link else "-")

@@ -31,7 +31,6 @@ SCREEN_ACTIONS = frozenset(
 )
 SPARK_W = 16  # columns of the live-bytes sparkline
 _BLOCKS = "▁▂▃▄▅▆▇█"
-_NAME_LEAST = NAME_LEAST  # the name column shrinks to this before a column is left out
 _NAME_MOST = 48
 SORTS = ("peak", "total", "name", "temp")
 SORT_TITLES = {"peak": "XLA peak", "total": "total", "name": "name", "temp": "temp"}
@@ -215,8 +214,8 @@ class ModulesList(RowList):
         for key in _DROP_ORDER:
             rest = sum(widths[k] + 1 for k in order if k != "name") + 2  # name + 2 spaces
             # The platform (the same in most runs) gives way to the whole name; the
-            # others only to keep _NAME_LEAST of it.
-            if rest + (natural if key == "platform" else min(natural, _NAME_LEAST)) <= room:
+            # others only to keep NAME_LEAST of it.
+            if rest + (natural if key == "platform" else min(natural, NAME_LEAST)) <= room:
                 break
             if key in order:
                 order.remove(key)
