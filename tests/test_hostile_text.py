@@ -118,3 +118,18 @@ def test_rich_markup_in_labels_is_shown_literally(tmp_path, capsys):
     path.write_text(text)
     assert main(["--summary", str(path)]) == 0
     assert "[bold red]s[0].mu[/]" in capsys.readouterr().out
+
+
+def test_rich_markup_in_op_names_is_shown_literally_in_every_table(tmp_path, capsys, monkeypatch):
+    """The capacity table's op_names (and the padding table's names and shapes) were
+    Rich markup strings: ``[dimension_numbers=x]`` was dropped and a stray ``[/]``
+    was an internal error."""
+    op_name = "jit(f)/dot[dimension_numbers=x]/[/]"
+    text = SEED2.read_text().replace('op_name="args[2]"', f'op_name="{op_name}"')
+    path = tmp_path / "x.txt"
+    path.write_text(text)
+    monkeypatch.setenv("COLUMNS", "160")
+    assert main(["--summary", "--capacity", "1KiB", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "do not cover the excess" in out
+    assert out.count(op_name) == 2  # the values to shed, the largest values at the peak

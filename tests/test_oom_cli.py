@@ -86,11 +86,12 @@ def test_capacity_headroom_and_excess():
 
 def test_the_buffer_table_leaves_out_the_columns_no_buffer_of_the_text_fills(monkeypatch):
     """A GPU text prints no unpadded size, expansion or allocation type: those columns
-    are left out, and the room goes to the op_names (one is no longer cut at 160)."""
+    are left out, and the room goes to the op_names (one is no longer cut at 160). A
+    type every buffer has (TF1's HLO temp) is said once, in the heading."""
     from hlotop.report.oom_report import entry_columns
 
     gpu = parse_oom((OOM / "gpu-jax-2024-peak-buffers.txt").read_text(), "gpu")
-    assert entry_columns(gpu.entries) == ["size", "shape", "op_name", "label"]
+    assert entry_columns(gpu.entries) == ["size", "shape", "op_name", "instruction"]
     tf1 = parse_oom((OOM / "tpu-tf1-2019-largest-program-allocations.txt").read_text(), "tf1")
     assert entry_columns(tf1.entries) == [
         "size",
@@ -98,11 +99,23 @@ def test_the_buffer_table_leaves_out_the_columns_no_buffer_of_the_text_fills(mon
         "x",
         "shape",
         "op_name",
-        "label",
+        "instruction",
+    ]
+    jax = parse_oom((OOM / "tpu-jax-2024-largest-program-allocations.txt").read_text(), "jax")
+    assert entry_columns(jax.entries) == [
+        "size",
+        "unpadded",
+        "shape",
+        "op_name",
+        "instruction",
         "type",
     ]
     monkeypatch.setenv("COLUMNS", "160")
     out = hlotop("--summary", str(OOM / "gpu-jax-2024-peak-buffers.txt")).stdout.decode()
     header = next(line for line in out.splitlines() if line.lstrip().startswith("#"))
-    assert header.split() == ["#", "size", "shape", "op_name", "label"]
-    assert "llm.compute_logits/Model/embedder.decode/dot_general" in out
+    assert header.split() == ["#", "size", "shape", "op_name", "instruction"]
+    assert "llm.compute_logits/Model/embedder.decode/" in out
+    # the op_name's [params] are text, not Rich markup: they were dropped before
+    assert "dot_general[dimension_numbers=(((2,), (0,)), ((), ())) precision=None" in out
+    out = hlotop("--summary", str(OOM / "tpu-tf1-2019-largest-program-allocations.txt"))
+    assert "20 buffers listed, 3.88GiB in all, all HLO temp" in out.stdout.decode()

@@ -52,10 +52,10 @@ def capacity_block(fit: Fit) -> Group:
             table.add_column(name, justify="right" if name == "allocated" else "left")
         for info in fit.shed[:15]:
             table.add_row(
-                printable(info.value.label),
+                Text(printable(info.value.label)),
                 human_bytes(info.allocated_bytes),
-                printable(info.shape or "?"),
-                printable(info.op_name or ""),
+                Text(printable(info.shape or "?")),
+                Text(printable(info.op_name or "")),
             )
         parts.append(table)
     return Group(*parts)

@@ -21,6 +21,8 @@ from rich.table import Table
 from rich.text import Text
 
 from hlotop.analysis.diff import CLASSES, MATCH_KEYS, ModuleDiff, Side, ValueChange
+from hlotop.report.fitted_table import Cell, Column, FittedTable
+from hlotop.report.grouped_text import key_column
 from hlotop.report.text_fit import NAME_BREAKS, SHAPE_ALL_BREAKS, WHOLE_SHAPE, wrap
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, parse_human_bytes
@@ -122,7 +124,9 @@ def render_diff(diff: ModuleDiff) -> Group:
     files.add_column(overflow="fold")
     for label, side in (("OLD", diff.old), ("NEW", diff.new)):
         module = side.module
-        files.add_row(f" {label}", printable(module.files[0].path if module.files else module.name))
+        files.add_row(
+            f" {label}", Text(printable(module.files[0].path if module.files else module.name))
+        )
     parts: list = [
         Text("hlotop diff", style="bold"),
         files,
@@ -205,26 +209,27 @@ def _values_line(diff: ModuleDiff) -> Text:
 
 
 def _groups_table(diff: ModuleDiff) -> Group:
-    table = Table(box=None, pad_edge=False)
-    for key in diff.keys:
-        table.add_column(key, overflow="fold")
-    for name in ("OLD", "NEW", "change", ""):
-        table.add_column(name, justify="right" if name else "left", no_wrap=True)
+    columns = [key_column(key) for key in diff.keys]
+    columns += [Column(name, right=True) for name in ("OLD", "NEW", "change")]
+    columns.append(Column(""))
     big = diff.new.peak_bytes * NEW_LARGE_SHARE
+    rows: list[list[Cell]] = []
     for g in diff.groups[:MAX_GROUPS]:
         if not g.delta_bytes:
             continue
         flag = "new, large" if not g.old_bytes and g.new_bytes >= big else ""
-        table.add_row(
-            *(printable(k) for k in g.key),
-            human_bytes(g.old_bytes),
-            human_bytes(g.new_bytes),
-            _change(g.old_bytes, g.new_bytes),
-            Text(flag, style="bold red"),
+        rows.append(
+            [
+                *(printable(k) for k in g.key),
+                human_bytes(g.old_bytes),
+                human_bytes(g.new_bytes),
+                _change(g.old_bytes, g.new_bytes),
+                Text(flag, style="bold red"),
+            ]
         )
     note = f"live at each side's peak, {diff.accounting} bytes, largest change first"
     heading = Text.assemble((f"By {', '.join(diff.keys)}", "bold"), (f"  {note}", "dim"))
-    return Group(heading, table)
+    return Group(heading, FittedTable(columns, rows))
 
 
 def _name(info) -> str:
@@ -305,7 +310,7 @@ class ValuesTable:
             cells: dict[str, str | Text] = dict(
                 zip(self.COLUMNS, (change, matched, value, shape, delta), strict=True)
             )
-            table.add_row(*(cells[c] for c in columns))
+            table.add_row(*(Text(x) if isinstance(x, str) else x for x in map(cells.get, columns)))
         yield table
 
 

@@ -227,12 +227,12 @@ def padding_table(module: ModuleDump) -> Group | None:
     for (space, v), advice in zip(rows, advices, strict=True):
         table.add_row(
             Text(space.name, style=space_style(space.color)),
-            printable(v.value.label),
+            Text(printable(v.value.label)),
             human_bytes(v.logical_bytes),
             human_bytes(v.allocated_bytes),
             f"{v.allocated_bytes / v.logical_bytes:.2f}×" if v.logical_bytes else "-",
-            _cause(advice),
-            printable(v.shape or "?"),
+            Text(_cause(advice)),
+            Text(printable(v.shape or "?")),
         )
     parts: list[Text | Table] = [
         _heading("Most padding", "allocated minus logical bytes, by the tile's rounding"),

@@ -4,10 +4,11 @@ groups first, the rest in one row, so the rows always add up to the total."""
 from __future__ import annotations
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from hlotop.analysis.grouping import Grouping
+from hlotop.report.fitted_table import Cell, Column, FittedTable
+from hlotop.report.text_fit import OP_NAME_BREAKS, SHAPE_ALL_BREAKS
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -24,43 +25,54 @@ def grouped_table(grouping: Grouping, max_rows: int = MAX_ROWS) -> Group:
     """The groups of ``grouping``, at most ``max_rows`` of them, then one row with the
     rest: how many groups and values, and their bytes."""
     total = grouping.total_bytes
-    table = Table(box=None, pad_edge=False)
-    for key in grouping.keys:
-        table.add_column(key, overflow="fold")
-    for name in ("bytes", "share", "values"):
-        table.add_column(name, justify="right", no_wrap=True)
+    columns = [key_column(key) for key in grouping.keys]
+    columns += [Column(name, right=True) for name in ("bytes", "share", "values")]
+    rows: list[list[Cell]] = []
     shown = grouping.rows[:max_rows]
     for row in shown:
-        table.add_row(
-            *(printable(part) for part in row.key),
-            human_bytes(row.bytes),
-            _share(row.bytes, total),
-            f"{len(row.values):,}",
+        rows.append(
+            [
+                *(printable(part) for part in row.key),
+                human_bytes(row.bytes),
+                _share(row.bytes, total),
+                f"{len(row.values):,}",
+            ]
         )
     rest = grouping.rows[max_rows:]
     if rest:
         rest_bytes = sum(r.bytes for r in rest)
         count = sum(len(r.values) for r in rest)
         label = Text(f"… {len(rest):,} smaller groups", style="dim")
-        table.add_row(
-            label,
-            *([""] * (len(grouping.keys) - 1)),
-            human_bytes(rest_bytes),
-            _share(rest_bytes, total),
-            f"{count:,}",
+        rows.append(
+            [
+                label,
+                *([""] * (len(grouping.keys) - 1)),
+                human_bytes(rest_bytes),
+                _share(rest_bytes, total),
+                f"{count:,}",
+            ]
         )
-    table.add_row(
-        Text("total", style="bold"),
-        *([""] * (len(grouping.keys) - 1)),
-        Text(human_bytes(total), style="bold"),
-        "100.0%" if total else "-",
-        f"{sum(len(r.values) for r in grouping.rows):,}",
+    rows.append(
+        [
+            Text("total", style="bold"),
+            *([""] * (len(grouping.keys) - 1)),
+            Text(human_bytes(total), style="bold"),
+            "100.0%" if total else "-",
+            f"{sum(len(r.values) for r in grouping.rows):,}",
+        ]
     )
     heading = Text.assemble(
         (f"Live set at step {grouping.step} by {', '.join(grouping.keys)}", "bold"),
         (f"  {ACCOUNTING_NOTES[grouping.accounting]}", "dim"),
     )
-    return Group(heading, table)
+    return Group(heading, FittedTable(columns, rows))
+
+
+def key_column(key: str) -> Column:
+    """A grouping key's column, wrapped where its text allows (a shape at its commas
+    and braces; a scope, source, parameter path or op_name after ``/`` ``.`` ``_``
+    ``-`` or a space) when the table is wider than the console."""
+    return Column(key, SHAPE_ALL_BREAKS if key == "shape" else OP_NAME_BREAKS)
 
 
 def _share(part: int, total: int) -> str:

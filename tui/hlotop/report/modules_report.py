@@ -106,7 +106,7 @@ class ModulesTable:
                 table.add_column(key, justify="right", no_wrap=True)
         for cells in self.cells:
             shown = dict(cells, module=wrap(cells["module"], name_w, NAME_BREAKS))
-            table.add_row(*(shown[k] for k in columns))
+            table.add_row(*(Text(shown[k]) for k in columns))  # dump text, never markup
         yield table
         if dropped:
             yield Text(

@@ -12,6 +12,9 @@ ELEMENT_BREAKS = re.compile(r"(?<=, )")  # between a tuple shape's elements
 SHAPE_BREAKS = re.compile(r"(?=\{)|(?<=:)")  # in an element: before its layout, after ":"
 DIM_BREAKS = re.compile(r"(?<=,)|(?=[{(])")  # in a piece still too long: after a comma
 NAME_BREAKS = re.compile(r"(?<=[._\-])")  # a name after . _ -
+SCOPE_BREAKS = re.compile(r"(?<=/)")  # an op_name or a scope after each /
+WORD_BREAKS = re.compile(r"(?<= )")  # after a space (an op_name's [params])
+OP_NAME_BREAKS = (SCOPE_BREAKS, NAME_BREAKS, WORD_BREAKS)  # an op_name's, coarsest first
 SHAPE_ALL_BREAKS = (ELEMENT_BREAKS, SHAPE_BREAKS, DIM_BREAKS)  # a shape's, coarsest first
 WHOLE_SHAPE = 40  # a shape up to this long is never wrapped while a name can be
 
@@ -36,6 +39,12 @@ def _pieces(text: str, width: int, breaks: tuple[re.Pattern[str], ...]) -> list[
     for piece in breaks[0].split(text):
         out += _pieces(piece, width, breaks[1:]) if cell_len(piece) > width else [piece]
     return out
+
+
+def longest_piece(text: str, *breaks: re.Pattern[str]) -> int:
+    """The cells of the longest piece of ``text`` when it is broken wherever any of
+    ``breaks`` allows: the narrowest ``text`` can be wrapped without cutting it."""
+    return max((cell_len(p.strip()) for p in _pieces(text, 0, breaks)), default=0)
 
 
 def wrap(text: str, width: int, *breaks: re.Pattern[str]) -> str:
