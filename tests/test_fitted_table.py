@@ -165,3 +165,22 @@ def test_dump_text_is_shown_as_written_never_as_rich_markup():
     assert _lines(table, 120)[1] == op_name
     closing = FittedTable([Column("op_name", OP_NAME_BREAKS)], [["[/] alone"]])
     assert _lines(closing, 40)[1] == "[/] alone"  # a stray closing tag raised before
+
+
+def test_a_wrapped_name_breaks_after_a_run_of_separators_and_leaves_no_lone_tail():
+    from hlotop.report.text_fit import NAME_BREAKS, wrap
+
+    name = "opt_state_0__mu__params____wte____embedding__.1"
+    # greedy filling left "1" alone under the name, broken inside "____"
+    assert wrap(name, 46, NAME_BREAKS) == "opt_state_0__mu__params____\nwte____embedding__.1"
+    assert wrap(name, 60, NAME_BREAKS) == name
+    shape = "f32[4,128,128,9,18]{4,3,0,2,1:T(8,128)}"
+    assert wrap(shape, 20, *SHAPE_ALL_BREAKS) == "f32[4,128,128,9,18]\n{4,3,0,2,1:T(8,128)}"
+    for width in range(8, 48):
+        lines = wrap(name, width, NAME_BREAKS).split("\n")
+        assert "".join(lines) == name
+        # longer than the line only if it is one piece, left to the table to fold
+        assert all(
+            len(line) <= width or len(list(filter(None, NAME_BREAKS.split(line)))) == 1
+            for line in lines
+        )

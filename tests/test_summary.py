@@ -141,3 +141,24 @@ def test_names_and_shapes_are_wrapped_only_between_tokens():
     text = "\n".join(lines)
     for token in ("a_", "very_", "long.", "fusion_", "f32[4096,3584]", "{1,0:", "T(8,128)"):
         assert token in text, (token, text)
+
+
+def test_the_files_read_are_one_name_with_its_endings_in_braces_at_80_columns():
+    """A split module's four files (and the HLO text beside them) are said once as the
+    shell would expand them, wrapped between endings, not across 8 folded lines."""
+    import itertools
+
+    module = load(SAMPLES / "tpu" / "v5e_1x1-gpt_loop")
+    lines = _render(module, 80)
+    head = lines[1 : lines.index("")]
+    assert all(len(line) <= 80 and line.startswith("  ") for line in head)
+    said = "".join(line.strip() for line in head)
+    stem, endings = said[:-1].split("{")
+    expanded = [stem + e for e in endings.split(",")]
+    assert expanded == [printable(f.path) for f in module.files]
+    assert len(expanded) == 5 and expanded[-1].endswith(".after_optimizations.txt")
+    # broken only after / . _ - or between two endings
+    for a, b in itertools.pairwise(head):
+        assert a.rstrip()[-1] in "/._-," or b.strip()[0] in "-.", (a, b)
+    combined = load(SAMPLES / "seeds" / "003_a3085531593bac68.txt")
+    assert _render(combined, 80)[1] == "  combined: " + printable(combined.files[0].path)

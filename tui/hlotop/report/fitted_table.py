@@ -190,3 +190,18 @@ class FittedTable:
                 f"left out at {options.max_width} columns: {', '.join(left_out)} (--json has them)",
                 style="dim",
             )
+
+
+class Wrapped:
+    """One text (a path, a list of files) wrapped to the console's width where it
+    allows a break (``breaks``, coarsest first), each line after ``indent`` spaces, in
+    ``style``; a piece longer than a line is folded."""
+
+    def __init__(self, text: str, breaks: tuple[re.Pattern[str], ...], indent: int = 0, style=""):
+        self.text, self.breaks, self.indent, self.style = text, breaks, indent, style
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(options.max_width - self.indent, MIN_WRAP)
+        pad = " " * self.indent
+        for line in wrap(self.text, width, *self.breaks).split("\n"):
+            yield Text(pad + line, style=self.style, overflow="fold")

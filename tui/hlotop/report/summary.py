@@ -8,6 +8,7 @@ terminal.
 from __future__ import annotations
 
 import os
+import re
 from typing import Literal, NamedTuple
 
 from rich.cells import cell_len
@@ -27,8 +28,16 @@ from hlotop.report.figures import (
     peak_rows,
     spaces_table,
 )
+from hlotop.report.fitted_table import Wrapped
 from hlotop.report.grouped_text import grouped_table
-from hlotop.report.text_fit import NAME_BREAKS, SHAPE_ALL_BREAKS, WHOLE_SHAPE, tail, wrap
+from hlotop.report.text_fit import (
+    NAME_BREAKS,
+    SCOPE_BREAKS,
+    SHAPE_ALL_BREAKS,
+    WHOLE_SHAPE,
+    tail,
+    wrap,
+)
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -186,6 +195,34 @@ class PeakTable:
         yield table
 
 
+PATH_BREAKS = (re.compile(r"(?<=,)"), SCOPE_BREAKS, NAME_BREAKS)  # a list, a path, a name
+
+
+def files_read(module: ModuleDump) -> list[Wrapped]:
+    """The files the module was read from, under its name: one path; or, when they
+    are one folder's files of one name with several endings (a split module, a
+    combined dump and its report, the HLO text beside them), that name once with the
+    endings in braces, as a shell would expand them
+    (``dir/module_0004...optimizations{-buffer-assignment.txt,-live-range.txt}``).
+    Wrapped at the console's width after ``/`` ``.`` ``_`` ``-`` ``,``."""
+    paths = [printable(f.path) for f in module.files]
+    if len(paths) < 2 or len({os.path.dirname(p) for p in paths}) > 1:
+        return [
+            Wrapped(f"{f.kind}: {p}", PATH_BREAKS, 2, "dim")
+            for f, p in zip(module.files, paths, strict=True)
+        ]
+    stem = os.path.commonprefix(paths)
+    if stem.endswith(("-", ".")):  # the endings keep their first character
+        stem = stem[:-1]
+    if not os.path.basename(stem):
+        return [
+            Wrapped(f"{f.kind}: {p}", PATH_BREAKS, 2, "dim")
+            for f, p in zip(module.files, paths, strict=True)
+        ]
+    endings = ",".join(p[len(stem) :] for p in paths)
+    return [Wrapped(f"{stem}{{{endings}}}", PATH_BREAKS, 2, "dim")]
+
+
 def render_summary(
     module: ModuleDump, groups: Grouping | None = None, fit: Fit | None = None
 ) -> Group:
@@ -195,8 +232,7 @@ def render_summary(
     a = module.analysis
     names = space_names(module)
     parts: list = [Text(printable(module.name), style="bold")]
-    for f in module.files:
-        parts.append(Text(f"  {f.kind}: {printable(f.path)}", style="dim"))
+    parts += files_read(module)
 
     overview = Table.grid(padding=(0, 2))
     overview.add_column(style="bold")

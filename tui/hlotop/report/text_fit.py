@@ -11,7 +11,7 @@ from rich.cells import cell_len
 ELEMENT_BREAKS = re.compile(r"(?<=, )")  # between a tuple shape's elements
 SHAPE_BREAKS = re.compile(r"(?=\{)|(?<=:)")  # in an element: before its layout, after ":"
 DIM_BREAKS = re.compile(r"(?<=,)|(?=[{(])")  # in a piece still too long: after a comma
-NAME_BREAKS = re.compile(r"(?<=[._\-])")  # a name after . _ -
+NAME_BREAKS = re.compile(r"(?<=[._\-])(?![._\-])")  # a name after . _ - (or a run of them)
 SCOPE_BREAKS = re.compile(r"(?<=/)")  # an op_name or a scope after each /
 WORD_BREAKS = re.compile(r"(?<= )")  # after a space (an op_name's [params])
 OP_NAME_BREAKS = (SCOPE_BREAKS, NAME_BREAKS, WORD_BREAKS)  # an op_name's, coarsest first
@@ -50,14 +50,25 @@ def longest_piece(text: str, *breaks: re.Pattern[str]) -> int:
 def wrap(text: str, width: int, *breaks: re.Pattern[str]) -> str:
     """``text`` on lines of at most ``width`` cells, broken only where the first of
     ``breaks`` allows, or, in a piece still longer than a line, where the next allows
-    (a piece longer than a line even so is left to the table to fold)."""
+    (a piece longer than a line even so is left to the table to fold). The lines are
+    filled in turn, then the last one takes pieces from the end of the one before
+    while it stays the shorter: ``opt_state_0__mu__params____`` /
+    ``wte____embedding__.1``, not a lone ``1`` under the whole name."""
     if cell_len(text) <= width:
         return text
-    lines, line = [], ""
+    lines: list[list[str]] = [[]]
     for piece in _pieces(text, width, breaks):
-        if line and cell_len(line + piece.rstrip()) > width:
-            lines.append(line.rstrip())
-            line, piece = "", piece.lstrip()
-        line += piece
-    lines.append(line)
-    return "\n".join(lines)
+        if lines[-1] and _cells(lines[-1] + [piece]) > width:
+            lines.append([])
+        lines[-1].append(piece)
+    while len(lines) > 1 and len(lines[-2]) > 1:
+        moved = [lines[-2][-1], *lines[-1]]
+        if _cells(moved) > min(width, _cells(lines[-2][:-1])):
+            break
+        lines[-1] = moved
+        lines[-2].pop()
+    return "\n".join("".join(line).strip() for line in lines)
+
+
+def _cells(pieces: list[str]) -> int:
+    return cell_len("".join(pieces).strip())
