@@ -343,3 +343,20 @@ async def test_each_search_match_is_one_line():
         assert results.option_count >= 3
         assert any(len(info.op_name or "") > 60 for info in search.matches)
         assert results.virtual_size.height == results.option_count
+
+
+def test_the_header_keeps_the_programs_name_when_the_module_name_is_too_long():
+    """At 80 columns the header has ~15 cells for the name: it showed
+    ``module…tep.cpu``; now the pass, the backend, a TPU's ``.cl_NNN`` and then the
+    ``module_NNNN.`` give way before the program's own name is cut."""
+    from hlotop.ui.widgets.summary_bar import short_name
+
+    cpu = "module_0034.jit_train_step.cpu_after_optimizations"
+    tpu = "module_0000.jit_gpt_train_step.cl_933746096.after_optimizations"
+    assert short_name(cpu, 60) == cpu
+    assert short_name(cpu, 30) == "module_0034.jit_train_step"
+    assert short_name(cpu, 15) == "jit_train_step"
+    assert short_name(tpu, 40) == "module_0000.jit_gpt_train_step"
+    assert short_name(tpu, 18) == "jit_gpt_train_step"
+    assert short_name(tpu, 12) == "jit_g…n_step"
+    assert short_name("003_a3085531593bac68", 12) == "003_a…3bac68"  # no module_ to drop

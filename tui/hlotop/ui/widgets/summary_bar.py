@@ -3,20 +3,31 @@ peak list, or its sweep's) and the diagnostics count."""
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 from textual.widget import Widget
 
 from hlotop.analysis.capacity import required_bytes
 from hlotop.model import ModuleDump
+from hlotop.report.modules_report import short_module_name
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, spaced_bytes
 
+_MODULE_NUMBER = re.compile(r"module_\d+\.")
+_COMPILER_CL = re.compile(r"\.cl_\d+$")  # TPU: the compiler's build, after the program
+
 
 def short_name(name: str, width: int) -> str:
-    """The module name in ``width`` cells: XLA's ``_after_optimizations`` goes first,
-    then the middle of the name."""
-    if len(name) > width and name.endswith("_after_optimizations"):
-        name = name[: -len("_after_optimizations")]
+    """The module name in ``width`` cells: the pass and backend XLA appends
+    (``.cpu_after_optimizations``, a TPU's ``.cl_NNN``) go first, then the ``module_NNNN.`` before the
+    program's name (``jit_train_step`` says the most), then the middle of the name."""
+    if len(name) > width:
+        name = short_module_name(name)
+    if len(name) > width:
+        name = _COMPILER_CL.sub("", name)
+    if len(name) > width and (m := _MODULE_NUMBER.match(name)) and m.end() < len(name):
+        name = name[m.end() :]
     return middle_ellipsis(name, width)
 
 
