@@ -184,3 +184,15 @@ def test_a_wrapped_name_breaks_after_a_run_of_separators_and_leaves_no_lone_tail
             len(line) <= width or len(list(filter(None, NAME_BREAKS.split(line)))) == 1
             for line in lines
         )
+
+
+def test_a_wrapped_columns_header_gives_way_between_its_words():
+    """The OOM table's "value in the dump" column, all "-" when nothing links, kept
+    17 cells for its header and pushed the instruction out."""
+    columns = [Column("op_name", OP_NAME_BREAKS), Column("value in the dump", OP_NAME_BREAKS)]
+    table = FittedTable(columns, [["jit(main)/model/layers/26/while/body/mlp/up_proj", "-"]])
+    assert table.floor[1] == table.least[1] == 10  # MIN_WRAP, not 17
+    shown, widths, _ = table.layout(40)
+    assert widths[1] < len("value in the dump")
+    lines = _lines(table, 40)
+    assert [line[widths[0] + 2 :].strip() for line in lines[:2]] == ["value in", "the dump"]

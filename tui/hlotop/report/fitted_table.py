@@ -59,6 +59,12 @@ def _lines_len(cell: Cell) -> int:
     return max((cell_len(line) for line in text.split("\n")), default=0)
 
 
+def _header_floor(column: Column) -> int:
+    """The narrowest a wrapped column's header goes: its longest word (the table
+    wraps a header between words: "value in" / "the dump")."""
+    return max((cell_len(word) for word in column.name.split()), default=0)
+
+
 def _plain(cell: Cell) -> str:
     return cell.plain if isinstance(cell, Text) else cell
 
@@ -77,7 +83,7 @@ class FittedTable:
         self.floor = [self._floor(i) for i in range(len(self.columns))]
         # the last resort: a wrapped column down to MIN_WRAP, its long pieces folded
         self.least = [
-            min(self.natural[i], max(cell_len(c.name), MIN_WRAP)) if c.breaks else self.natural[i]
+            min(self.natural[i], max(_header_floor(c), MIN_WRAP)) if c.breaks else self.natural[i]
             for i, c in enumerate(self.columns)
         ]
         self._wraps: dict[tuple[int, int], tuple[int, int]] = {}  # (column, width) ->
@@ -87,7 +93,7 @@ class FittedTable:
         if not column.breaks:
             return self.natural[i]
         pieces = max([longest_piece(_plain(r[i]), *column.breaks) for r in self.rows], default=0)
-        least = max(cell_len(column.name), MIN_WRAP, min(pieces, MAX_FLOOR))
+        least = max(_header_floor(column), MIN_WRAP, min(pieces, MAX_FLOOR))
         return min(self.natural[i], least)
 
     def _wrapped(self, i: int, width: int) -> tuple[int, int]:
