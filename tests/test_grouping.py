@@ -200,3 +200,38 @@ def test_bad_grouping_options_are_one_line_errors(args, message):
     assert out.returncode == 2
     err = out.stderr.decode()
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_a_live_set_is_labelled_from_its_records_read_once_each_in_dump_order(monkeypatch):
+    """Grouping by phase, scope and source read a value's record once a key, at random
+    (the 108 MB dump's 21 800 live values: 2.5 s more than now). Each record is now
+    read once, in dump order, and the groups are the same as from records in memory."""
+    from hlotop.analysis.grouping import group_live_set
+    from hlotop.model import UsedValues
+
+    path = SAMPLES / "cpu" / "gpt_loop"
+    module = load(path, lazy=True)
+    asked: list[int] = []
+    record = UsedValues.record
+    monkeypatch.setattr(UsedValues, "record", lambda self, n: asked.append(n) or record(self, n))
+    begun: list[int] = []  # where in ``asked`` the pass over the live set began
+    read_records = Labeller.read_records
+    monkeypatch.setattr(
+        Labeller,
+        "read_records",
+        lambda self, *a: begun.append(len(asked)) or read_records(self, *a),
+    )
+    keys = ("phase", "scope", "source")
+    lazy = group_live_set(module, keys)
+    assert begun[0] < 20  # before it: the few values that find the backward pass
+    live = len(lazy.bytes_of)
+    in_order = asked[begun[0] : begun[0] + live]
+    assert len(set(in_order)) == live > 100 and in_order == sorted(in_order)
+    # after it, only the operands some copies and converts take their op_name from
+    assert len(asked) - begun[0] - live < live // 4
+    monkeypatch.setattr(UsedValues, "record", record)
+
+    def rows(grouping):
+        return [(r.key, r.bytes, [i.value.id for i in r.values]) for r in grouping.rows]
+
+    assert rows(group_live_set(load(path), keys)) == rows(lazy)

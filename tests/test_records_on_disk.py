@@ -189,6 +189,7 @@ async def test_the_browser_says_when_records_cannot_be_read_back(tmp_path, small
         path.write_bytes(path.read_bytes().replace(b"fusion", b"FUSION"))
         records = _records(app.dump)
         records._cache.clear()  # records the panes read while the file was the same
+        records._source._pieces.clear()  # and the pieces of the file read for them
         info = app.dump.analysis.by_id[records.ids[len(records) // 2]]
         card = plain(screen.detail.value_card(info))
         assert re.search(r"^record +not read: .*changed on disk", card, re.M), card
@@ -210,3 +211,20 @@ def test_the_parser_drops_a_text_handed_over_once_its_records_are_indexed():
     assert held == [] and isinstance(records, UsedValues) and len(records.text) == 0
     assert len(parsed.allocations) > 0 and parsed.live_range is not None
     assert [r.value.id for r in records] == list(_in_memory(path).ids)
+
+
+@pytest.mark.parametrize("relative", [COMBINED, SPLIT_VALUES])
+def test_a_records_line_is_the_same_in_any_order_of_reading(relative, small_pieces):
+    """A record's line is counted once for its whole block of records, in one read,
+    and kept: in whatever order the records are asked for (a grouped live set reads
+    them in dump order, the panes at random), each gets the line the one pass in dump
+    order gives it."""
+    import random
+
+    in_order = [r.line for r in _records(load(sample(relative), lazy=True)).checked([])]
+    records = _records(load(sample(relative), lazy=True))
+    numbers = list(range(len(records)))
+    random.Random(0).shuffle(numbers)
+    lines = {n: records.line_of(n) for n in numbers}
+    assert [lines[n] for n in range(len(records))] == in_order
+    assert all(records.record(n).line == in_order[n] for n in numbers[:50])

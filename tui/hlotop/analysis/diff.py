@@ -125,18 +125,15 @@ def _position(info: ValueInfo, max_time: int) -> float:
     return live.start / max_time if live is not None and max_time else 0.0
 
 
-def _opcode(info: ValueInfo) -> str:
-    used = info.used
-    instr = used.instruction if used is not None else None
-    return (instr.opcode if instr is not None else None) or "?"
-
-
 def _key_functions(labeller: Labeller) -> dict[str, Callable[[ValueInfo], tuple | None]]:
+    def opcode(info: ValueInfo) -> str:
+        return labeller.opcode(info) or "?"
+
     def by_op_name(info: ValueInfo):
         op_name = labeller.origin(info)[0]
         if not op_name:
             return None
-        return (strip_params(op_name), _shape(info), _opcode(info), info.value.shape_index)
+        return (strip_params(op_name), _shape(info), opcode(info), info.value.shape_index)
 
     def by_scope(info: ValueInfo):
         scope = scope_of(labeller.origin(info)[0], fold=False)
@@ -144,11 +141,11 @@ def _key_functions(labeller: Labeller) -> dict[str, Callable[[ValueInfo], tuple 
 
     def by_source(info: ValueInfo):
         frame = user_frame(labeller.origin(info)[1])
-        where = f"{frame.file}:{frame.line}" if frame is not None else info.source
+        where = f"{frame.file}:{frame.line}" if frame is not None else labeller.source(info)
         return None if where is None else (where, _shape(info))
 
     def by_kind(info: ValueInfo):
-        return (_opcode(info), _dtype_rank(info)[0])
+        return (opcode(info), _dtype_rank(info)[0])
 
     return {"op_name": by_op_name, "scope": by_scope, "source": by_source, "position": by_kind}
 
@@ -173,25 +170,29 @@ def match_values(
                 by_key[key].append(info)
         for bucket in by_key.values():
             bucket.sort(key=lambda i: (_position(i, new_max), i.value.id))
+        # each bucket's positions, kept beside it (the nearest is found by bisection)
+        positions = {key: [_position(i, new_max) for i in bucket] for key, bucket in by_key.items()}
         taken: set[int] = set()
         unmatched_old = []
         for info in sorted(left, key=lambda i: (_position(i, old_max), i.value.id)):
             key = old_keys[name](info)
-            bucket = by_key.get(key, []) if key is not None else []
-            if not bucket:
+            candidates = by_key.get(key) if key is not None else None
+            if key is None or not candidates:
                 unmatched_old.append(info)
                 continue
             if name == "position":  # the nearest in the schedule, if near enough
                 here = _position(info, old_max)
-                at = bisect_left([_position(i, new_max) for i in bucket], here)
-                near = [j for j in (at - 1, at) if 0 <= j < len(bucket)]
-                j = min(near, key=lambda j: abs(_position(bucket[j], new_max) - here))
-                if abs(_position(bucket[j], new_max) - here) > POSITION_TOLERANCE:
+                where = positions[key]
+                at = bisect_left(where, here)
+                near = [j for j in (at - 1, at) if 0 <= j < len(candidates)]
+                j = min(near, key=lambda j: abs(where[j] - here))
+                if abs(where[j] - here) > POSITION_TOLERANCE:
                     unmatched_old.append(info)
                     continue
-                best = bucket.pop(j)
+                best = candidates.pop(j)
+                where.pop(j)
             else:
-                best = bucket.pop(0)
+                best = candidates.pop(0)
             taken.add(id(best))
             pairs.append((info, best, name))
         left = unmatched_old
@@ -242,6 +243,8 @@ def diff_modules(
     ``keys`` with the change per group. Raises ValueError for an unknown key or
     accounting."""
     old_labeller, new_labeller = Labeller(old), Labeller(new)
+    for labeller in (old_labeller, new_labeller):  # every value is labelled: one pass
+        labeller.read_records()
     old_peak, new_peak = old.analysis.peak_step, new.analysis.peak_step
     changes = [
         ValueChange(a, b, key, _classify(a, b, old_peak, new_peak))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from hlotop.analysis.peak import live_set
@@ -19,7 +19,16 @@ from hlotop.analysis.scope import (
     user_frame,
 )
 from hlotop.analysis.totals import first_kind
-from hlotop.model import ModuleDump, SourceFrame, UsedValues, ValueInfo, shape_of
+from hlotop.model import (
+    InstructionText,
+    ModuleDump,
+    SourceFrame,
+    UsedValues,
+    ValueInfo,
+    shape_of,
+    source_of,
+    stack_of,
+)
 from hlotop.model.memory_space import space_name, space_names
 from hlotop.parse.computations import called_computation, first_operand
 from hlotop.shapes import ArrayShape
@@ -97,6 +106,9 @@ class Labeller:
         reader = self.module.sections.called_metadata
         self.called = reader() if reader is not None else {}
         self._origins: dict[int, tuple[str | None, tuple[SourceFrame, ...]]] = {}
+        # value id -> its defining instruction: a record is read once per labeller, not
+        # once per key (each read of a released record goes back to the file)
+        self._instructions: dict[int, InstructionText | None] = {}
         self._by_name = {
             i.value.name: i for i in self.module.analysis.values if not i.value.shape_index
         }
@@ -120,6 +132,57 @@ class Labeller:
                 self.update_from = start
                 break
 
+    def instruction(self, info: ValueInfo) -> InstructionText | None:
+        """``info``'s defining instruction (its ``Used values`` record's), read on first
+        need and kept; None if it has no record."""
+        vid = info.value.id
+        try:
+            return self._instructions[vid]
+        except KeyError:
+            used = info.used
+            instr = self._instructions[vid] = used.instruction if used is not None else None
+            return instr
+
+    def read_records(self, values: Iterable[ValueInfo] | None = None) -> None:
+        """Read the defining instruction of ``values`` (default: every value with a
+        record) now, in dump order, for a caller that labels many values (``hlotop
+        diff``, a live set grouped): at random, each read went back to the file for a
+        piece of it, and a 100 MB dump's records took a minute. Every record: one pass
+        (:meth:`ModuleDump.checked_records`, which also takes their diagnostics); some:
+        each at its place in the file, in order."""
+        table = self.module.sections.used_values
+        known = self.module.analysis.by_id
+        if values is None:
+            for record in self.module.checked_records():
+                vid = record.value.id
+                if vid in known and vid not in self._instructions:
+                    self._instructions[vid] = record.instruction
+            return
+        wanted = [i for i in values if i.value.id not in self._instructions]
+        if not isinstance(table, UsedValues):
+            for info in wanted:
+                self.instruction(info)
+            return
+        numbered = []
+        for info in wanted:
+            number = table.number_of(info.value.id)
+            if number is None:
+                self._instructions[info.value.id] = None
+            else:
+                numbered.append((number, info.value.id))
+        for number, vid in sorted(numbered):
+            read = table.record(number)
+            self._instructions[vid] = read.instruction if read is not None else None
+
+    def opcode(self, info: ValueInfo) -> str | None:
+        """The opcode of ``info``'s defining instruction, or None."""
+        instr = self.instruction(info)
+        return instr.opcode if instr is not None else None
+
+    def source(self, info: ValueInfo) -> str | None:
+        """``file:line`` that made ``info`` (:func:`~hlotop.model.source_of`), or None."""
+        return source_of(self.instruction(info), self.module.sections.stack_frames)
+
     def origin(self, info: ValueInfo, depth: int = 0) -> tuple[str | None, tuple[SourceFrame, ...]]:
         """The value's ``op_name`` and Python stack: its instruction's metadata; for
         an instruction with none (XLA drops it from many fusions) the metadata of the
@@ -130,11 +193,10 @@ class Labeller:
         known = self._origins.get(info.value.id)
         if known is not None:
             return known
-        used = info.used
-        instr = used.instruction if used is not None else None
+        instr = self.instruction(info)
         found: tuple[str | None, tuple[SourceFrame, ...]] = (None, ())
         if instr is not None and instr.op_name:
-            found = (instr.op_name, info.stack)
+            found = (instr.op_name, stack_of(instr, self.module.sections.stack_frames))
         elif instr is not None:
             callee = called_computation(instr.text) if self.called else None
             meta = self.called.get(callee) if callee else None
@@ -153,9 +215,7 @@ class Labeller:
     def is_argument(self, info: ValueInfo) -> bool:
         """Whether ``info`` is an entry parameter's value (its instruction is a
         ``parameter`` and its allocation holds an entry parameter)."""
-        used = info.used
-        instr = used.instruction if used is not None else None
-        if instr is None or instr.opcode != "parameter" or info.slot is None:
+        if self.opcode(info) != "parameter" or info.slot is None:
             return False
         alloc = self.module.analysis.allocation_of.get(info.slot.allocation)
         return alloc is not None and alloc.parameter is not None
@@ -179,11 +239,9 @@ class Labeller:
             frame = user_frame(self.origin(info)[1])
             if frame is not None:
                 return f"{frame.file}:{frame.line}"
-            return info.source or UNKNOWN
+            return self.source(info) or UNKNOWN
         if key == "opcode":
-            used = info.used
-            instr = used.instruction if used is not None else None
-            return (instr.opcode if instr is not None else None) or UNKNOWN
+            return self.opcode(info) or UNKNOWN
         if key == "shape":
             return _LAYOUT.sub("", info.shape) if info.shape else UNKNOWN
         if key == "dtype":
@@ -283,6 +341,7 @@ def group_live_set(
             raise ValueError(f"unknown group key {key!r}")
     labeller = labeller or Labeller(module, fold, rules)
     values = live_set(a.values, step)
+    labeller.read_records(values)  # each record once, in dump order
     bytes_of = counted_bytes(values, accounting)
     groups: dict[tuple[str, ...], list[ValueInfo]] = defaultdict(list)
     for info in values:

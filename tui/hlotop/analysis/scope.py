@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hlotop.model import SourceFrame
 
@@ -59,11 +60,14 @@ class ScopeRule:
             raise ValueError(f"scope rule {text!r}: {err}") from None
 
 
+@lru_cache(maxsize=1 << 16)  # a big dump repeats each op_name over many values
 def strip_params(op_name: str) -> str:
     """``op_name`` without the primitive parameters in ``[...]`` (nested brackets too):
     ``convert_element_type[new_dtype=bfloat16]`` -> ``convert_element_type``. Pytree
     keys of a parameter (``params['w']``) are brackets too: use :func:`pytree_path` for
     those."""
+    if "[" not in op_name:
+        return op_name
     out, depth = [], 0
     for ch in op_name:
         if ch == "[":
@@ -99,16 +103,9 @@ def _unwrap(segment: str) -> str:
     return segment
 
 
-def scope_of(op_name: str | None, fold: bool = True, rules: Sequence[ScopeRule] = ()) -> str | None:
-    """The scope of an instruction: its ``op_name`` path without the primitive (the
-    last segment) and the jitted function (``jit(f)``), primitive parameters stripped,
-    ``jvp(...)``/``transpose(jvp(...))`` unwrapped, layer indices folded to ``*``
-    (unless ``fold`` is False), then ``rules`` applied in order. A one-segment
-    ``op_name`` is its own scope. ``jit(f)/jvp(GPT)/Block_3/attn/dot_general[...]`` ->
-    ``GPT/Block_*/attn``. Returns None for no ``op_name``; ``""`` (the top) when nothing
-    is left."""
-    if not op_name:
-        return None
+@lru_cache(maxsize=1 << 16)
+def _scope(op_name: str, fold: bool) -> str:
+    """:func:`scope_of` before the user's rules (cached: values share op_names)."""
     segments = _segments(op_name)
     if len(segments) > 1:
         segments = segments[:-1]
@@ -122,7 +119,20 @@ def scope_of(op_name: str | None, fold: bool = True, rules: Sequence[ScopeRule] 
         if fold:
             segment = _LAYER_INDEX.sub("*", segment)
         kept.append(segment)
-    scope = "/".join(kept)
+    return "/".join(kept)
+
+
+def scope_of(op_name: str | None, fold: bool = True, rules: Sequence[ScopeRule] = ()) -> str | None:
+    """The scope of an instruction: its ``op_name`` path without the primitive (the
+    last segment) and the jitted function (``jit(f)``), primitive parameters stripped,
+    ``jvp(...)``/``transpose(jvp(...))`` unwrapped, layer indices folded to ``*``
+    (unless ``fold`` is False), then ``rules`` applied in order. A one-segment
+    ``op_name`` is its own scope. ``jit(f)/jvp(GPT)/Block_3/attn/dot_general[...]`` ->
+    ``GPT/Block_*/attn``. Returns None for no ``op_name``; ``""`` (the top) when nothing
+    is left."""
+    if not op_name:
+        return None
+    scope = _scope(op_name, fold)
     for rule in rules:
         scope = rule.pattern.sub(rule.replacement, scope)
     return scope

@@ -26,7 +26,15 @@ from hlotop.model.allocation_lines import (
 from hlotop.model.devices import DEVICES, parse_capacity
 from hlotop.model.dump import ModuleDump, ParsedSections
 from hlotop.model.dump_file import Diagnostic, DumpFile
-from hlotop.model.figures import Analysis, MemorySpace, MemoryStats, ValueInfo, ValuesById
+from hlotop.model.figures import (
+    Analysis,
+    MemorySpace,
+    MemoryStats,
+    ValueInfo,
+    ValuesById,
+    source_of,
+    stack_of,
+)
 from hlotop.model.live_range import (
     BufferLiveRange,
     HloLiveRange,
@@ -112,4 +120,6 @@ __all__ = [
     "has_kind",
     "parse_capacity",
     "shape_of",
+    "source_of",
+    "stack_of",
 ]

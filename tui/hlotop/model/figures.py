@@ -13,7 +13,7 @@ from hlotop.model.allocation import BufferAllocation
 from hlotop.model.live_range import BufferLiveRange
 from hlotop.model.source import SourceFrame, StackFrameTable
 from hlotop.model.used_values import UsedValues
-from hlotop.model.values import HloValue, UsedValue, ValueSlot
+from hlotop.model.values import HloValue, InstructionText, UsedValue, ValueSlot
 
 
 @dataclass(slots=True)
@@ -52,32 +52,43 @@ class ValueInfo:
 
     @property
     def source(self) -> str | None:
-        """``file:line`` of the Python source that made the value: from the metadata's
-        ``source_file``/``source_line``, or (jax >= 0.9) its ``stack_frame_id``
-        resolved through the module's stack frames. None if neither is known."""
-        instr = self.used.instruction if self.used else None
-        if instr is None:
-            return None
-        if instr.source_file:
-            return (
-                f"{instr.source_file}:{instr.source_line}"
-                if instr.source_line
-                else instr.source_file
-            )
-        stack = self.stack
-        return f"{stack[0].file}:{stack[0].line}" if stack else None
+        """``file:line`` of the Python source that made the value (:func:`source_of`
+        its defining instruction). None if it is not known."""
+        return source_of(self.used.instruction if self.used else None, self.frames)
 
     @property
     def stack(self) -> tuple[SourceFrame, ...]:
-        """The Python stack that made the value, innermost first (jax >= 0.9 dumps whose
-        module text is beside them); () when unknown."""
-        instr = self.used.instruction if self.used else None
-        if instr is None or instr.stack_frame_id is None or self.frames is None:
-            return ()
-        return self.frames.stack(instr.stack_frame_id)
+        """The Python stack that made the value, innermost first (:func:`stack_of` its
+        defining instruction); () when unknown."""
+        return stack_of(self.used.instruction if self.used else None, self.frames)
 
     def is_live_at(self, step: int) -> bool:
         return self.live is not None and self.live.start <= step <= self.live.end
+
+
+def stack_of(
+    instr: InstructionText | None, frames: StackFrameTable | None
+) -> tuple[SourceFrame, ...]:
+    """The Python stack that made ``instr``, innermost first: its ``stack_frame_id``
+    resolved through the module's stack ``frames`` (jax >= 0.9 dumps whose module text
+    is beside them); () when either is missing."""
+    if instr is None or instr.stack_frame_id is None or frames is None:
+        return ()
+    return frames.stack(instr.stack_frame_id)
+
+
+def source_of(instr: InstructionText | None, frames: StackFrameTable | None) -> str | None:
+    """``file:line`` of the Python source that made ``instr``: its metadata's
+    ``source_file``/``source_line``, or (jax >= 0.9) the innermost frame of
+    :func:`stack_of`. None if neither is known."""
+    if instr is None:
+        return None
+    if instr.source_file:
+        if instr.source_line:
+            return f"{instr.source_file}:{instr.source_line}"
+        return instr.source_file
+    stack = stack_of(instr, frames)
+    return f"{stack[0].file}:{stack[0].line}" if stack else None
 
 
 @dataclass(frozen=True, slots=True)

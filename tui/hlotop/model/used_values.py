@@ -105,6 +105,7 @@ class UsedValues(Generic[AnyStr]):
         # The ids sorted, and (unless they are in order already) the record number of each
         self._heads: tuple[array, array | None] | None = None
         self._checkpoints: array | None = None
+        self._block_lines: dict[int, array] = {}  # block -> each of its records' line
         self._cache: dict[int, UsedValue | None] = {}
         self._source: ByteSource | None = None  # where the text is read from, once released
         self._shift = 0  # a file offset less the text's
@@ -231,9 +232,29 @@ class UsedValues(Generic[AnyStr]):
             return self.first_line + count(self.begin, starts[0])
         if self._checkpoints is None and number == len(starts) - 1 and self.end_line is not None:
             return self.end_line - count(starts[number], self.end)  # counted back
-        checkpoints = self._line_checkpoints()
-        base = (number // _STRIDE) * _STRIDE
-        return checkpoints[number // _STRIDE] + count(starts[base], starts[number])
+        block = number // _STRIDE
+        lines = self._block_lines.get(block)
+        if lines is None:
+            lines = self._count_block(block, self._line_checkpoints()[block])
+        return lines[number - block * _STRIDE]
+
+    def _count_block(self, block: int, line: int) -> array:
+        """The line of each record's head in checkpoint block ``block`` (its first at
+        ``line``), counted in one read of the block and kept: records read one at a
+        time, in order or not, each counted from its block's start took a tenth of a
+        millisecond (21 800 of them: a second)."""
+        starts = self.starts
+        base = block * _STRIDE
+        stop = min(base + _STRIDE, len(starts))
+        span = self._read(starts[base], starts[stop - 1])
+        nl = b"\n" if isinstance(span, bytes) else "\n"
+        lines = array("q", [line])
+        for k in range(base + 1, stop):
+            line += span.count(nl, starts[k - 1] - starts[base], starts[k] - starts[base])
+            lines.append(line)
+        with self._lock:
+            self._block_lines[block] = lines
+        return lines
 
     def _line_checkpoints(self) -> array:
         """The line of every :data:`_STRIDE`-th record's head."""

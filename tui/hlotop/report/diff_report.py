@@ -21,9 +21,9 @@ from rich.table import Table
 from rich.text import Text
 
 from hlotop.analysis.diff import CLASSES, MATCH_KEYS, ModuleDiff, Side, ValueChange
-from hlotop.report.fitted_table import Cell, Column, FittedTable
+from hlotop.report.fitted_table import Cell, Column, FittedTable, Wrapped
 from hlotop.report.grouped_text import key_column
-from hlotop.report.text_fit import NAME_BREAKS, SHAPE_ALL_BREAKS, WHOLE_SHAPE, wrap
+from hlotop.report.text_fit import NAME_BREAKS, PATH_BREAKS, SHAPE_ALL_BREAKS, WHOLE_SHAPE, wrap
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, parse_human_bytes
 
@@ -117,19 +117,19 @@ def render_diff(diff: ModuleDiff) -> Group:
         a, b = old.get(label) or 0, new.get(label) or 0
         head.add_row(label, human_bytes(a), human_bytes(b), _change(a, b))
     steps = f"XLA's peak step: OLD {diff.old.peak_step}, NEW {diff.new.peak_step}"
-    # Each side's file beside its label; a path longer than the line is folded in its
-    # column, under the path, not under the label.
-    files = Table.grid(padding=(0, 1))
-    files.add_column(no_wrap=True)
-    files.add_column(overflow="fold")
-    for label, side in (("OLD", diff.old), ("NEW", diff.new)):
-        module = side.module
-        files.add_row(
-            f" {label}", Text(printable(module.files[0].path if module.files else module.name))
+    # Each side's file beside its label, wrapped under the path after a / . _ -.
+    files = [
+        Wrapped(
+            printable(side.module.files[0].path if side.module.files else side.module.name),
+            PATH_BREAKS,
+            indent=5,
+            lead=f" {label} ",
         )
+        for label, side in (("OLD", diff.old), ("NEW", diff.new))
+    ]
     parts: list = [
         Text("hlotop diff", style="bold"),
-        files,
+        *files,
         Text(""),
         head,
         Text(steps, style="dim"),

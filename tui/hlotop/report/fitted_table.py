@@ -200,14 +200,24 @@ class FittedTable:
 
 class Wrapped:
     """One text (a path, a list of files) wrapped to the console's width where it
-    allows a break (``breaks``, coarsest first), each line after ``indent`` spaces, in
-    ``style``; a piece longer than a line is folded."""
+    allows a break (``breaks``, coarsest first), in ``style``: its first line after
+    ``lead`` (a label), the others after ``indent`` spaces; a piece longer than a line
+    is folded."""
 
-    def __init__(self, text: str, breaks: tuple[re.Pattern[str], ...], indent: int = 0, style=""):
+    def __init__(
+        self,
+        text: str,
+        breaks: tuple[re.Pattern[str], ...],
+        indent: int = 0,
+        style: str = "",
+        lead: str | None = None,
+    ):
         self.text, self.breaks, self.indent, self.style = text, breaks, indent, style
+        self.lead = " " * indent if lead is None else lead
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        width = max(options.max_width - self.indent, MIN_WRAP)
-        pad = " " * self.indent
-        for line in wrap(self.text, width, *self.breaks).split("\n"):
+        margin = max(cell_len(self.lead), self.indent)
+        width = max(options.max_width - margin, MIN_WRAP)
+        for k, line in enumerate(wrap(self.text, width, *self.breaks).split("\n")):
+            pad = self.lead if k == 0 else " " * self.indent
             yield Text(pad + line, style=self.style, overflow="fold")

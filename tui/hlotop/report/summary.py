@@ -8,7 +8,6 @@ terminal.
 from __future__ import annotations
 
 import os
-import re
 from typing import Literal, NamedTuple
 
 from rich.cells import cell_len
@@ -32,7 +31,7 @@ from hlotop.report.fitted_table import Wrapped
 from hlotop.report.grouped_text import grouped_table
 from hlotop.report.text_fit import (
     NAME_BREAKS,
-    SCOPE_BREAKS,
+    PATH_BREAKS,
     SHAPE_ALL_BREAKS,
     WHOLE_SHAPE,
     tail,
@@ -193,9 +192,6 @@ class PeakTable:
         if self.more > 0:
             table.caption = f"... and {self.more:,} smaller values"
         yield table
-
-
-PATH_BREAKS = (re.compile(r"(?<=,)"), SCOPE_BREAKS, NAME_BREAKS)  # a list, a path, a name
 
 
 def files_read(module: ModuleDump) -> list[Wrapped]:

@@ -15,6 +15,8 @@ NAME_BREAKS = re.compile(r"(?<=[._\-])(?![._\-])")  # a name after . _ - (or a r
 SCOPE_BREAKS = re.compile(r"(?<=/)")  # an op_name or a scope after each /
 WORD_BREAKS = re.compile(r"(?<= )")  # after a space (an op_name's [params])
 OP_NAME_BREAKS = (SCOPE_BREAKS, NAME_BREAKS, WORD_BREAKS)  # an op_name's, coarsest first
+# a list of paths (after a comma), then a path (after a /), then a name
+PATH_BREAKS = (re.compile(r"(?<=,)"), SCOPE_BREAKS, NAME_BREAKS)
 SHAPE_ALL_BREAKS = (ELEMENT_BREAKS, SHAPE_BREAKS, DIM_BREAKS)  # a shape's, coarsest first
 WHOLE_SHAPE = 40  # a shape up to this long is never wrapped while a name can be
 
