@@ -36,7 +36,9 @@ of 30 MB and more (on the scaled ~100 MB ones when no real dump was measured), t
 truthful screen within 2× a tiny dump's, ``--summary`` within 2× and ``--json`` within 4×
 the regex scan, peak RSS at most 4× the file, key p99 under 50 ms in the tree and the
 timeline, also while loading; and linear growth over the scaled sizes. Nothing here is a
-unit test: it measures and reports. The figures are noisy on a busy machine.
+unit test: it measures and reports. The figures are noisy on a busy machine. Last, with
+real dumps, the commands that read every record (``--summary --group-by``, ``hlotop
+diff``) are timed on the big ones (:func:`other_commands`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -300,6 +303,32 @@ def real_dumps(folder: Path, names: list[str] | None) -> list[tuple[dict, Path]]
     return sorted(out, key=lambda m: (m[0]["buffer_assignment_bytes"], m[0]["name"]))
 
 
+GROUP_KEYS = "phase,scope,source"
+
+
+def other_commands(real: list[tuple[dict, Path]], repeat: int) -> list[str]:
+    """The commands that read every record of a big dump, timed on the real dumps of
+    :data:`REAL_MIN_MB` and more (the median of ``repeat`` runs): ``--summary --group-by``
+    on each, and ``hlotop diff --summary`` of each split dump against the next larger
+    one (a CI gate comparing two compiles). No target: figures to watch."""
+    big = [(m, e) for m, e in real if m["buffer_assignment_bytes"] / 1e6 >= REAL_MIN_MB]
+    if not big:
+        return []
+    lines = ["| command | dump(s) | s |", "|---|---|---|"]
+
+    def timed(cmd: list[str]) -> float:
+        return statistics.median(run(cmd)[0] for _ in range(repeat))
+
+    for manifest, entry in big:
+        seconds = timed(HLOTOP + ["--summary", "--group-by", GROUP_KEYS, str(entry)])
+        lines.append(f"| --summary --group-by {GROUP_KEYS} | {manifest['name']} | {seconds:.2f} |")
+    split = [(m, e) for m, e in big if m["layout"] == "split"]
+    for (old, old_entry), (new, new_entry) in pairwise(split):
+        seconds = timed(HLOTOP + ["diff", "--summary", str(old_entry), str(new_entry)])
+        lines.append(f"| diff --summary | {old['name']} → {new['name']} | {seconds:.2f} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -377,9 +406,13 @@ def main(argv: list[str] | None = None) -> int:
         )
     firsts = {r["first_by"] for r in rows}
     print(f"First truthful screen from: {'; '.join(sorted(firsts))}\n")
+    others = other_commands(real, args.repeat)
     print(table(rows))
     print()
     print("\n".join(targets(rows)))
+    if others:
+        print()
+        print("\n".join(others))
     return 0
 
 
