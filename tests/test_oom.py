@@ -636,6 +636,38 @@ def test_link_by_op_name_and_shape_then_none(tpu_module):
     assert shape_without_layout("(f32[2]{0}, /*index=5*/s32[] )") == "(f32[2],s32[])"
 
 
+def test_a_lazily_loaded_module_is_linked_from_one_pass_over_its_records(monkeypatch):
+    """Indexing every value by opcode and op_name read each record at random, twice (a
+    108 MB dump: 12 s); now they are read once, in dump order, with the same links."""
+    from hlotop.model import UsedValues
+
+    path = glob.glob(sample("tpu/v5e_1x1-mlp_adam") + "/*-buffer-assignment.txt")[0]
+    entries = [
+        OomEntry(
+            1048576,
+            shape="f32[512,512]",
+            opcode="fusion",
+            label="fusion",
+            op_name="jit(train_step)/transpose(jvp())/dot_general",
+        ),
+        OomEntry(1048576, shape="f32[512,512]", instruction="gone.1", op_name="params[1]['w']"),
+    ]
+    eager = link_entries(load(path), entries)
+    lazy_module = load(path, lazy=True)
+    at_random: list[int] = []
+    record = UsedValues.record
+    monkeypatch.setattr(
+        UsedValues, "record", lambda self, n: at_random.append(n) or record(self, n)
+    )
+    lazy = link_entries(lazy_module, entries)
+    monkeypatch.setattr(UsedValues, "record", record)
+    assert at_random == []
+    assert [(x.value.value.id, x.rule, x.candidates) for x in lazy] == [
+        (x.value.value.id, x.rule, x.candidates) for x in eager
+    ]
+    assert [x.rule for x in lazy] == ["label+shape", "op_name+shape"]
+
+
 # ---- robustness -------------------------------------------------------------------------
 _TEXTS = [read(p.name) for p in sorted(OOM.glob("*.txt"))]
 

@@ -148,15 +148,14 @@ class Labeller:
         record) now, in dump order, for a caller that labels many values (``hlotop
         diff``, a live set grouped): at random, each read went back to the file for a
         piece of it, and a 100 MB dump's records took a minute. Every record: one pass
-        (:meth:`ModuleDump.checked_records`, which also takes their diagnostics); some:
-        each at its place in the file, in order."""
+        (:meth:`ModuleDump.defining_instructions`, which also takes their
+        diagnostics); some: each at its place in the file, in order."""
         table = self.module.sections.used_values
         known = self.module.analysis.by_id
         if values is None:
-            for record in self.module.checked_records():
-                vid = record.value.id
-                if vid in known and vid not in self._instructions:
-                    self._instructions[vid] = record.instruction
+            for vid, instr in self.module.defining_instructions().items():
+                if vid in known:
+                    self._instructions.setdefault(vid, instr)
             return
         wanted = [i for i in values if i.value.id not in self._instructions]
         if not isinstance(table, UsedValues):

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from hlotop.model import ModuleDump, ValueInfo
+from hlotop.model import InstructionText, ModuleDump, ValueInfo
 from hlotop.model.oom import OomEntry
 
 RULES = ("label+shape", "op_name+shape")
@@ -42,9 +42,7 @@ def shape_without_layout(shape: str | None) -> str | None:
     return _LAYOUT.sub("", shape) if shape else None
 
 
-def _opcode(info: ValueInfo) -> str | None:
-    used = info.used
-    instr = used.instruction if used is not None else None
+def _opcode(info: ValueInfo, instr: InstructionText | None) -> str | None:
     if instr is not None and instr.opcode:
         return instr.opcode
     return info.value.name.split(".")[0] or None  # NameUniquer: "<opcode>.<n>"
@@ -58,11 +56,15 @@ class OomLinker:
         self.by_name: dict[str, list[ValueInfo]] = defaultdict(list)
         self.by_opcode: dict[tuple[str | None, str | None], list[ValueInfo]] = defaultdict(list)
         self.by_op_name: dict[tuple[str, str | None], list[ValueInfo]] = defaultdict(list)
+        # every value's instruction, read in one pass in dump order
+        instructions = module.defining_instructions()
+        self.op_name: dict[int, str | None] = {}
         for info in module.analysis.values:
             shape = shape_without_layout(info.shape)
+            instr = instructions.get(info.value.id)
             self.by_name[info.value.name].append(info)
-            self.by_opcode[(_opcode(info), shape)].append(info)
-            op_name = info.op_name
+            self.by_opcode[(_opcode(info, instr), shape)].append(info)
+            op_name = self.op_name[info.value.id] = instr.op_name if instr else None
             if op_name:
                 self.by_op_name[(op_name, shape)].append(info)
                 self.by_op_name[(op_name, None)].append(info)
@@ -86,10 +88,9 @@ class OomLinker:
                 return self._best(entry, found, RULES[1])
         return None
 
-    @staticmethod
-    def _best(entry: OomEntry, found: Sequence[ValueInfo], rule: str) -> OomLink:
+    def _best(self, entry: OomEntry, found: Sequence[ValueInfo], rule: str) -> OomLink:
         def key(v: ValueInfo) -> tuple[bool, int, int]:
-            same_op = bool(entry.op_name) and v.op_name == entry.op_name
+            same_op = bool(entry.op_name) and self.op_name.get(v.value.id) == entry.op_name
             return not same_op, abs(v.allocated_bytes - entry.size_bytes), v.value.id
 
         return OomLink(min(found, key=key), rule, len(found))

@@ -15,7 +15,7 @@ from hlotop.model.memory_report import MemoryUsageReport
 from hlotop.model.module_text import IoAlias
 from hlotop.model.source import StackFrameTable
 from hlotop.model.used_values import UsedValues
-from hlotop.model.values import UsedValue
+from hlotop.model.values import InstructionText, UsedValue
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +116,14 @@ class ModuleDump:
         if not self.records_read:
             self.diagnostics.extend(diagnostics)
             self.records_read = True
+
+    def defining_instructions(self) -> dict[int, InstructionText | None]:
+        """Each recorded value's defining instruction (value id -> its record's
+        ``from instruction:`` line read), from one pass over the records in dump order
+        (:meth:`checked_records`): for a caller that needs every value's (an OOM
+        text's links, a diff), where a record at a time, at random, goes back to the
+        file for each. Memory: one small object a record."""
+        return {r.value.id: r.instruction for r in self.checked_records()}
 
     def checked_records(self) -> Iterator[UsedValue]:
         """Every ``Used values`` record, each parsed once, in dump order; when the
