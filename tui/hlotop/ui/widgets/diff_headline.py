@@ -117,27 +117,39 @@ class DiffFigures(Widget, can_focus=True):
 
     def render(self) -> Group:
         d, flat = self.data.diff, plain(self)
-        table = Table(box=None, pad_edge=False, expand=False, show_edge=False)
-        table.add_column("figure", style="", no_wrap=True, overflow="ellipsis")
-        for name in ("OLD", "NEW", "change"):
-            table.add_column(name, justify="right", no_wrap=True)
         old, new = figures(d.old), figures(d.new)
-        hidden_host = []
-        for label in dict.fromkeys([*old, *new]):
-            a, b = old.get(label, 0), new.get(label, 0)
-            if label.startswith("host_") and not a and not b:
-                hidden_host.append(label)
-                continue
-            table.add_row(label, human_bytes(a), human_bytes(b), change_text(a, b, flat), style="")
-            if label == "XLA's peak":
-                steps = (d.old.peak_step, d.new.peak_step)
-                shift = Text("same step" if steps[0] == steps[1] else "moved", style="dim")
-                table.add_row(
-                    Text("XLA's peak step", style="dim"),
-                    Text(str(steps[0]), style="dim"),
-                    Text(str(steps[1]), style="dim"),
-                    shift,
-                )
+        hidden_host = [
+            label
+            for label in dict.fromkeys([*old, *new])
+            if label.startswith("host_") and not old.get(label, 0) and not new.get(label, 0)
+        ]
+        shown = [label for label in dict.fromkeys([*old, *new]) if label not in hidden_host]
+        steps = (d.old.peak_step, d.new.peak_step)
+        rows: list[tuple[Text, Text, Text, Text]] = []
+        for with_percent in (True, False):  # the percent goes first when the pane is narrow
+            rows = []
+            for label in shown:
+                a, b = old.get(label, 0), new.get(label, 0)
+                change = change_text(a, b, flat, with_percent)
+                rows.append((Text(label), Text(human_bytes(a)), Text(human_bytes(b)), change))
+                if label == "XLA's peak":
+                    shift = "same step" if steps[0] == steps[1] else "moved"
+                    step, was, now, moved = (
+                        Text(x, style="dim")
+                        for x in ("XLA's peak step", str(steps[0]), str(steps[1]), shift)
+                    )
+                    rows.append((step, was, now, moved))
+            widths = [max(cell.cell_len for cell in column) for column in zip(*rows, strict=True)]
+            if sum(widths) + 2 * 3 <= self.size.width:
+                break
+        # The numbers are never cut: only the figures' names give way (an ellipsis).
+        table = Table(box=None, pad_edge=False, expand=False, show_edge=False)
+        table.add_column("figure", no_wrap=True, overflow="ellipsis")
+        for k, name in enumerate(("OLD", "NEW", "change"), 1):
+            least = max([len(name)] + [row[k].cell_len for row in rows])
+            table.add_column(name, justify="right", no_wrap=True, min_width=least)
+        for row in rows:
+            table.add_row(*row)
         parts: list = [table]
         if hidden_host:
             parts.append(Text("host_*_size_in_bytes: 0B on both sides", style="dim"))
