@@ -15,13 +15,12 @@ from conftest import exit_after_load, sample
 from hlotop.analysis.diff import CLASSES, diff_modules
 from hlotop.analysis.grouping import group_live_set
 from hlotop.loading.loader import load
-from hlotop.report.diff_report import resample
+from hlotop.report.diff_report import percent, resample, signed
 from hlotop.ui.diff_app import DiffApp
 from hlotop.ui.diff_data import column_steps
 from hlotop.ui.screens.diff import DiffScreen
 from hlotop.ui.screens.diff_help import DiffHelpScreen
 from hlotop.ui.textual_compat import screen_lines
-from hlotop.ui.widgets.diff_headline import percent, signed
 from hlotop.units import human_bytes
 
 GPT = ("cpu/gpt_loop", "cpu/gpt_loop_batch16")  # batch 8 vs 16: everything grows

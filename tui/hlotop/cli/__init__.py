@@ -168,17 +168,21 @@ def build_diff_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hlotop diff",
         description="Compare two compiles of one program: their figures, their values "
-        "matched without ids or instruction names, and the change by group.",
+        "matched without ids or instruction names, and the change by group. Two whole "
+        "dump directories: every program both runs compiled, paired by name, and those "
+        "only one did.",
         epilog="examples:\n"
         "  hlotop diff --summary before/ after/\n"
         "  hlotop diff --json old-buffer-assignment.txt new-buffer-assignment.txt\n"
-        "  hlotop diff --summary --fail-over 5% main/ branch/   (exit 1 if it grew more)\n",
+        "  hlotop diff --summary --fail-over 5% main/ branch/   (exit 1 if it grew more)\n"
+        "  hlotop diff --summary --fail-over 5% run1/ run2/     (whole --xla_dump_to runs)\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "old",
         metavar="OLD",
-        help="a dump file, any file of a split module, or a directory holding one module",
+        help="a dump file, any file of a split module, a directory holding one module, or "
+        "a whole dump directory (NEW one too: each program compared, by its figures)",
     )
     parser.add_argument("new", metavar="NEW", help="the same, for the other compile")
     mode = parser.add_mutually_exclusive_group()
@@ -193,7 +197,8 @@ def build_diff_parser() -> argparse.ArgumentParser:
         "--fail-over",
         metavar="SIZE|PERCENT",
         help="exit 1 when NEW's XLA peak or total bytes exceed OLD's by more than this "
-        "(5%%, 512MiB, 1.5GiB or bytes), with one line saying which grew by how much",
+        "(5%%, 512MiB, 1.5GiB or bytes), with one line saying which grew by how much (of "
+        "two dump directories: any program both compiled)",
     )
     parser.add_argument(
         "--group-by",

@@ -28,6 +28,9 @@ def diff_command(args) -> int:
         threshold = Threshold.parse(args.fail_over) if args.fail_over else None
     except ValueError as err:
         return error(str(err))
+    old_modules, new_modules = modules_of(args.old), modules_of(args.new)
+    if old_modules is not None and new_modules is not None:
+        return directories_diff(args, old_modules, new_modules, threshold)
     if not (args.summary or args.json or threshold) and sys.stdout.isatty():
         from hlotop.ui.diff_app import run_diff_browser
 
@@ -50,6 +53,39 @@ def diff_command(args) -> int:
         print(printable(over), file=sys.stderr)
         return 1
     return 0
+
+
+def directories_diff(args, old_modules: list, new_modules: list, threshold) -> int:
+    """``hlotop diff OLD_DIR NEW_DIR``, both whole runs: their programs paired and
+    compared by their first looks (:mod:`hlotop.report.modules_diff`), read in
+    parallel; ``--fail-over`` gates each program both compiled. On a terminal without
+    ``--summary`` or ``--json``, the report in a scrollable screen."""
+    from hlotop.loading.directory import pair_modules, rank_modules
+    from hlotop.report.modules_diff import (
+        gate_modules,
+        modules_diff_json,
+        render_modules_diff,
+        write_modules_diff_json,
+    )
+
+    with reporting():
+        count = len(old_modules) + len(new_modules)
+        old = rank_modules(old_modules, module_mapper(count))
+        new = rank_modules(new_modules, module_mapper(count))
+        pairs = pair_modules(old, new)
+        over = gate_modules(pairs, threshold) if threshold is not None else []
+        if args.json:
+            write_modules_diff_json(modules_diff_json(args.old, args.new, pairs, over), sys.stdout)
+        else:
+            rendered = render_modules_diff(args.old, args.new, pairs)
+            if not args.summary and threshold is None and sys.stdout.isatty():
+                from hlotop.ui.text_app import run_text_browser
+
+                return run_text_browser("hlotop diff · two runs", rendered)
+            report_console().print(rendered)
+    for line in over:
+        print(printable(line), file=sys.stderr)
+    return 1 if over else 0
 
 
 def capacity_of(text: str | None) -> tuple[int, str] | None:

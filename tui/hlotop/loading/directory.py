@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,60 @@ class ModuleFigures:
     required_bytes: int | None = None
 
 
+_MODULE_NUMBER = re.compile(r"^module_\d+\.")
+_COMPILER_BUILD = re.compile(r"\.cl_\d+(?=\.|$)")
+
+
+def program_of(name: str) -> str:
+    """The program a module compiles, the same in every run: its name less the number
+    the run gave it (``module_0034.``) and a TPU compiler's build (``.cl_933746096``):
+    ``module_0034.jit_train_step.cpu_after_optimizations`` ->
+    ``jit_train_step.cpu_after_optimizations``."""
+    return _COMPILER_BUILD.sub("", _MODULE_NUMBER.sub("", name))
+
+
+@dataclass(frozen=True, slots=True)
+class ModulePair:
+    """One program in two dump directories: its module on each side (None where the
+    directory has none: added or removed), by :func:`pair_modules`."""
+
+    program: str
+    old: ModuleFigures | None
+    new: ModuleFigures | None
+
+
+def pair_modules(old: list[ModuleFigures], new: list[ModuleFigures]) -> list[ModulePair]:
+    """The modules of two runs paired by program (:func:`program_of`); a program
+    compiled several times in a run (``jit__normal`` for each shape) pairs in module
+    order, the first with the first. The largest XLA peak (of either side) first, then
+    the program's name. Raises nothing."""
+
+    def by_program(figures: list[ModuleFigures]) -> dict[str, list[ModuleFigures]]:
+        out: dict[str, list[ModuleFigures]] = {}
+        for f in sorted(figures, key=lambda f: f.entry.name):
+            out.setdefault(program_of(f.entry.name), []).append(f)
+        return out
+
+    before, after = by_program(old), by_program(new)
+    pairs = []
+    for program in before.keys() | after.keys():
+        was, now = before.get(program, []), after.get(program, [])
+        for k in range(max(len(was), len(now))):
+            pairs.append(
+                ModulePair(
+                    program,
+                    was[k] if k < len(was) else None,
+                    now[k] if k < len(now) else None,
+                )
+            )
+
+    def size(f: ModuleFigures | None) -> int:
+        return 0 if f is None else f.peak_bytes or f.total_bytes_used or 0
+
+    pairs.sort(key=lambda p: (-max(size(p.old), size(p.new)), p.program))
+    return pairs
+
+
 def list_modules(directory: str | os.PathLike) -> list[ModuleEntry]:
     """Every module in ``directory`` (not its subdirectories): each
     ``*-buffer-assignment.txt``, combined or split (its siblings with it), by name.
@@ -78,7 +133,7 @@ def quick_figures(entry: ModuleEntry) -> ModuleFigures:
         return ModuleFigures(entry, None, 0, None, None, None, "", "no allocation could be read")
     a = module.analysis
     digest = hashlib.sha1(usedforsecurity=False)
-    digest.update(entry.name.split(".", 1)[-1].encode())  # the program, not its number
+    digest.update(program_of(entry.name).encode())  # the program, not its number
     for alloc in module.allocations:
         digest.update(
             f"{alloc.size},{alloc.color},{alloc.parameter},{alloc.maybe_live_out},"

@@ -74,25 +74,41 @@ def gate(diff: ModuleDiff, threshold: Threshold) -> str | None:
     ):
         if threshold.exceeded(old, new):
             return (
-                f"hlotop diff: {label} grew by {human_bytes(new - old)} ({_percent(old, new)}), "
+                f"hlotop diff: {label} grew by {human_bytes(new - old)} ({percent(old, new)}), "
                 f"from {human_bytes(old)} to {human_bytes(new)}: over the {threshold} allowed"
             )
     return None
 
 
-def _percent(old: int, new: int) -> str:
+def percent(old: int, new: int) -> str:
+    """``+84.8%``, ``-13.9%``, ``new`` (from 0) or ``0%``."""
     if not old:
         return "new" if new else "0%"
     return f"{100 * (new - old) / old:+.1f}%"
 
 
-def _change(old: int, new: int) -> Text:
+def signed(delta: int) -> str:
+    """``+4.00MiB``, ``-768.0KiB`` or ``0B``."""
+    return ("+" if delta > 0 else "") + human_bytes(delta)
+
+
+def change_style(delta: int, flat: bool = False) -> str:
+    """Red for growth, green for shrinking, dim for none; bold when ``flat`` (no
+    colours: ``NO_COLOR``; the sign says which)."""
+    if not delta:
+        return "dim"
+    if flat:
+        return "bold"
+    return "red" if delta > 0 else "green"
+
+
+def change_text(old: int, new: int, flat: bool = False, with_percent: bool = True) -> Text:
+    """NEW minus OLD as ``+65.93MiB (+84.8%)``, coloured by :func:`change_style`."""
     delta = new - old
     if not delta:
         return Text("0B", style="dim")
-    sign = "+" if delta > 0 else ""
-    style = "red" if delta > 0 else "green" if delta < 0 else "dim"
-    return Text(f"{sign}{human_bytes(delta)} ({_percent(old, new)})", style=style)
+    body = signed(delta) + (f" ({percent(old, new)})" if with_percent else "")
+    return Text(body, style=change_style(delta, flat))
 
 
 def _figures(side: Side) -> dict[str, int | None]:
@@ -115,7 +131,7 @@ def render_diff(diff: ModuleDiff) -> Group:
     old, new = _figures(diff.old), _figures(diff.new)
     for label in dict.fromkeys([*old, *new]):
         a, b = old.get(label) or 0, new.get(label) or 0
-        head.add_row(label, human_bytes(a), human_bytes(b), _change(a, b))
+        head.add_row(label, human_bytes(a), human_bytes(b), change_text(a, b))
     steps = f"XLA's peak step: OLD {diff.old.peak_step}, NEW {diff.new.peak_step}"
     # Each side's file beside its label, wrapped under the path after a / . _ -.
     files = [
@@ -223,7 +239,7 @@ def _groups_table(diff: ModuleDiff) -> Group:
                 *(printable(k) for k in g.key),
                 human_bytes(g.old_bytes),
                 human_bytes(g.new_bytes),
-                _change(g.old_bytes, g.new_bytes),
+                change_text(g.old_bytes, g.new_bytes),
                 Text(flag, style="bold red"),
             ]
         )
@@ -267,7 +283,7 @@ class ValuesTable:
                     c.matched_by or "",
                     _value(c),
                     printable(shape or "?"),
-                    _change(old_bytes, new_bytes),
+                    change_text(old_bytes, new_bytes),
                 )
             )
 

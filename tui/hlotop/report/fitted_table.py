@@ -1,9 +1,10 @@
 """A table of dump text fitted to the console's width (80 columns over SSH) without
 cutting a number, a name or a shape in the middle: the text columns are narrowed
-where that adds the fewest lines, and their cells wrapped only where their text allows a break (an
-op_name after a ``/``, a shape at a comma or a brace, a name after ``.`` ``_`` ``-``);
-the columns one space apart instead of two; then the optional columns left out, in
-their order, and a line under the table says which.
+where that adds the fewest lines, their cells wrapped only where their text allows
+a break (an op_name after a ``/``, a shape at a comma or a brace, a name after ``.``
+``_`` ``-``); then the columns are one space apart instead of two; then the optional
+columns are left out, in their order, and a line under the table says which.
+:class:`Wrapped` fits one text (a path) the same way.
 
 Used by the reports whose text columns are long and unbroken (the OOM text's
 buffers, the grouped live set, the diff's groups); the peak table of ``--summary``
@@ -34,12 +35,14 @@ class Column:
     """One column: ``breaks`` are where its cells may be wrapped, coarsest first (none:
     a number or a short word, never wrapped, right-justified if ``right``);
     ``optional`` columns are left out when even the narrowest layout is too wide,
-    the highest ``optional`` first (0: always shown)."""
+    the highest ``optional`` first (0: always shown); a ``whole`` column (a name the
+    rows are known by) is wrapped only if leaving them all out is not enough."""
 
     name: str
     breaks: tuple[re.Pattern[str], ...] = ()
     right: bool = False
     optional: int = 0
+    whole: bool = False  # wrapped only when leaving out the optional columns is not enough
 
 
 Cell = str | Text
@@ -141,21 +144,25 @@ class FittedTable:
         else without the optional columns one by one, else with the wrapped columns
         down to :data:`MIN_WRAP` (their longest pieces folded); if nothing fits (a
         terminal narrower than the numbers), every column at that, left to the table
-        to fold."""
-        shown = list(range(len(self.columns)))
+        to fold. A :attr:`Column.whole` column is kept whole while an optional column
+        can go instead."""
         by_option = sorted(
             (i for i, c in enumerate(self.columns) if c.optional),
             key=lambda i: -self.columns[i].optional,
         )
-        for gap in (GAP, 1):
-            fitted = self._fit(shown, gap, width)
-            if fitted is not None:
-                return Layout(shown, fitted, gap)
-        for i in by_option:
-            shown = [j for j in shown if j != i]
-            fitted = self._fit(shown, 1, width)
-            if fitted is not None:
-                return Layout(shown, fitted, 1)
+        whole = [self.natural[i] if c.whole else self.floor[i] for i, c in enumerate(self.columns)]
+        floors = [whole, self.floor] if any(c.whole for c in self.columns) else [self.floor]
+        for floor in floors:
+            shown = list(range(len(self.columns)))
+            for gap in (GAP, 1):
+                fitted = self._fit(shown, gap, width, floor)
+                if fitted is not None:
+                    return Layout(shown, fitted, gap)
+            for i in by_option:
+                shown = [j for j in shown if j != i]
+                fitted = self._fit(shown, 1, width, floor)
+                if fitted is not None:
+                    return Layout(shown, fitted, 1)
         fitted = self._fit(shown, 1, width, self.least)
         return Layout(shown, fitted or [self.least[i] for i in shown], 1)
 

@@ -15,41 +15,11 @@ from rich.text import Text
 from textual.widget import Widget
 
 from hlotop.analysis.diff import CLASSES, MATCH_KEYS, Side
+from hlotop.report.diff_report import change_text
 from hlotop.safe_text import printable
 from hlotop.ui.diff_data import DiffData
 from hlotop.ui.widgets.legend import plain
 from hlotop.units import human_bytes
-
-
-def percent(old: int, new: int) -> str:
-    """``+84.8%``, ``-13.9%``, ``new`` (from 0) or ``0%``."""
-    if not old:
-        return "new" if new else "0%"
-    return f"{100 * (new - old) / old:+.1f}%"
-
-
-def signed(delta: int) -> str:
-    """``+4.00MiB``, ``-768.0KiB`` or ``0B``."""
-    return ("+" if delta > 0 else "") + human_bytes(delta)
-
-
-def change_style(delta: int, flat: bool = False) -> str:
-    """Red for growth, green for shrinking, dim for none; bold under ``NO_COLOR`` (the
-    sign says which)."""
-    if not delta:
-        return "dim"
-    if flat:
-        return "bold"
-    return "red" if delta > 0 else "green"
-
-
-def change_text(old: int, new: int, flat: bool = False, with_percent: bool = True) -> Text:
-    """NEW minus OLD as ``+65.93MiB (+84.8%)``, coloured by :func:`change_style`."""
-    delta = new - old
-    if not delta:
-        return Text("0B", style="dim")
-    body = signed(delta) + (f" ({percent(old, new)})" if with_percent else "")
-    return Text(body, style=change_style(delta, flat))
 
 
 def figures(side: Side) -> dict[str, int]:

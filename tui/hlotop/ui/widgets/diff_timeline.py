@@ -14,9 +14,9 @@ from textual import events
 from textual.widget import Widget
 
 from hlotop.model.memory_space import space_name, space_names
+from hlotop.report.diff_report import change_style, signed
 from hlotop.ui.diff_data import CURVE_SPACE, DiffData, column_steps
 from hlotop.ui.diff_keys import diff_bindings
-from hlotop.ui.widgets.diff_headline import change_style, signed
 from hlotop.ui.widgets.legend import peak_style, plain
 from hlotop.units import human_bytes
 

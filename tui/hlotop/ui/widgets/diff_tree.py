@@ -14,10 +14,10 @@ from __future__ import annotations
 from rich.text import Text
 from textual import events
 
+from hlotop.report.diff_report import change_style, signed
 from hlotop.safe_text import printable
 from hlotop.ui.diff_data import DiffData, DiffGroups, DiffNode, DiffTree, Key
 from hlotop.ui.diff_keys import LIST_ACTIONS, diff_bindings
-from hlotop.ui.widgets.diff_headline import change_style, signed
 from hlotop.ui.widgets.legend import plain
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.tree_keys import TreeKeys
