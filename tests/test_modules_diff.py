@@ -67,15 +67,32 @@ def test_the_programs_pair_by_name_and_in_module_order(runs):
     assert len(pairs) == 7
 
 
-def test_the_gate_names_the_program_that_grew_and_the_json_has_xlas_peaks(runs):
+def test_the_gate_names_the_program_that_grew_and_the_json_has_xlas_peaks(runs, monkeypatch):
     old, new = map(str, runs)
+    monkeypatch.setenv("COLUMNS", "160")
     failed = hlotop("diff", "--summary", "--fail-over", "5%", old, new)
     assert failed.returncode == 1
     assert failed.stderr.decode().strip() == (
         "hlotop diff: jit_gpt_train_step: XLA's peak grew by 64.43MiB (+84.5%), from "
         "76.24MiB to 140.67MiB: over the 5% allowed"
     )
-    assert hlotop("diff", "--summary", "--fail-over", "90%", old, new).returncode == 0
+    passed = hlotop("diff", "--summary", "--fail-over", "90%", old, new)
+    assert passed.returncode == 0
+    row = next(x for x in passed.stdout.decode().splitlines() if x.startswith("jit_gpt"))
+    # XLA's peak, the total and memory_analysis()'s temp, each with its change
+    assert row.split()[1:] == [
+        "76.24MiB",
+        "140.67MiB",
+        "+64.43MiB",
+        "(+84.5%)",
+        "+65.93MiB",
+        "(+84.8%)",
+        "+65.93MiB",
+        "(+95.2%)",
+        "0040",
+        "→",
+        "0041",
+    ]
     doc = json.loads(hlotop("diff", "--json", old, new).stdout)
     train = doc["programs"][0]
     before = load(SAMPLES / "cpu" / "gpt_loop").analysis.peak_bytes

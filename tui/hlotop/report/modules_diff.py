@@ -1,7 +1,8 @@
 """``hlotop diff OLD_DIR NEW_DIR``: two whole ``--xla_dump_to`` runs compared program by
 program (:func:`hlotop.loading.directory.pair_modules`), each module by its first look:
 XLA's peak (the sum of its printed peak list) and its total bytes on both sides, the
-change, and the programs only one run compiled. ``--fail-over`` gates every program
+change, that of JAX's ``memory_analysis()`` temp size, and the programs only one run
+compiled. ``--fail-over`` gates every program
 both runs compiled (:func:`gate_modules`).
 
 JSON: ``{old, new, programs: [{program, old, new, delta}], over}``: ``old``/``new``
@@ -37,6 +38,13 @@ def _peak(f: ModuleFigures | None) -> int | None:
 
 def _total(f: ModuleFigures | None) -> int | None:
     return None if f is None else f.total_bytes_used
+
+
+def _temp_change(old: ModuleFigures | None, new: ModuleFigures | None) -> Cell:
+    """The change of JAX's ``memory_analysis()`` ``temp_size_in_bytes``, or -."""
+    if old is None or new is None or old.memory_stats is None or new.memory_stats is None:
+        return "-"
+    return change_text(old.memory_stats.temp_size_in_bytes, new.memory_stats.temp_size_in_bytes)
 
 
 def _number(f: ModuleFigures | None) -> str:
@@ -82,7 +90,8 @@ def render_modules_diff(
         Column("NEW peak", right=True),
         Column("change", right=True),
         Column("total change", right=True, optional=1),
-        Column("modules", optional=2),
+        Column("temp change", right=True, optional=2),
+        Column("modules", optional=3),
     ]
     rows: list[list[Cell]] = []
     for p in pairs[:max_rows]:
@@ -108,6 +117,7 @@ def render_modules_diff(
                 _size(peak_new),
                 change,
                 total,
+                _temp_change(p.old, p.new),
                 f"{_number(p.old)} → {_number(p.new)}",
             ]
         )
