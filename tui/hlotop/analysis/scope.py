@@ -138,6 +138,7 @@ def scope_of(op_name: str | None, fold: bool = True, rules: Sequence[ScopeRule] 
     return scope
 
 
+@lru_cache(maxsize=1 << 16)  # each value's path is asked for by several keys
 def pytree_path(op_name: str, fold: bool = True) -> str:
     """An entry parameter's pytree path as a ``/`` path: ``opt_state[0].mu['Block_3']
     ['w']`` -> ``opt_state/0/mu/Block_*/w`` (layer indices folded unless ``fold`` is
