@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hlotop.analysis.peak import live_set
@@ -103,8 +103,10 @@ class Labeller:
 
     def __post_init__(self) -> None:
         self.names = space_names(self.module)
-        reader = self.module.sections.called_metadata
-        self.called = reader() if reader is not None else {}
+        # The metadata of the computations in the HLO text beside the dump: the whole
+        # text is read, so only once an instruction without metadata asks for it.
+        self._read_called = self.module.sections.called_metadata
+        self._called: Mapping[str, tuple[str, int | None]] | None = None
         self._origins: dict[int, tuple[str | None, tuple[SourceFrame, ...]]] = {}
         # value id -> its defining instruction: a record is read once per labeller, not
         # once per key (each read of a released record goes back to the file)
@@ -131,6 +133,16 @@ class Labeller:
             if op_name and "transpose(" in op_name:  # the earliest: the first that is
                 self.update_from = start
                 break
+
+    @property
+    def called(self) -> Mapping[str, tuple[str, int | None]]:
+        """Each computation's metadata (name -> (op_name, stack frame id)) from the HLO
+        text beside the dump, read on first need; {} without one."""
+        called = self._called
+        if called is None:
+            reader = self._read_called
+            called = self._called = reader() if reader is not None else {}
+        return called
 
     def instruction(self, info: ValueInfo) -> InstructionText | None:
         """``info``'s defining instruction (its ``Used values`` record's), read on first
@@ -197,8 +209,9 @@ class Labeller:
         if instr is not None and instr.op_name:
             found = (instr.op_name, stack_of(instr, self.module.sections.stack_frames))
         elif instr is not None:
-            callee = called_computation(instr.text) if self.called else None
-            meta = self.called.get(callee) if callee else None
+            called = self.called
+            callee = called_computation(instr.text) if called else None
+            meta = called.get(callee) if callee else None
             if meta is not None:
                 frames = self.module.sections.stack_frames
                 frame_id = meta[1]

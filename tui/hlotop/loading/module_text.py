@@ -20,6 +20,9 @@ def module_text_path(path: Path) -> Path | None:
     return None if split is None else path.with_name(split[0] + ".txt")
 
 
+HEADER_MAX = 1 << 24  # characters of the HloModule line read (a 256-layer model's: 1 MB)
+
+
 def read_io_alias(path: Path) -> tuple[IoAlias, ...] | None:
     """The entry's ``input_output_alias`` from the first line of the HLO text beside
     dump file ``path``: its entries, ``()`` when it aliases nothing, None when there is
@@ -29,7 +32,7 @@ def read_io_alias(path: Path) -> tuple[IoAlias, ...] | None:
         return None
     try:
         with open(text_path, encoding="utf-8", errors="replace") as f:
-            return parse_module_header(f.readline(1 << 20).rstrip("\r\n"))
+            return parse_module_header(f.readline(HEADER_MAX).rstrip("\r\n"))
     except OSError:
         return None
 

@@ -19,36 +19,49 @@ def computation_metadata(lines: Iterable[str]) -> dict[str, tuple[str, int | Non
     """``{computation name: (op_name, stack_frame_id or None)}`` from a module's HLO
     text, one line at a time: the metadata of the computation's ``ROOT`` instruction
     when it has some, else of its last instruction that has an ``op_name``.
-    Computations without any are left out. Raises nothing."""
+    Computations without any are left out. Raises nothing.
+
+    A computation's lines with metadata are kept until its ``}``; then only the
+    ``ROOT``'s is read, or the others' from the last back until one has an op_name (a
+    256-layer model's 57 MB text: each of its instructions' metadata read took 1 s)."""
     out: dict[str, tuple[str, int | None]] = {}
     current: str | None = None
-    last: tuple[str, int | None] | None = None
-    root: tuple[str, int | None] | None = None
+    with_metadata: list[str] = []
     for line in lines:
         if current is None:
             header = _HEADER.match(line)
             if header is not None:
-                current, last, root = header.group(1), None, None
+                current, with_metadata = header.group(1), []
             continue
         if line.startswith("}"):
-            found = root or last
+            found = _root_or_last(with_metadata)
             if found is not None:
                 out[current] = found
             current = None
-            continue
-        at = line.find("metadata={")
-        if at < 0:
-            continue
-        meta = read_metadata(line, at)
-        op_name = meta.get("op_name")
-        if not op_name:
-            continue
-        frame = meta.get("stack_frame_id")
-        here = (op_name, int(frame) if frame and frame.isdigit() else None)
-        last = here
-        if line.lstrip().startswith("ROOT "):
-            root = here
+        elif "metadata={" in line:
+            with_metadata.append(line)
     return out
+
+
+def _op_name_of(line: str) -> tuple[str, int | None] | None:
+    meta = read_metadata(line, line.find("metadata={"))
+    op_name = meta.get("op_name")
+    if not op_name:
+        return None
+    frame = meta.get("stack_frame_id")
+    return op_name, int(frame) if frame and frame.isdigit() else None
+
+
+def _root_or_last(lines: list[str]) -> tuple[str, int | None] | None:
+    """The metadata of the ``ROOT`` among a computation's ``lines`` (those with
+    metadata, in order) if it has an op_name, else of the last that has one."""
+    root = next((line for line in reversed(lines) if line.lstrip().startswith("ROOT ")), None)
+    if root is not None and (found := _op_name_of(root)) is not None:
+        return found
+    for line in reversed(lines):
+        if line is not root and (found := _op_name_of(line)) is not None:
+            return found
+    return None
 
 
 def called_computation(instruction_text: str) -> str | None:
