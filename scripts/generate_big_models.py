@@ -29,9 +29,12 @@ Only the train step's module is dumped (``--xla_dump_hlo_module_re``) and only i
 buffer-assignment files are kept, copied to ``<out>/<name>/`` (default
 ``benchmarks/real/<name>/``, which is git-ignored: the files are too big to commit) with
 XLA's own names, next to a ``manifest.json`` (name, layers, unrolled/scanned, layout,
-widths, versions, file sizes, compile time). ``--with-module-text`` also keeps the
-module's ``*_after_optimizations.txt`` HLO text (its head holds the stack-frame table
-that ``stack_frame_id=`` refers to), unless it is larger than ``--module-text-max-mb``.
+widths, versions, file sizes, compile time), and the module's
+``*_after_optimizations.txt`` HLO text, as ``--xla_dump_to`` writes it beside the buffer
+assignment (its head holds the stack-frame table that ``stack_frame_id=`` refers to, its
+first line the input/output aliasing, its computations the metadata of the fusions that
+have none; hlotop reads all three), unless it is larger than ``--module-text-max-mb``
+or ``--without-module-text`` is given.
 A model whose manifest says it was made with the same settings is not made again
 (``--force`` remakes it).
 
@@ -325,7 +328,7 @@ def make(model: Model, out: Path, args) -> dict:
         text = dump_dir / (prefix + ".txt")
         text_bytes = text.stat().st_size if text.exists() else None
         if (
-            args.with_module_text
+            not args.without_module_text
             and text_bytes is not None
             and text_bytes <= args.module_text_max_mb * 1e6
         ):
@@ -348,6 +351,7 @@ def make(model: Model, out: Path, args) -> dict:
         "files": sizes,
         "buffer_assignment_bytes": sum(ba.values()),
         "module_text_bytes": text_bytes,
+        "with_module_text": not args.without_module_text,
         "generate_s": round(time.perf_counter() - started, 1),
         **info,
     }
@@ -361,14 +365,17 @@ def make(model: Model, out: Path, args) -> dict:
     return manifest
 
 
-def up_to_date(model: Model, out: Path) -> dict | None:
-    """The manifest of ``model`` already made with these settings, files intact."""
+def up_to_date(model: Model, out: Path, with_module_text: bool) -> dict | None:
+    """The manifest of ``model`` already made with these settings (the module text
+    kept or not, as asked), files intact."""
     path = out / model.name / "manifest.json"
     try:
         manifest = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
     if manifest.get("settings") != model.settings():
+        return None
+    if manifest.get("with_module_text", False) != with_module_text:
         return None
     for name, size in manifest["files"].items():
         f = out / model.name / name
@@ -390,8 +397,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--layers", type=int, help="override the models' layer count (trials)")
     p.add_argument("--force", action="store_true", help="remake models already made")
     p.add_argument("--timeout", type=float, default=3600, help="seconds per model")
-    p.add_argument("--with-module-text", action="store_true")
-    p.add_argument("--module-text-max-mb", type=float, default=50)
+    p.add_argument(
+        "--without-module-text",
+        action="store_true",
+        help="keep only the buffer-assignment files, not the module's HLO text beside them",
+    )
+    p.add_argument("--module-text-max-mb", type=float, default=1000)
     p.add_argument("--list", action="store_true", help="list the models and exit")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--dump-dir", help=argparse.SUPPRESS)
@@ -409,7 +420,8 @@ def main(argv: list[str] | None = None) -> int:
         model = MODELS[name]
         if args.layers:
             model = replace(model, layers=args.layers)
-        manifest = None if args.force else up_to_date(model, out)
+        wanted_text = not args.without_module_text
+        manifest = None if args.force else up_to_date(model, out, wanted_text)
         if manifest is not None:
             print(f"{name}: up to date in {out / name}", file=sys.stderr)
         else:
