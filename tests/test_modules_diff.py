@@ -121,3 +121,27 @@ def test_a_run_against_itself_shows_no_change_and_passes_a_zero_gate(monkeypatch
     rows = [line.split() for line in table if line.startswith("jit")]
     assert len(rows) == 19 and all(row[3:5] == ["0B", "0B"] for row in rows)
     assert "jit_broadcast_in_dim" in out  # program names whole, not wrapped
+
+
+def test_one_module_against_a_whole_run_takes_the_runs_module_of_its_program(runs, tmp_path):
+    """``hlotop diff before.txt after_run/``: the run's module that compiles the same
+    program is the other side (said on stderr); none or several: a one-line error
+    that names them."""
+    old, new = runs
+    one = hlotop("diff", "--json", str(SAMPLES / "cpu" / "gpt_loop"), str(new))
+    assert one.returncode == 0
+    assert one.stderr.decode().startswith("hlotop diff: NEW is ") and TRAIN in one.stderr.decode()
+    doc = json.loads(one.stdout)
+    assert doc["new"]["module"] == "module_0041." + TRAIN
+    back = hlotop("diff", "--json", str(old), str(SAMPLES / "cpu" / "gpt_loop_batch16"))
+    assert (
+        back.returncode == 0 and json.loads(back.stdout)["old"]["module"] == "module_0040." + TRAIN
+    )
+    none = hlotop(
+        "diff", "--summary", str(SAMPLES / "seeds" / "003_a3085531593bac68.txt"), str(new)
+    )
+    assert none.returncode == 2 and none.stderr.decode().count("\n") == 1
+    assert "6 modules here, none of them 003_a3085531593bac68" in none.stderr.decode()
+    _copy(SAMPLES / "cpu" / "gpt_loop_batch16", new, "0042")
+    two = hlotop("diff", "--summary", str(SAMPLES / "cpu" / "gpt_loop"), str(new))
+    assert two.returncode == 2 and f"2 of them {TRAIN}: module_0041." in two.stderr.decode()

@@ -31,6 +31,13 @@ def diff_command(args) -> int:
     old_modules, new_modules = modules_of(args.old), modules_of(args.new)
     if old_modules is not None and new_modules is not None:
         return directories_diff(args, old_modules, new_modules, threshold)
+    try:  # one module against a whole run: the run's module of the same program
+        if new_modules is not None:
+            args.new = same_program(args.old, new_modules, "NEW")
+        elif old_modules is not None:
+            args.old = same_program(args.new, old_modules, "OLD")
+    except LoadError as err:
+        return error(str(err))
     if not (args.summary or args.json or threshold) and sys.stdout.isatty():
         from hlotop.ui.diff_app import run_diff_browser
 
@@ -53,6 +60,27 @@ def diff_command(args) -> int:
         print(printable(over), file=sys.stderr)
         return 1
     return 0
+
+
+def same_program(path: str, run: list, side: str) -> str:
+    """The module of ``run`` (a dump directory's modules) that compiles the program of
+    the one module ``path`` names, said on stderr. Raises LoadError when the run has
+    none or several of it (naming them)."""
+    from hlotop.loading.directory import program_of
+    from hlotop.loading.loader import LoadError, module_name, resolve
+
+    program = program_of(module_name(resolve(path)))
+    found = [m for m in run if program_of(m.name) == program]
+    folder = os.path.dirname(str(run[0].path)) or "."
+    if len(found) != 1:
+        which = (
+            f"{len(found)} of them {program}: {', '.join(m.path.name for m in found)}"
+            if found
+            else f"none of them {program}, the program of {path}"
+        )
+        raise LoadError(folder, f"{len(run)} modules here, {which}; name one")
+    print(f"hlotop diff: {side} is {found[0].path} ({program})", file=sys.stderr)
+    return str(found[0].path)
 
 
 def directories_diff(args, old_modules: list, new_modules: list, threshold) -> int:
