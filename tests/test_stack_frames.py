@@ -34,3 +34,31 @@ def test_older_dumps_use_source_file_metadata_and_have_no_stack():
     info = next(i for i in m.analysis.values if i.value.name == "concatenate.1")
     assert info.stack == ()
     assert info.source.endswith("linear_common.py:71")
+
+
+def test_the_tables_are_read_to_the_first_computation_whatever_xla_prints_before_names():
+    """jax 0.4.35's HLO text prints no tables and its computations without ``%``
+    (``fused_computation {``): its 162 MB were read to the end, a second of every
+    --summary. Reading stops at the first computation, with or without ``%``."""
+    from hlotop.parse.stack_frames import parse_stack_frames
+    from hlotop.parse.tokens import Sink
+
+    read: list[int] = []
+
+    def lines(body: list[str]):
+        for k, line in enumerate(body):
+            read.append(k)
+            yield line
+
+    old = ["HloModule jit_f, is_scheduled=true", "", "", "fused_computation {"]
+    old += ["  p = f32[] parameter(0)"] * 1000 + ["}"]
+    assert parse_stack_frames("x.txt", lines(old), Sink("x.txt", [])) is None
+    assert max(read) == 3  # stopped at "fused_computation {"
+    read.clear()
+    new = ["HloModule jit_f", "", "FileNames", '1 "a.py"', "", "FunctionNames", '1 "f"', ""]
+    new += ["FileLocations", "1 {file_name_id=1 function_name_id=1 line=7}", ""]
+    new += ["StackFrames", "1 {file_location_id=1 parent_frame_id=1}", "", "%f {"]
+    new += ["  p = f32[] parameter(0)"] * 1000
+    frames = parse_stack_frames("x.txt", lines(new), Sink("x.txt", []))
+    assert frames is not None and max(read) == 14
+    assert [(f.file, f.function, f.line) for f in frames.stack(1)] == [("a.py", "f", 7)]

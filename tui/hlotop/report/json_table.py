@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from hlotop.analysis.grouping import ACCOUNTINGS, GROUP_KEYS
 from hlotop.analysis.totals import KIND_PRECEDENCE
-from hlotop.model import ALLOCATION_KINDS
+from hlotop.model import ALLOCATION_KINDS, stack_of
 from hlotop.model.memory_space import PLATFORMS, space_name
 from hlotop.version import __version__
 
@@ -133,17 +133,10 @@ class Context:
     fit: object = None  # the module against --capacity (hlotop.analysis.capacity.Fit)
 
 
-def stack_of(instr, frames) -> tuple:
-    """The Python stack of a record's defining instruction, innermost first; () when
-    the dump's stack frames do not say."""
-    if frames is None or instr is None or instr.stack_frame_id is None:
-        return ()
-    return frames.stack(instr.stack_frame_id)
-
-
 def source_of(instr, stack) -> tuple[str, int | None] | None:
     """``(file, line)`` of the Python source of a record's instruction: its metadata's
-    ``source_file``/``source_line``, else the innermost frame of its stack; or None."""
+    ``source_file``/``source_line``, else the innermost frame of its ``stack``
+    (:func:`hlotop.model.stack_of`, which the JSON writes beside it); or None."""
     if instr is None:
         return None
     if instr.source_file:
