@@ -56,4 +56,7 @@ def test_nested_indices_and_both_kinds_read_alike_and_a_broken_config_is_none():
     assert parse_module_header(spaced) == (IoAlias((0,), 0, (), "may-alias"),)
     broken = "HloModule m, input_output_alias={ {0}: (zero, {}) }"
     assert parse_module_header(broken) is None
+    trailing = "HloModule m, input_output_alias={ {0}: (0, {}, may-alias), }"
+    assert module_header._fast(trailing[trailing.index("{") :]) is None  # to the grammar
+    assert parse_module_header(trailing) is None
     assert parse_module_header("HloModule m, is_scheduled=true") == ()
