@@ -13,7 +13,8 @@ import pytest
 
 from conftest import ROOT, SAMPLES, hlotop
 from hlotop import load
-from hlotop.analysis.grouping import GROUP_KEYS, Labeller, group_live_set, parse_keys
+from hlotop.analysis.grouping import GROUP_KEYS, group_live_set, parse_keys
+from hlotop.analysis.labels import Labeller
 from hlotop.analysis.scope import ScopeRule, phase_of, pytree_path, scope_of
 from test_parse_samples import MODULES
 

@@ -26,7 +26,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from hlotop.analysis.grouping import Grouping, Labeller, group_live_set
+from hlotop.analysis.grouping import Grouping, group_live_set
+from hlotop.analysis.labels import Labeller
 from hlotop.analysis.scope import scope_of, strip_params, user_frame
 from hlotop.model import ModuleDump, ValueInfo, shape_of
 from hlotop.shapes import ArrayShape

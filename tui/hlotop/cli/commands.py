@@ -327,7 +327,8 @@ def grouping_options(args) -> dict | None:
 def group(module, options: dict):
     """(grouping, labeller) of ``module``'s live set as ``options`` say (keys default to
     ``phase,scope``). Raises GroupingError when the dump cannot be grouped so."""
-    from hlotop.analysis.grouping import Labeller, group_live_set
+    from hlotop.analysis.grouping import group_live_set
+    from hlotop.analysis.labels import Labeller
 
     labeller = Labeller(module, options["fold"], options["rules"])
     try:

@@ -18,7 +18,8 @@ from contextlib import suppress
 from pathlib import Path
 from typing import IO
 
-from hlotop.analysis.grouping import GROUP_KEYS, Grouping, Labeller
+from hlotop.analysis.grouping import GROUP_KEYS, Grouping
+from hlotop.analysis.labels import Labeller
 
 FORMATS = ("csv", "tsv", "folded")
 FOLDED_KEYS = ("phase", "scope", "opcode")  # the stack of a value when none is given

@@ -21,7 +21,8 @@ from hlotop.analysis.diff import (
     diff_modules,
     group_deltas,
 )
-from hlotop.analysis.grouping import Grouping, Labeller, group_live_set
+from hlotop.analysis.grouping import Grouping, group_live_set
+from hlotop.analysis.labels import Labeller
 from hlotop.loading.loader import load
 from hlotop.model import ModuleDump
 from hlotop.report.diff_report import NEW_LARGE_SHARE, resample

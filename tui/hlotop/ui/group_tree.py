@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from hlotop.analysis.grouping import Grouping, GroupRow, Labeller, group_live_set
+from hlotop.analysis.grouping import Grouping, GroupRow, group_live_set
+from hlotop.analysis.labels import Labeller
 from hlotop.model import ModuleDump, ValueInfo
 from hlotop.report.export import (
     export_directory,
