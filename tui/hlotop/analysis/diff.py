@@ -171,8 +171,12 @@ def match_values(
                 by_key[key].append(info)
         for bucket in by_key.values():
             bucket.sort(key=lambda i: (_position(i, new_max), i.value.id))
-        # each bucket's positions, kept beside it (the nearest is found by bisection)
-        positions = {key: [_position(i, new_max) for i in bucket] for key, bucket in by_key.items()}
+        # the position round: each bucket's positions beside it (found by bisection)
+        positions = (
+            {key: [_position(i, new_max) for i in bucket] for key, bucket in by_key.items()}
+            if name == "position"
+            else {}
+        )
         taken: set[int] = set()
         unmatched_old = []
         for info in sorted(left, key=lambda i: (_position(i, old_max), i.value.id)):

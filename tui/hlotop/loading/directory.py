@@ -56,8 +56,8 @@ class ModuleFigures:
     required_bytes: int | None = None
 
 
-_MODULE_NUMBER = re.compile(r"^module_\d+\.")
-_COMPILER_BUILD = re.compile(r"\.cl_\d+(?=\.|$)")
+MODULE_NUMBER = re.compile(r"^module_\d+\.")  # the number a run gives a module
+COMPILER_BUILD = re.compile(r"\.cl_\d+(?=\.|$)")  # a TPU compiler's build
 
 
 def program_of(name: str) -> str:
@@ -65,7 +65,7 @@ def program_of(name: str) -> str:
     the run gave it (``module_0034.``) and a TPU compiler's build (``.cl_933746096``):
     ``module_0034.jit_train_step.cpu_after_optimizations`` ->
     ``jit_train_step.cpu_after_optimizations``."""
-    return _COMPILER_BUILD.sub("", _MODULE_NUMBER.sub("", name))
+    return COMPILER_BUILD.sub("", MODULE_NUMBER.sub("", name))
 
 
 @dataclass(frozen=True, slots=True)

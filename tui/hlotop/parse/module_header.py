@@ -41,7 +41,8 @@ def _fast(config: str) -> tuple[IoAlias, ...] | None:
     if opened is None:
         return None
     entry, at, out = _ENTRY_FIELDS.match, opened.end(), []
-    while (m := entry(config, at)) is not None:
+    m = entry(config, at)
+    while m is not None:
         out_index, param, param_index, kind = m.groups()
         out.append(
             IoAlias(_index_of(out_index), int(param), _index_of(param_index), kind or "may-alias")
@@ -49,9 +50,9 @@ def _fast(config: str) -> tuple[IoAlias, ...] | None:
         at = m.end()
         if not config.startswith(", ", at):
             break
-        if entry(config, at + 2) is None:
+        m = entry(config, at + 2)
+        if m is None:
             return None  # a comma with no entry after it
-        at += 2
     return tuple(out) if _CLOSE.match(config, at) else None
 
 

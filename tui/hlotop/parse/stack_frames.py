@@ -29,21 +29,25 @@ def _fields(text: str) -> dict[str, int]:
     return {key: int(value) for key, value in (f.split("=") for f in text[1:-1].split())}
 
 
+def _table_line(what: str, value: Field) -> LineForm:
+    """A table's line: an id, a space, then ``value``; read as ``(id, value)``."""
+    return LineForm(
+        what,
+        int_field("id", "an id"),
+        Lit(" "),
+        value,
+        make=lambda id, **value: (id, *value.values()),
+    )
+
+
 # `12 "train.py"` under FileNames and FunctionNames
-NAME_LINE = LineForm(
-    "stack-frame name",
-    int_field("id", "an id"),
-    Lit(" "),
-    Field("name", r'"(?:[^"\\]|\\.)*"', "a quoted name", _unquote),
-    make=lambda id, name: (id, name),
+NAME_LINE = _table_line(
+    "stack-frame name", Field("name", r'"(?:[^"\\]|\\.)*"', "a quoted name", _unquote)
 )
 # `3 {file_name_id=1 function_name_id=2 line=12}` under FileLocations and StackFrames
-ENTRY_LINE = LineForm(
+ENTRY_LINE = _table_line(
     "stack-frame entry",
-    int_field("id", "an id"),
-    Lit(" "),
     Field("fields", r"\{[a-z_]+=\d+(?: [a-z_]+=\d+)*\}", "{key=N ...}", _fields),
-    make=lambda id, fields: (id, fields),
 )
 
 

@@ -202,15 +202,11 @@ def files_read(module: ModuleDump) -> list[Wrapped]:
     (``dir/module_0004...optimizations{-buffer-assignment.txt,-live-range.txt}``).
     Wrapped at the console's width after ``/`` ``.`` ``_`` ``-`` ``,``."""
     paths = [printable(f.path) for f in module.files]
-    if len(paths) < 2 or len({os.path.dirname(p) for p in paths}) > 1:
-        return [
-            Wrapped(f"{f.kind}: {p}", PATH_BREAKS, 2, "dim")
-            for f, p in zip(module.files, paths, strict=True)
-        ]
-    stem = os.path.commonprefix(paths)
+    one_folder = len(paths) > 1 and len({os.path.dirname(p) for p in paths}) == 1
+    stem = os.path.commonprefix(paths) if one_folder else ""
     if stem.endswith(("-", ".")):  # the endings keep their first character
         stem = stem[:-1]
-    if not os.path.basename(stem):
+    if not os.path.basename(stem):  # not one name: each file on its own
         return [
             Wrapped(f"{f.kind}: {p}", PATH_BREAKS, 2, "dim")
             for f, p in zip(module.files, paths, strict=True)

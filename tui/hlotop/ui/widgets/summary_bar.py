@@ -3,19 +3,15 @@ peak list, or its sweep's) and the diagnostics count."""
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 from textual.widget import Widget
 
 from hlotop.analysis.capacity import required_bytes
+from hlotop.loading.directory import COMPILER_BUILD, MODULE_NUMBER
 from hlotop.model import ModuleDump
 from hlotop.report.modules_report import short_module_name
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, spaced_bytes
-
-_MODULE_NUMBER = re.compile(r"module_\d+\.")
-_COMPILER_CL = re.compile(r"\.cl_\d+$")  # TPU: the compiler's build, after the program
 
 
 def short_name(name: str, width: int) -> str:
@@ -25,8 +21,8 @@ def short_name(name: str, width: int) -> str:
     if len(name) > width:
         name = short_module_name(name)
     if len(name) > width:
-        name = _COMPILER_CL.sub("", name)
-    if len(name) > width and (m := _MODULE_NUMBER.match(name)) and m.end() < len(name):
+        name = COMPILER_BUILD.sub("", name)
+    if len(name) > width and (m := MODULE_NUMBER.match(name)) and m.end() < len(name):
         name = name[m.end() :]
     return middle_ellipsis(name, width)
 
