@@ -103,6 +103,12 @@ def exit_frees_memory() -> None:
         _KEPT = []
 
 
+def ends_by_exit() -> bool:
+    """Whether this process ends with ``os._exit`` (:func:`exit_frees_memory` was
+    called). Raises nothing."""
+    return _KEPT is not None
+
+
 def keep_until_exit(obj: object) -> None:
     """Keep ``obj`` alive until the process ends, if it ends by ``os._exit``
     (:func:`exit_frees_memory`): a big model is then freed by the OS at once instead of
