@@ -62,3 +62,28 @@ def test_the_tables_are_read_to_the_first_computation_whatever_xla_prints_before
     frames = parse_stack_frames("x.txt", lines(new), Sink("x.txt", []))
     assert frames is not None and max(read) == 14
     assert [(f.file, f.function, f.line) for f in frames.stack(1)] == [("a.py", "f", 7)]
+
+
+def test_json_writes_each_python_stack_once_and_reuses_its_text():
+    """--json writes a record's stack from the text made for the first record of its
+    stack_frame_id: the same text as made for each record, made once per stack."""
+    import json
+
+    from hlotop.report.json_table import Context
+    from hlotop.report.json_text import FORMATTERS
+
+    m = load(next(MLP.glob("*-buffer-assignment.txt")))
+    frames = m.sections.stack_frames
+    records = list(m.sections.used_values)
+    ids = [r.instruction.stack_frame_id for r in records if r.instruction is not None]
+    assert len(set(ids)) < len(ids)  # records share stacks: the case to reuse
+    ctx = Context(frames=frames)
+    written = [json.loads(FORMATTERS["used_value"](r, ctx)) for r in records]
+    fresh = [json.loads(FORMATTERS["used_value"](r, Context(frames=frames))) for r in records]
+    assert written == fresh
+    assert sum(1 for d in written if d["stack"]) > 0
+    assert sorted(k[2] for k in ctx.texts if k[2] is not None) == sorted(
+        {i for i in ids if i is not None}
+    )
+    dot = next(d for d in written if d["name"] == "dot.1")
+    assert dot["stack"][0]["function"] == "run_mlp_train.<locals>.loss_fn"

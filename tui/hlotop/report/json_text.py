@@ -120,6 +120,17 @@ class _Compiler:
                     "",
                 ]
                 continue
+            if key.same_text_for is not None:  # the text made once for each value of it
+                memo = f"({kind.name!r}, {key.name!r}, {key.same_text_for})"
+                body += [
+                    f"    _m{n} = {memo}",
+                    f"    _{n} = ctx.texts.get(_m{n})",
+                    f"    if _{n} is None:",
+                    f"        _v = {key.get}",
+                    f"        _{n} = ctx.texts[_m{n}] = {self.text(key.type, '_v')}",
+                ]
+                parts.append(f'"{key.name}":{{_{n}}}')
+                continue
             body.append(f"    _{n} = {key.get}")
             value = f"_{n}" if isinstance(key.type, Int) else self.text(key.type, f"_{n}")
             parts.append(f'"{key.name}":{{{value}}}')
