@@ -177,3 +177,49 @@ def test_what_needs_no_live_ranges_is_worked_out_while_the_worker_reads(
     assert len(made) == 1 and made[0] is alone.sections.live_range
     assert made[0].buffers
     _same_module(alone, with_worker)
+
+
+@pytest.mark.parametrize("relative", SPLIT[1:])
+def test_a_second_worker_indexes_the_records(relative, every_file_ahead, monkeypatch):
+    """With two workers, a split module's records are indexed by the second (the
+    live ranges still by the first): the same module, the same records on the same
+    lines, read back from the file by this process."""
+    handed = _spy_on_starts(monkeypatch)
+    alone = load(sample(relative), lazy=True)
+    with_workers = load(sample(relative), lazy=True, workers=2)
+    dump = Path(sample(relative))
+    assert [Path(key).name for key in handed] == [
+        _sibling(dump, kind).name
+        for kind in ("live-range", "buffer-assignment-values")
+        if _sibling(dump, kind).exists()
+    ]
+    _same_module(alone, with_workers)
+    mine, theirs = alone.sections.used_values, with_workers.sections.used_values
+    assert len(theirs) == len(mine) > 0
+    assert list(theirs) == list(mine)
+    assert [theirs.line_of(k) for k in range(len(theirs))] == [
+        mine.line_of(k) for k in range(len(mine))
+    ]
+    assert with_workers.read_records() == alone.read_records()
+
+
+def test_records_handed_on_are_indexed_here(every_file_ahead, monkeypatch):
+    """--json hands the records on as soon as they are indexed: this process indexes
+    them, however many workers it may use."""
+    handed = _spy_on_starts(monkeypatch)
+    told = []
+    load(sample(SPLIT_BIG), lazy=True, workers=2, on_records=lambda t, f: told.append(t))
+    assert [Path(key).name for key in handed] == [
+        _sibling(Path(sample(SPLIT_BIG)), "live-range").name
+    ]
+    assert len(told) == 1 and len(told[0]) > 0
+
+
+def test_indexed_records_cross_between_processes():
+    """The records' index crosses to this process without its lock or parsed records;
+    records read after it are those read before."""
+    table = load(sample(SPLIT_BIG), lazy=True).sections.used_values
+    first = table[0]
+    back = pickle.loads(pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
+    assert back[0] == first and list(back) == list(table)
+    assert back.text_of(len(back) - 1) == table.text_of(len(table) - 1)
