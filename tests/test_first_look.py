@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from array import array
+from pathlib import Path
 
 import pytest
 
@@ -254,3 +255,28 @@ def test_allocation_lines_need_a_value_of_every_column_for_every_line():
     )
     with pytest.raises(ValueError, match="a line number is needed"):
         short[0]
+
+
+def test_a_glance_leaves_the_aliases_to_completed(monkeypatch):
+    """The HLO text beside a dump gives memory_analysis()'s aliases: its first line, a
+    twelve-thousand-entry one in a 256-layer model. The first screen needs none of it:
+    the glance does not read it, completed() does, and has the whole load's aliases."""
+    folder = Path(sample("tpu/v5e_1x1-donation"))
+    path = next(folder.glob("*-buffer-assignment.txt"))
+    whole = load(path)
+    assert whole.sections.input_output_alias  # the sample donates its parameters
+    read = []
+    real = preview_module.read_io_alias
+
+    def spy(p):
+        read.append(p)
+        return real(p)
+
+    monkeypatch.setattr(preview_module, "read_io_alias", spy)
+    first = glance(path, from_bytes=0)
+    assert first is not None and first.sections.input_output_alias is None and read == []
+    done = completed(first)
+    assert len(read) == 1
+    assert done.sections.input_output_alias == whole.sections.input_output_alias
+    assert done.analysis.memory_stats == whole.analysis.memory_stats
+    assert done.analysis.memory_stats.alias_source == "input_output_alias"
