@@ -74,14 +74,16 @@ def test_overlap_is_two_live_slices_sharing_bytes(spans, overlap):
     assert _overlap(list(reversed(spans))) is overlap
 
 
-@pytest.mark.parametrize("pairwise", [0, 12, 1000])
-def test_the_pairwise_check_and_the_sweep_agree_on_random_spans(pairwise, monkeypatch):
-    """Up to ``_PAIRWISE`` spans every pair is compared, above it the spans are swept:
-    with the bound set to none, the default and all, each finds an overlap exactly
-    where two spans share bytes at a common step."""
+@pytest.mark.parametrize(("pairwise", "block"), [(0, 1), (0, 2), (0, 256), (12, 256), (1000, 1)])
+def test_the_pairwise_check_and_the_sweep_agree_on_random_spans(pairwise, block, monkeypatch):
+    """Up to ``_PAIRWISE`` spans every pair is compared, above it the spans are swept
+    (the live offsets in blocks of up to twice ``_BLOCK``): with the bound set to none,
+    the default and all, and blocks of one, two and the default, each finds an overlap
+    exactly where two spans share bytes at a common step."""
     import hlotop.analysis.occupancy as occupancy
 
     monkeypatch.setattr(occupancy, "_PAIRWISE", pairwise)
+    monkeypatch.setattr(occupancy, "_BLOCK", block)
     rng = random.Random(5)
     seen = set()
     for trial in range(400):
@@ -119,3 +121,31 @@ def test_values_without_a_slot_or_a_live_range_occupy_nothing():
     idle.live = None
     assert _occupied([lone, idle], {0: 0}, 3) == {0: [0, 0, 0, 0]}
     assert list(itertools.chain.from_iterable(_occupied([], {0: 0}, 2).values())) == [0, 0, 0]
+
+
+@pytest.mark.parametrize("block", [3, 256])
+def test_the_sweep_over_a_packed_heap_finds_the_one_overlap(block, monkeypatch):
+    """A heap as XLA packs a temporary allocation: 64 slots of mixed sizes, each reused
+    by 60 values one after another (3840 spans, up to 64 live at once, so the sweep's
+    blocks split and empty): no overlap; a span over the whole heap after the last
+    step overlaps nothing; one over a slot's first bytes at the step a value there
+    starts overlaps it, whichever slot."""
+    import hlotop.analysis.occupancy as occupancy
+
+    monkeypatch.setattr(occupancy, "_BLOCK", block)
+    rng = random.Random(7)
+    spans, offset = [], 0
+    for _ in range(64):
+        size, step = rng.choice([16, 64, 256]), rng.randint(0, 3)
+        for _ in range(60):
+            length = rng.randint(0, 5)
+            spans.append((offset, offset + size, step, step + length))
+            step += length + 1 + rng.randint(0, 2)
+        offset += size
+    rng.shuffle(spans)
+    assert _overlap(spans) is False
+    after = max(span[3] for span in spans) + 1
+    assert _overlap([*spans, (0, offset, after, after + 3)]) is False
+    for taken in rng.sample(spans, 20):
+        over = (taken[0], taken[0] + 4, taken[2], taken[2])
+        assert _overlap([*spans, over]) is True, taken
