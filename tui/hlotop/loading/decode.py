@@ -23,10 +23,13 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str | by
         raise LoadError(path, "the file is empty")
     if _looks_binary(data[:_SNIFF_BYTES]):
         raise LoadError(path, "a binary file, not a text dump")
-    if scan.contains(data, b"\r\n"):
-        data = data.replace(b"\r\n", b"\n")  # CRLF and LF dumps read the same
-    elif not scan.contains(data, b"\n") and scan.contains(data, b"\r"):
-        data = data.replace(b"\r", b"\n")  # old Mac line ends: CR alone
+    # A CR first, alone: one byte is found by memchr, a two-byte CRLF by a search ten
+    # times as long (40 ms of a 35 MB dump with none).
+    if scan.contains(data, b"\r"):
+        if scan.contains(data, b"\r\n"):
+            data = data.replace(b"\r\n", b"\n")  # CRLF and LF dumps read the same
+        elif not scan.contains(data, b"\n"):
+            data = data.replace(b"\r", b"\n")  # old Mac line ends: CR alone
     if scan.is_ascii(data):
         return data
     try:
