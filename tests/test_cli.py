@@ -570,3 +570,25 @@ def test_a_report_leaves_its_model_frozen_only_when_the_command_ends_by_exit(mon
     finally:
         gc.unfreeze()
     assert "XLA's peak" in out.getvalue()
+
+
+def test_diff_loads_each_compile_with_the_workers_a_report_may_use(monkeypatch):
+    """hlotop diff reads each side as --summary does (a split module's live ranges and
+    records' index on other cores), and the command keeps both until it exits."""
+    import hlotop.process as process
+
+    asked = _workers_asked_by_load(monkeypatch)
+    monkeypatch.setattr(process, "report_workers", lambda: 2)
+    monkeypatch.setattr(process, "_KEPT", [])  # as hlotop.cli.run sets it
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    try:
+        assert main(["diff", "--summary", SEED3, SEED3]) == 0
+        assert asked == [2, 2]
+        kept = process._KEPT
+        assert kept is not None and [m.name for m in kept[0]] == [Path(SEED3).stem] * 2
+    finally:
+        import gc
+
+        gc.unfreeze()
+    assert "XLA" in out.getvalue()

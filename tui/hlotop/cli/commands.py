@@ -44,7 +44,13 @@ def diff_command(args) -> int:
         return run_diff_browser(args.old, args.new, keys, args.accounting)
     try:
         with reporting():
-            old, new = load(args.old, lazy=True), load(args.new, lazy=True)
+            from hlotop.process import keep_until_exit, report_workers
+
+            # each module as --summary reads it: a split one's parts on other cores
+            workers = report_workers()
+            old = load(args.old, lazy=True, workers=workers)
+            new = load(args.new, lazy=True, workers=workers)
+            keep_until_exit((old, new))  # freed by the OS when the command exits
             diff = diff_modules(old, new, keys, args.accounting)
             if args.json:
                 from hlotop.report.diff_report import write_diff_json
