@@ -4,12 +4,14 @@ browser swapping the whole dump in for it, on real dumps."""
 from __future__ import annotations
 
 import threading
+import weakref
 
 import hlotop.loading.preview as preview_module
 import hlotop.ui.app as app_module
 from conftest import BIG, sample
 from hlotop.loading.loader import load
 from hlotop.loading.preview import glance, preview
+from hlotop.model import AllocationLines
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.screens.overview import OverviewScreen
@@ -251,3 +253,35 @@ async def test_a_records_report_that_comes_after_the_screen_is_taken_down_is_dro
         app.post_message(RecordsRead(True))
         await pilot.pause()
         assert app.return_code is None and app.is_running
+
+
+@pilot_test
+async def test_the_first_look_is_let_go_once_the_whole_dump_is_shown():
+    """The first look's panes are removed when the whole dump comes, and the collector
+    never looks at them (frozen with the dump, hlotop.process): nothing they hold, nor
+    query_one's memory of them, keeps the first look's allocation lines alive."""
+    path = sample(BIG)
+    go = threading.Event()
+
+    def slow_load():
+        assert go.wait(30)
+        return load(path, lazy=True)
+
+    app = HlotopApp(path, open_dump=slow_load, open_preview=lambda: glance(path, from_bytes=0))
+    async with app.run_test(size=(120, 40)) as pilot:
+        while "preview" not in app.milestones:
+            await pilot.pause(0.01)
+        lines = weakref.ref(app.screen.dump.allocations)  # the glance's, read on demand
+        assert isinstance(lines(), AllocationLines)
+        for _ in range(500):  # completed: every allocation read, its figures shown
+            if "memory_analysis arg" in screen_text(app):
+                break
+            await pilot.pause(0.01)
+        _tree(app).focus()
+        await pilot.press("down")
+        go.set()
+        while "painted" not in app.milestones:
+            await pilot.pause(0.02)
+        await pilot.pause()
+        assert app.screen.dump.preview is None and _tree(app).row_count() > 300
+        assert lines() is None

@@ -81,6 +81,7 @@ class AllocationTree(RowList):
         self.expanded: set[int] = set()
         self._auto: int | None = None  # expanded to show a selection, not by the user
         self._order: Sequence[BufferAllocation] = []
+        self._position: dict[int, int] = {}  # allocation index -> its place in the order
         # A list, or (none expanded) a view of the order that reads no allocation
         # before its row is asked for
         self._rows: Sequence[tuple[BufferAllocation, ValueSlot | None]] = []
@@ -101,6 +102,12 @@ class AllocationTree(RowList):
         whole: a first look, completed), keeping the rows and the cursor."""
         self._set_widths(layout)
         self.rows_changed()
+
+    def let_go(self) -> None:
+        """Drop the rows (a removed tree: its allocations can then be freed)."""
+        self._order, self._rows = [], []
+        self._position = {}
+        self._values_w.clear()
 
     # -- rows ---------------------------------------------------------------------
     def _sort(self, by_size: Sequence[BufferAllocation] | None = None) -> None:
