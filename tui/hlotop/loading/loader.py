@@ -56,14 +56,13 @@ __all__ = [  # what other layers take from here
     "split_module_prefix",
 ]
 _NO_HOOKS = ReadHooks()
-# The files of a split module a worker may read (see hlotop.loading.ahead), the first
-# worker's first: the live ranges, about as long to read as the allocations, which this
-# process reads with the memory-usage report, then analyses what needs no live ranges
-# while it waits for them (a worker for the report too was measured no quicker). With a
-# second worker, the records' index too (the values file: a quarter of a 108 MB
-# --summary's time), unless its records are handed on as soon as they are indexed
-# (--json's on_records: this process then reads it first).
-AHEAD_KINDS = ("live-range", "values")
+# The files of a split module a worker may read (see hlotop.loading.ahead): the live
+# ranges, about as long to read as the allocations, which this process reads with the
+# rest (the records' index, the memory-usage report), then analyses what needs no live
+# ranges while it waits for them. Measured no quicker: a worker for the report too, and
+# a second worker indexing the records (--summary at 46 MB 1.85 s against 1.77, at
+# 108 MB 3.72 against 3.70: medians of eight and six runs in turn, 2026-11-26).
+AHEAD_KINDS = ("live-range",)
 # load's on_records: told a file's records (str or, all ASCII, bytes) and the stack frames
 OnRecords = Callable[[UsedValues[str] | UsedValues[bytes], StackFrameTable | None], object]
 
@@ -216,9 +215,8 @@ def load(
     ``"live ranges 80%"``, ``"analysing"``. ``workers``: how many worker processes
     this process may fork (:func:`hlotop.process.report_workers` says; 0, the default:
     none); with one, a split module's live ranges (its ``-live-range.txt``) are read on
-    another core (:mod:`hlotop.loading.ahead`); with two, its records are indexed by
-    the second (its ``-buffer-assignment-values.txt``, unless ``on_records`` is given);
-    ``pause`` and ``stage`` are not told of what a worker reads.
+    another core (:mod:`hlotop.loading.ahead`), and ``pause`` and ``stage`` are not
+    told of them.
     Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
     Raises :class:`LoadError` (one-line reason) when the input is missing,
     unreadable, empty, binary or not a dump.
@@ -251,11 +249,9 @@ def _load(
         # With a worker: the live ranges are read on another core.
         elsewhere = {
             i
-            for kind_ahead in AHEAD_KINDS
             for i, (file_path, kind) in enumerate(entries)
             if workers
-            and kind == kind_ahead
-            and not (kind == "values" and on_records is not None)
+            and kind in AHEAD_KINDS
             and file_path != p
             and ahead.start(
                 str(file_path), _size(file_path), _parse_sibling, str(file_path), file_path
@@ -272,15 +268,14 @@ def _load(
         # with on_records, handed on) to other processes while the rest is read; what
         # the worker reads is taken last. Diagnostics still come in the files' order.
         order = sorted(
-            range(len(entries)), key=lambda i: (i in elsewhere, entries[i][1] != "values")
+            range(len(entries)), key=lambda i: (entries[i][1] != "values", i in elsewhere)
         )
         before: BeforeLiveRanges | None = None
         for i in order:
-            file_path, kind = entries[i]
+            file_path, _ = entries[i]
             label = str(file_path)
             if i in elsewhere:
-                if before is None and kind != "values":
-                    # while the worker still reads: what needs no live ranges
+                if before is None:  # while the worker still reads: what needs no live ranges
                     so_far = [parsed for parsed, _ in read.values() if parsed is not None]
                     before = BeforeLiveRanges(_module_text(_merge(so_far), aliases, frames))
                 read[i] = ahead.take(label, _parse_sibling, label, file_path)
