@@ -573,8 +573,8 @@ def test_a_report_leaves_its_model_frozen_only_when_the_command_ends_by_exit(mon
 
 
 def test_diff_loads_each_compile_with_the_workers_a_report_may_use(monkeypatch):
-    """hlotop diff reads each side as --summary does (a split module's live ranges and
-    records' index on other cores), and the command keeps both until it exits."""
+    """hlotop diff reads each side as --summary does (a split module's live ranges on
+    another core), and the command keeps both until it exits."""
     import hlotop.process as process
 
     asked = _workers_asked_by_load(monkeypatch)

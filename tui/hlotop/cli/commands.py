@@ -46,7 +46,7 @@ def diff_command(args) -> int:
         with reporting():
             from hlotop.process import keep_until_exit, report_workers
 
-            # each module as --summary reads it: a split one's parts on other cores
+            # each module as --summary reads it: a split one's live ranges on another core
             workers = report_workers()
             old = load(args.old, lazy=True, workers=workers)
             new = load(args.new, lazy=True, workers=workers)
