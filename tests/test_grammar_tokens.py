@@ -306,6 +306,7 @@ def test_long_scans_in_pieces_find_what_one_scan_finds(monkeypatch):
     assert whole[0] is not None
     for piece in (3, 7, 64):
         monkeypatch.setattr(scan, "SCAN", piece)
+        monkeypatch.setattr(scan, "PIECE", piece)
         pieces = dump._cut_records(str(path), text)
         assert (pieces[0].begin, pieces[0].end, pieces[0].first_line, pieces[0].end_line) == (
             whole[0].begin,
@@ -322,6 +323,19 @@ def test_long_scans_in_pieces_find_what_one_scan_finds(monkeypatch):
         assert scan.contains(data, b"\n positions:\n") and not scan.contains(data, b"\r\n")
         assert scan.contains(data.replace(b"\n", b"\r\n"), b"\r\n")
         assert loader.read_text(str(path), data, []) is data
+        # Text that is not ASCII is decoded a piece at a time, as in one call; an
+        # undecodable byte is found at the same place (and its line reported).
+        accented = data.replace(b"positions:", "positions\u00e9:".encode())
+        assert scan.decode_utf8(accented) == accented.decode()
+        assert "".join(scan.pieces(text)) == text and "".join(scan.pieces(text, 1)) == text
+        broken = accented[:5000] + b"\xff" + accented[5000:]
+        with pytest.raises(UnicodeDecodeError) as err:
+            scan.decode_utf8(broken)
+        assert (err.value.start, err.value.end) == (5000, 5001)
+        assert scan.decode_utf8(broken, "replace") == broken.decode("utf-8", "replace")
+        found: list = []
+        assert loader.read_text(str(path), broken, found) == broken.decode("utf-8", "replace")
+        assert [d.line for d in found] == [broken.count(b"\n", 0, 5000) + 1]
 
 
 def test_shapes_read_by_the_shortcuts_as_by_the_grammar():

@@ -149,3 +149,31 @@ def test_the_sweep_over_a_packed_heap_finds_the_one_overlap(block, monkeypatch):
     for taken in rng.sample(spans, 20):
         over = (taken[0], taken[0] + 4, taken[2], taken[2])
         assert _overlap([*spans, over]) is True, taken
+
+
+@pytest.mark.parametrize("piece", [1, 3, 1 << 14])
+def test_running_sums_are_made_a_piece_at_a_time_as_in_one_pass(piece, monkeypatch):
+    """The per-step curves' running sums come a piece at a time (a browser's keys wait
+    for one call into C): the same sums, at every piece size, the curves' too."""
+    from array import array
+    from itertools import accumulate
+
+    import hlotop.analysis.peak as peak
+
+    monkeypatch.setattr(peak, "_SUM_PIECE", piece)
+    rng = random.Random(3)
+    for n in (0, 1, 2, 3, 4, 7, 100, 20000):
+        diff = [rng.randint(-(1 << 40), 1 << 40) for _ in range(n)]
+        assert peak.running_sums(diff) == array("q", accumulate(diff)), n
+    values = []
+    for vid in range(40):
+        offset, size, start = rng.choice([0, 8, 16]), rng.choice([4, 8]), rng.randint(0, 9)
+        values.append(_value(vid, vid % 3, offset, size, start, start + rng.randint(0, 4)))
+    colors = {0: 0, 1: 1, 2: 0}
+    assert _occupied(values, colors, 14) == _brute(values, colors, 14)
+    logical = {step: 0 for step in range(15)}
+    for v in values:
+        v.logical_bytes = v.slot.size
+        for step in range(v.live.start, v.live.end + 1):
+            logical[step] += v.slot.size
+    assert list(peak.live_bytes_per_step(values, 14)) == list(logical.values())

@@ -12,13 +12,12 @@ no live range occupy nothing here.
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import accumulate
 from math import inf
 from operator import itemgetter
 
+from hlotop.analysis.peak import running_sums
 from hlotop.model import BufferAllocation, ValueInfo
 
 
@@ -81,7 +80,7 @@ def occupied_bytes_per_step(
     out: dict[int, Sequence[int]] = {}
     for color, diff in diffs.items():
         diff.pop()
-        out[color] = array("q", accumulate(diff))
+        out[color] = running_sums(diff)
     return out
 
 

@@ -33,7 +33,7 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str | by
     if scan.is_ascii(data):
         return data
     try:
-        return data.decode("utf-8")
+        return scan.decode_utf8(data)  # a piece at a time: a browser's keys wait for it
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         diagnostics.append(
@@ -41,7 +41,7 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str | by
                 path, line, "invalid UTF-8; undecodable bytes are shown as U+FFFD", "warning"
             )
         )
-        return data.decode("utf-8", errors="replace")
+        return scan.decode_utf8(data, errors="replace")
 
 
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r") + b"\x7f"

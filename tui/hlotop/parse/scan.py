@@ -4,9 +4,13 @@ browser's keys wait for it (a 500 MB dump's records were one 0.3 s scan)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import AnyStr
 
 SCAN = 1 << 23  # characters one call into C scans at most
+# Characters one call into C makes objects of at most (lines split, text decoded): a
+# split of 8 MB into its 10^5 lines held the interpreter 22 ms, a decode of 15 MB 31 ms.
+PIECE = 1 << 20
 
 
 def newline_of(text: AnyStr) -> AnyStr:
@@ -29,3 +33,33 @@ def contains(data: bytes, needle: bytes) -> bool:
 def is_ascii(data: bytes) -> bool:
     """``data.isascii()``."""
     return all(data[at : at + SCAN].isascii() for at in range(0, len(data), SCAN))
+
+
+def pieces(data: AnyStr, size: int | None = None) -> Iterator[AnyStr]:
+    """``data`` in consecutive pieces of about ``size`` characters (default
+    :data:`PIECE`), each ending with a line end (the last: with whatever ends
+    ``data``); they add up to ``data``."""
+    size = PIECE if size is None else size
+    nl = newline_of(data)
+    start = 0
+    while start < len(data):
+        end = data.find(nl, min(start + size, len(data)) - 1) + 1 or len(data)
+        yield data[start:end]
+        start = end
+
+
+def decode_utf8(data: bytes, errors: str = "strict") -> str:
+    """``data.decode("utf-8", errors)``, a :data:`PIECE` at a time (cut at line ends,
+    which never split a character). Raises ``UnicodeDecodeError`` as the whole decode
+    would, its ``start`` and ``end`` counted from the start of ``data``."""
+    out: list[str] = []
+    at = 0
+    for piece in pieces(data):
+        try:
+            out.append(piece.decode("utf-8", errors))
+        except UnicodeDecodeError as err:
+            raise UnicodeDecodeError(
+                "utf-8", data, at + err.start, at + err.end, err.reason
+            ) from None
+        at += len(piece)
+    return "".join(out)
