@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from conftest import sample
+from conftest import BIG, sample
 from hlotop.analysis.analyze import live_set
 from hlotop.model import BufferLiveRange, HloValue, ValueInfo
 from hlotop.ui.app import HlotopApp
@@ -132,3 +132,34 @@ def test_the_id_index_answers_as_the_dict_it_replaces():
     assert len(index) == len(as_dict) and list(index.keys()) == ids
     assert index[ids[5]] == 5
     assert IdIndex([]).get(0) is None
+
+
+@pilot_test
+async def test_the_live_set_keeps_its_stack_trace_rows_while_the_step_stays():
+    """Shown again at the same step (the screen does so when it starts), the live set
+    keeps the rows of XLA's stack-trace tree it laid out (thousands of nodes in a big
+    dump); at another step and back, and after a node is collapsed, they are laid out
+    again: the same rows, or the tree less that node's children."""
+    app = HlotopApp(sample(BIG))  # jax 0.10.2: XLA prints the stack-trace tree
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        live = screen.live
+        peak = screen.dump.analysis.peak_step
+        assert live.step == peak and screen.dump.live_range.stack_trace is not None
+        tail = live._tail
+        nodes = [r.node for r in tail if r.kind == "node"]
+        assert len(nodes) > 3
+        live.set_step(peak)
+        assert live._tail is tail  # kept, not laid out again
+        live.set_step(peak - 1)
+        assert not any(r.kind == "node" for r in live._tail)  # the tree is for the peak
+        live.set_step(peak)
+        assert live._tail is not tail
+        assert [(r.kind, r.node, r.parent) for r in live._tail] == [
+            (r.kind, r.node, r.parent) for r in tail
+        ]
+        opened = next(n for n in nodes if n.children and id(n) not in live.collapsed)
+        live.collapsed.add(id(opened))
+        live._fill()
+        shown = [r.node for r in live._tail if r.kind == "node"]
+        assert opened in shown and not any(c in shown for c in opened.children)

@@ -121,12 +121,16 @@ class LiveSet(RowList):
     def set_step(self, step: int) -> None:
         """Show the live set at ``step``; the cursor stays on the same value if it is live."""
         here = self.current_value()
+        same = step == self.step
         self.step = step
-        self._fill()
+        self._fill(keep_tail=same)
         if here is not None:
             self.show_value(here.value.id)
 
-    def _fill(self) -> None:
+    def _fill(self, *, keep_tail: bool = False) -> None:
+        """Lay out the rows at :attr:`step`. ``keep_tail``: the step is the one the
+        rows were laid out for, so the notes and XLA's stack-trace tree after the values
+        are kept as they are (20 000 nodes at 108 MB: 50 ms of the UI thread)."""
         a = self.dump.analysis
         at_peak = self.step == a.peak_step
         if not a.live_bytes:
@@ -139,7 +143,9 @@ class LiveSet(RowList):
             self.live = self.index.at(self.step)
         tail: list[_Row] = []
         trace = self.dump.live_range.stack_trace if self.dump.live_range else None
-        if a.live_bytes:
+        if keep_tail and self._tail:
+            tail = self._tail
+        elif a.live_bytes:
             tail.append(_Row("text", text=Text("")))
             if trace is None:
                 tail.append(
