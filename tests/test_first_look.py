@@ -280,3 +280,20 @@ def test_a_glance_leaves_the_aliases_to_completed(monkeypatch):
     assert done.sections.input_output_alias == whole.sections.input_output_alias
     assert done.analysis.memory_stats == whole.analysis.memory_stats
     assert done.analysis.memory_stats.alias_source == "input_output_alias"
+
+
+def test_completed_gives_way_to_keys_as_it_reads_the_allocations(monkeypatch):
+    """The browser's load thread completes a glance with a pause between pieces of
+    allocations (where it waits while keys come in): the same first look, with a pause
+    after each piece."""
+    monkeypatch.setattr(preview_module, "_PAUSE_EVERY", 100)
+    path = sample(BIG)
+    paused = []
+    first = glance(path, from_bytes=0)
+    assert first is not None and len(first.allocations) > 300
+    done = completed(first, pause=lambda: paused.append(len(paused)))
+    assert len(paused) == -(-len(first.allocations) // 100)
+    plain = completed(glance(path, from_bytes=0))
+    assert [_head(a) for a in done.allocations] == [_head(a) for a in plain.allocations]
+    assert done.analysis.memory_stats == plain.analysis.memory_stats is not None
+    assert done.analysis.totals_by_kind == plain.analysis.totals_by_kind

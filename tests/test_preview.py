@@ -88,9 +88,9 @@ async def test_a_glance_comes_first_then_its_figures_then_the_whole_dump(monkeyp
     figures, whole_dump = threading.Event(), threading.Event()
     real_completed = app_module.completed
 
-    def held_completed(first):
+    def held_completed(first, **options):
         assert figures.wait(30)
-        return real_completed(first)
+        return real_completed(first, **options)
 
     def slow_load():
         assert whole_dump.wait(30)
@@ -256,7 +256,7 @@ async def test_a_records_report_that_comes_after_the_screen_is_taken_down_is_dro
 
 
 @pilot_test
-async def test_the_first_look_is_let_go_once_the_whole_dump_is_shown():
+async def test_the_first_look_is_let_go_once_the_whole_dump_is_shown(monkeypatch):
     """The first look's panes are removed when the whole dump comes, and the collector
     never looks at them (frozen with the dump, hlotop.process): nothing they hold, nor
     query_one's memory of them, keeps the first look's allocation lines alive."""
@@ -267,11 +267,19 @@ async def test_the_first_look_is_let_go_once_the_whole_dump_is_shown():
         assert go.wait(30)
         return load(path, lazy=True)
 
+    glanced: list = []  # the glance's allocation lines, read on demand
+    real_completed = app_module.completed
+
+    def spy(first, **options):
+        glanced.append(weakref.ref(first.sections.allocations))
+        return real_completed(first, **options)
+
+    monkeypatch.setattr(app_module, "completed", spy)
     app = HlotopApp(path, open_dump=slow_load, open_preview=lambda: glance(path, from_bytes=0))
     async with app.run_test(size=(120, 40)) as pilot:
-        while "preview" not in app.milestones:
+        while not glanced:
             await pilot.pause(0.01)
-        lines = weakref.ref(app.screen.dump.allocations)  # the glance's, read on demand
+        lines = glanced[0]
         assert isinstance(lines(), AllocationLines)
         for _ in range(500):  # completed: every allocation read, its figures shown
             if "memory_analysis arg" in screen_text(app):

@@ -235,7 +235,7 @@ class HlotopApp(CrashGuard, App[None]):
         if head.reading_allocations and not self.exiting:
             # A glance: every allocation read and analysed now, laid out here.
             try:
-                whole = completed(head)
+                whole = completed(head, pause=self.yield_to_input)
                 layout = TreeLayout.of(whole)
             except Exception:  # noqa: BLE001 - as a first look that fails: the load says
                 return
