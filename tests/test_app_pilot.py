@@ -860,3 +860,36 @@ def test_the_pass_and_the_panes_read_records_at_once(ten_mb_dump):
         _ = values[step].op_name  # the panes' way in: a record parsed on the UI thread
     worker.join()
     assert not failed and dump.records_read
+
+
+@pilot_test
+async def test_the_status_bar_cuts_the_step_before_the_selection():
+    """At 80 columns while a big dump loads, the selection ("values: loading…"), the
+    step and what is loading do not fit: the step is cut first, then left out, and the
+    selection is never cut inside (its own ellipsis got a second one: "loading……")."""
+    from rich.text import Text
+    from textual.app import App
+
+    class Bar(App):
+        def compose(self):
+            yield StatusBar()
+
+    app = Bar()
+    async with app.run_test(size=(80, 3)) as pilot:
+        bar = app.query_one(StatusBar)
+        selection = "▶ allocation 2 4.00MiB, values: loading…"
+        bar.selection = Text(selection)
+        bar.set_step_text(Text("step 26668/54347 broadcast_multiply_fusion ◆ XLA peak"))
+        bar.set_note("analysing… 2 s")
+        await pilot.pause()
+        line = bar.render().plain
+        assert line.startswith(selection + " │ step 26668/")
+        assert line.split(" │ ")[1].endswith("…")  # the step, cut
+        assert line.endswith(" │ analysing… 2 s") and len(line) == 80
+        bar.set_note("reading all 43.95MiB: analysing… 2 s")  # as in the browser at 80x24
+        await pilot.pause()
+        line = bar.render().plain
+        assert line.startswith(selection + " ") and "step" not in line and "……" not in line
+        assert line.endswith(" │ reading all 43.95MiB: analysing… 2 s") and len(line) == 80
+        bar.set_note(None)  # loaded: the step is whole again
+        assert bar.render().plain.endswith("XLA peak")

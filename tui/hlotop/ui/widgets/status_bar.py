@@ -46,6 +46,10 @@ def progress_text(done: int, total: int, rate: float | None, width: int) -> Text
     return text
 
 
+# The fewest cells of the step worth showing beside the selection ("step 26…").
+_STEP_MIN = 8
+
+
 class StatusBar(Widget):
     """``▶ <36 fusion.12 @1> 14.00MiB live 7-11 │ step 11/15 fusion · live 284.00MiB``."""
 
@@ -100,22 +104,44 @@ class StatusBar(Widget):
         self.refresh()
 
     def render(self) -> Text:
-        text = Text(no_wrap=True, overflow="ellipsis", end="")
-        if self.selection:
-            text.append_text(self.selection)
-            text.append(" │ ")
-        text.append_text(self.step_text)
         width = self.size.width
         if self.progress is not None:
-            right = progress_text(*self.progress, width)
+            right: Text | None = progress_text(*self.progress, width)
         elif self.note is not None:
             right = self.note
         else:
-            return text
+            right = None
+        if right is None:
+            return self._left(None)
         room = width - right.cell_len - 3
         if room < 10:  # a very narrow terminal: only the progress
             return right
-        text.truncate(room, overflow="ellipsis", pad=True)
+        text = self._left(room)
         text.append(" │ ")
         text.append_text(right)
+        return text
+
+    def _left(self, room: int | None) -> Text:
+        """The selection and the step, cut to ``room`` cells (padded to it) if given:
+        the step first, and the selection only once no step is left to show (cut in
+        the middle of both, the selection's own "loading…" got a second ellipsis)."""
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        step = self.step_text.copy()
+        if room is None or not self.selection:
+            text.append_text(self.selection)
+            if self.selection:
+                text.append(" │ ")
+            text.append_text(step)
+            if room is not None:
+                text.truncate(room, overflow="ellipsis", pad=True)
+            return text
+        left = room - self.selection.cell_len - 3  # cells for the step
+        if left >= _STEP_MIN:
+            step.truncate(left, overflow="ellipsis", pad=True)
+            text.append_text(self.selection)
+            text.append(" │ ")
+            text.append_text(step)
+            return text
+        text.append_text(self.selection)
+        text.truncate(room, overflow="ellipsis", pad=True)
         return text
