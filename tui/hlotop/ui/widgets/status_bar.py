@@ -106,12 +106,10 @@ class StatusBar(Widget):
     def render(self) -> Text:
         width = self.size.width
         if self.progress is not None:
-            right: Text | None = progress_text(*self.progress, width)
+            right = progress_text(*self.progress, width)
         elif self.note is not None:
             right = self.note
         else:
-            right = None
-        if right is None:
             return self._left(None)
         room = width - right.cell_len - 3
         if room < 10:  # a very narrow terminal: only the progress
@@ -126,22 +124,14 @@ class StatusBar(Widget):
         the step first, and the selection only once no step is left to show (cut in
         the middle of both, the selection's own "loading…" got a second ellipsis)."""
         text = Text(no_wrap=True, overflow="ellipsis", end="")
-        step = self.step_text.copy()
-        if room is None or not self.selection:
+        if self.selection:
             text.append_text(self.selection)
-            if self.selection:
-                text.append(" │ ")
-            text.append_text(step)
-            if room is not None:
-                text.truncate(room, overflow="ellipsis", pad=True)
-            return text
-        left = room - self.selection.cell_len - 3  # cells for the step
-        if left >= _STEP_MIN:
-            step.truncate(left, overflow="ellipsis", pad=True)
-            text.append_text(self.selection)
+            if room is not None and room - text.cell_len - 3 < _STEP_MIN:
+                text.truncate(room, overflow="ellipsis", pad=True)  # no room for a step
+                return text
             text.append(" │ ")
-            text.append_text(step)
-            return text
-        text.append_text(self.selection)
-        text.truncate(room, overflow="ellipsis", pad=True)
+        step = self.step_text.copy()
+        if room is not None:
+            step.truncate(room - text.cell_len, overflow="ellipsis", pad=True)
+        text.append_text(step)
         return text
