@@ -248,10 +248,9 @@ class UsedValues(Generic[AnyStr]):
         base = block * _STRIDE
         stop = min(base + _STRIDE, len(starts))
         span = self._read(starts[base], starts[stop - 1])
-        nl = b"\n" if isinstance(span, bytes) else "\n"
         lines = array("q", [line])
         for k in range(base + 1, stop):
-            line += span.count(nl, starts[k - 1] - starts[base], starts[k] - starts[base])
+            line += span.count(self._nl, starts[k - 1] - starts[base], starts[k] - starts[base])
             lines.append(line)
         with self._lock:
             self._block_lines[block] = lines
