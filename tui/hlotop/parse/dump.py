@@ -129,7 +129,15 @@ def parse_text(
                 next_pause = i + _PAUSE_EVERY
             # Most lines are ordinary lines of the section being read: let it take a run
             # of them by their one-match path before any dispatch.
-            runs = allocations if section is allocations else live if section is live else None
+            runs = (
+                allocations
+                if section is allocations
+                else live
+                if section is live
+                else report
+                if section is report
+                else None
+            )
             if runs is not None:
                 taken = runs.take_run(lines, i, min(n, next_pause), first_line)
                 if taken > i:

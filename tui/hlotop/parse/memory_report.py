@@ -99,6 +99,12 @@ def _items_at_depth_0(text: str) -> list[str]:
     return items
 
 
+_match_report_allocation = REPORT_ALLOCATION_LINE.pattern.match
+_build_report_allocation = REPORT_ALLOCATION_LINE.build
+_match_list_row, _build_list_row = LIST_ROW.pattern.match, LIST_ROW.build
+_match_table_row, _build_table_row = TABLE_ROW.pattern.match, TABLE_ROW.build
+
+
 class MemoryReportSection:
     """Reads a whole memory-usage report, either era."""
 
@@ -115,6 +121,46 @@ class MemoryReportSection:
 
     def _new_table(self, index: int, size: int, summary: str, line: int) -> dict:
         return dict(index=index, size=size, summary=summary, rows=[], hidden_rows=0, line=line)
+
+    def take_run(self, lines: list[str], i: int, stop: int, first_line: int) -> int:
+        """Read the ordinary lines from ``lines[i]`` on (at most up to ``lines[stop]``),
+        as :meth:`feed` would, by their one-match path: the allocation list's rows, the
+        allocation lines that head the tables and the tables' rows (most of a report).
+        ``first_line`` is the 1-based line number of ``lines[0]``. Returns the index of
+        the first line not taken (``i`` if none was), which goes through :meth:`feed`."""
+        j = i
+        table = self._table
+        while j < stop:
+            line = lines[j]
+            if line.startswith("allocation "):
+                m = _match_report_allocation(line)
+                if m is None:
+                    break
+                alloc = _build_report_allocation(m)
+                table = self._new_table(alloc["index"], alloc["size"], line, first_line + j)
+                self._table = self._detail[alloc["index"]] = table
+            elif self._state == "list":
+                m = _match_list_row(line)
+                if m is None:
+                    break
+                row = _build_list_row(m)
+                text = row["allocation"]
+                m = _match_report_allocation(text)
+                if m is None:
+                    break
+                alloc = _build_report_allocation(m)
+                self.listed.append(
+                    ReportAllocation(alloc["index"], alloc["size"], text, list_line=first_line + j)
+                )
+            elif table is not None:
+                m = _match_table_row(line)  # its \s* takes era B's leading tab
+                if m is None:
+                    break
+                table["rows"].append(_build_table_row(m, first_line + j))
+            else:
+                break
+            j += 1
+        return j
 
     def feed(self, line: str, lineno: int) -> bool:
         """Read one report line of either era; False if it is not a report line."""
