@@ -1,12 +1,14 @@
-"""A split module's live ranges (its ``-live-range.txt``) read by a worker process
-(``hlotop.loading.ahead``) give the same module as read in one process: the same
-sections, the same diagnostics with the same lines in the same order, the same
-figures; and the blocks that cross between the processes as columns come back equal."""
+"""A split module's records indexed (its ``-buffer-assignment-values.txt``) and live
+ranges read (its ``-live-range.txt``) by a worker process (``hlotop.loading.ahead``)
+give the same module as read in one process: the same sections, the same diagnostics
+with the same lines in the same order, the same figures, the same records; and the
+blocks that cross between the processes as columns come back equal."""
 
 from __future__ import annotations
 
 import pickle
 import shutil
+import time
 from dataclasses import fields
 from pathlib import Path
 
@@ -55,14 +57,76 @@ def _same_module(a, b) -> None:
 
 
 @pytest.mark.parametrize("relative", SPLIT)
-def test_a_worker_reads_the_same_module(relative, every_file_ahead, monkeypatch):
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_a_worker_reads_the_same_module(relative, workers, every_file_ahead, monkeypatch):
     handed = _spy_on_starts(monkeypatch)
     alone = load(sample(relative), lazy=True)
     assert handed == []  # no workers: nothing handed over
-    with_worker = load(sample(relative), lazy=True, workers=1)
-    live = _sibling(Path(sample(relative)), "live-range")
-    assert [Path(key).name for key in handed] == ([live.name] if live.exists() else [])
+    with_worker = load(sample(relative), lazy=True, workers=workers)
+    dump = Path(sample(relative))
+    # The records first, then the live ranges (one worker, or one each with 3 cores).
+    assert [Path(key).name for key in handed] == [
+        _sibling(dump, kind).name
+        for kind in ("buffer-assignment-values", "live-range")
+        if _sibling(dump, kind).exists()
+    ]
     _same_module(alone, with_worker)
+    mine, theirs = alone.sections.used_values, with_worker.sections.used_values
+    assert list(theirs) == list(mine)
+    assert [theirs.line_of(k) for k in range(len(theirs))] == [
+        mine.line_of(k) for k in range(len(mine))
+    ]
+    assert with_worker.read_records() == alone.read_records()
+
+
+def test_records_handed_on_are_indexed_here(every_file_ahead, monkeypatch):
+    """--json hands the records on as soon as they are indexed: this process indexes
+    them, and the worker reads only the live ranges."""
+    handed = _spy_on_starts(monkeypatch)
+    told = []
+    load(sample(SPLIT_BIG), lazy=True, workers=2, on_records=lambda t, f: told.append(t))
+    assert [Path(key).name for key in handed] == [
+        _sibling(Path(sample(SPLIT_BIG)), "live-range").name
+    ]
+    assert len(told) == 1 and len(told[0]) > 0
+
+
+def test_indexed_records_cross_between_processes():
+    """The records' index crosses to this process without its lock or parsed records,
+    and with the file to read them back from; records read after it are those read
+    before."""
+    table = load(sample(SPLIT_BIG), lazy=True).sections.used_values
+    first = table[0]
+    back = pickle.loads(pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
+    assert back[0] == first and list(back) == list(table)
+    assert back.text_of(len(back) - 1) == table.text_of(len(table) - 1)
+    assert not back.text  # read back from the file, not sent
+
+
+def test_a_worker_reads_the_next_part_before_this_process_takes_one(tmp_path):
+    """A part's result is sent while the worker reads the next one: a first result
+    bigger than the pipe holds does not keep the worker waiting for this process to
+    take it (a big module's live ranges waited 0.3 s for its records to be taken)."""
+    marker = tmp_path / "second part read"
+    with ahead.PartsAhead(1) as parts:
+        keys = parts.start([("first", 1 << 30, _big, ()), ("second", 1 << 30, _mark, (marker,))])
+        assert keys == ["first", "second"]
+        for _ in range(1000):  # nothing taken yet
+            if marker.exists():
+                break
+            time.sleep(0.01)
+        assert marker.exists()
+        assert parts.take("second", _broken)[0] == "read"
+        assert parts.take("first", _broken)[0] == b"x" * (1 << 20)
+
+
+def _big(diagnostics):
+    return b"x" * (1 << 20)  # a pipe holds 64 KiB
+
+
+def _mark(marker: Path, diagnostics):
+    marker.touch()
+    return "read"
 
 
 def _spy_on_starts(monkeypatch) -> list[str]:
@@ -70,11 +134,10 @@ def _spy_on_starts(monkeypatch) -> list[str]:
     handed: list[str] = []
     real_start = ahead.PartsAhead.start
 
-    def spy(self, key, *args):
-        ok = real_start(self, key, *args)
-        if ok:
-            handed.append(key)
-        return ok
+    def spy(self, parts):
+        keys = real_start(self, parts)
+        handed.extend(keys)
+        return keys
 
     monkeypatch.setattr(ahead.PartsAhead, "start", spy)
     return handed
@@ -118,10 +181,13 @@ def test_a_file_the_worker_fails_on_is_read_here(every_file_ahead, monkeypatch):
     alone = load(sample(SPLIT_BIG), lazy=True)
     with_worker = load(sample(SPLIT_BIG), lazy=True, workers=1)
     assert [Path(key).name for key in handed] == [
-        _sibling(Path(sample(SPLIT_BIG)), "live-range").name
+        _sibling(Path(sample(SPLIT_BIG)), kind).name
+        for kind in ("buffer-assignment-values", "live-range")
     ]
-    assert read_here == ["_parse_sibling"]  # the live ranges, read here after all
+    # The worker failed on the first part: both are read here after all.
+    assert read_here == ["_parse_sibling", "_parse_sibling"]
     _same_module(alone, with_worker)
+    assert with_worker.read_records() == alone.read_records()
 
 
 def _broken(*_args):

@@ -31,6 +31,15 @@ class FileBytes:
         self._lock = threading.Lock()
         self._pieces: dict[int, bytes] = {}  # piece number -> its bytes, oldest first
 
+    def __getstate__(self) -> dict:
+        """What goes to another process: the file and its identity, not the pieces."""
+        return {"path": self.path, "_identity": self._identity, "size": self.size}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._pieces = {}
+
     def read(self, start: int, end: int) -> bytes:
         """The bytes ``[start, end)`` (clipped to the file). Raises ``OSError``."""
         start, end = max(start, 0), min(end, self.size)

@@ -56,13 +56,13 @@ __all__ = [  # what other layers take from here
     "split_module_prefix",
 ]
 _NO_HOOKS = ReadHooks()
-# The files of a split module a worker may read (see hlotop.loading.ahead): the live
-# ranges, about as long to read as the allocations, which this process reads with the
-# rest (the records' index, the memory-usage report), then analyses what needs no live
-# ranges while it waits for them. Measured no quicker: a worker for the report too, and
-# a second worker indexing the records (--summary at 46 MB 1.85 s against 1.77, at
-# 108 MB 3.72 against 3.70: medians of eight and six runs in turn, 2026-11-26).
-AHEAD_KINDS = ("live-range",)
+# The files of a split module a worker may read (see hlotop.loading.ahead), in the order
+# it reads them: the records' index (the values file), then the live ranges, while this
+# process reads the allocations and the memory-usage report, then analyses what needs
+# no live ranges (but the records) while the worker still reads them. The two parts take
+# the worker about as long as the rest takes here. Measured no quicker: a worker for the
+# report too; and (on two cores) a worker for each part, three processes.
+AHEAD_KINDS = ("values", "live-range")
 # load's on_records: told a file's records (str or, all ASCII, bytes) and the stack frames
 OnRecords = Callable[[UsedValues[str] | UsedValues[bytes], StackFrameTable | None], object]
 
@@ -214,9 +214,10 @@ def load(
     if given, is told what is being read: ``"reading <file>"``, ``"allocations 45%"``,
     ``"live ranges 80%"``, ``"analysing"``. ``workers``: how many worker processes
     this process may fork (:func:`hlotop.process.report_workers` says; 0, the default:
-    none); with one, a split module's live ranges (its ``-live-range.txt``) are read on
-    another core (:mod:`hlotop.loading.ahead`), and ``pause`` and ``stage`` are not
-    told of them.
+    none); with one, a split module's records are indexed (its
+    ``-buffer-assignment-values.txt``, unless ``on_records`` is given) and its live
+    ranges read (its ``-live-range.txt``) on another core (:mod:`hlotop.loading.ahead`),
+    and ``pause`` and ``stage`` are not told of them.
     Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
     Raises :class:`LoadError` (one-line reason) when the input is missing,
     unreadable, empty, binary or not a dump.
@@ -246,17 +247,20 @@ def _load(
     read: dict[int, tuple[ParsedSections | None, list[Diagnostic]]] = {}
     frame_diagnostics: list[Diagnostic] = []
     with PartsAhead(workers) as ahead:
-        # With a worker: the live ranges are read on another core.
-        elsewhere = {
-            i
-            for i, (file_path, kind) in enumerate(entries)
-            if workers
-            and kind in AHEAD_KINDS
-            and file_path != p
-            and ahead.start(
-                str(file_path), _size(file_path), _parse_sibling, str(file_path), file_path
-            )
-        }
+        # With a worker: the records indexed and the live ranges read on another core,
+        # unless the records are handed on as soon as they are indexed (on_records:
+        # --json starts writing them then), which this process does first.
+        handed = ahead.start(
+            [
+                (str(file_path), _size(file_path), _parse_sibling, (str(file_path), file_path))
+                for kind_ahead in AHEAD_KINDS
+                for file_path, kind in entries
+                if kind == kind_ahead
+                and file_path != p
+                and not (kind == "values" and on_records is not None)
+            ]
+        )
+        elsewhere = {i for i, (file_path, _) in enumerate(entries) if str(file_path) in handed}
         # The HLO text's head once the workers are off (0.1 s at 46 MB: its stack frames
         # and a 256-layer model's 12 000 aliases), before the dump's files: on_records
         # is handed the frames with the records.
@@ -264,18 +268,23 @@ def _load(
         aliases = read_io_alias(p)
         if on_records is not None:
             hooks = replace(hooks, on_records=lambda table: on_records(table, frames))
-        # A split module's values file is read first: its records are indexed (and,
-        # with on_records, handed on) to other processes while the rest is read; what
-        # the worker reads is taken last. Diagnostics still come in the files' order.
-        order = sorted(
-            range(len(entries)), key=lambda i: (entries[i][1] != "values", i in elsewhere)
+        # What the worker reads is taken last, in the order it reads it. Read here, a
+        # split module's values file is read first: its records are indexed (and, with
+        # on_records, handed on) while the rest is read. Diagnostics still come in the
+        # files' order.
+        here = sorted(
+            (i for i in range(len(entries)) if i not in elsewhere),
+            key=lambda i: entries[i][1] != "values",
         )
+        position = {str(file_path): i for i, (file_path, _) in enumerate(entries)}
+        order = here + [position[key] for key in handed]
         before: BeforeLiveRanges | None = None
         for i in order:
-            file_path, _ = entries[i]
+            file_path, kind = entries[i]
             label = str(file_path)
             if i in elsewhere:
-                if before is None:  # while the worker still reads: what needs no live ranges
+                if before is None and kind == "live-range":
+                    # While the worker still reads the live ranges: what needs none.
                     so_far = [parsed for parsed, _ in read.values() if parsed is not None]
                     before = BeforeLiveRanges(_module_text(_merge(so_far), aliases, frames))
                 read[i] = ahead.take(label, _parse_sibling, label, file_path)

@@ -112,6 +112,19 @@ class UsedValues(Generic[AnyStr]):
         self._shift = 0  # a file offset less the text's
         self.problem: str | None = None  # why records could not be read again, if so
 
+    def __getstate__(self) -> dict:
+        """What goes to another process (a worker's indexed records, see
+        :mod:`hlotop.loading.ahead`): all but the lock and the parsed records."""
+        with self._lock:
+            state = dict(self.__dict__)
+        del state["_lock"]
+        state["_cache"] = {}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
     # -- the text ----------------------------------------------------------------------
     def release_text(self, source: ByteSource) -> bool:
         """Index the records and count their lines now, then drop the text: from here
