@@ -246,6 +246,28 @@ def test_allocation_lines_out_of_index_order_are_sorted_by_index():
     assert [a.index for a in shuffled.in_order(False)] == [0, 1, 2, 3]
 
 
+@pytest.mark.parametrize("order", [(0, 1, 2, 3), (2, 0, 3, 1), (0, 1, 2, 5)])
+def test_allocations_by_index_are_a_mapping_whatever_the_order(order):
+    """By index: the lines' own positions when they are in index order from 0 (as XLA
+    prints them: no map is made), else a map. Either way a mapping: no index outside
+    the dump is found, not even one that counts from the end."""
+    lines = _lines(4)
+    by_index = AllocationLines(
+        [lines.texts[k % 4] for k in order],
+        array("q", order),
+        lines.sizes,
+        lines.colors,
+        lambda text, line: (text, line),
+        lambda: array("q", [2, 4, 6, 8]),
+    ).by_index()
+    assert sorted(by_index) == sorted(order) and len(by_index) == 4
+    assert [by_index[k][1] for k in order] == [2, 4, 6, 8]  # each its own line
+    for missing in (-1, 4 if 4 not in order else 6, "1", None):
+        assert missing not in by_index and by_index.get(missing) is None
+        with pytest.raises(KeyError):
+            by_index[missing]
+
+
 def test_allocation_lines_need_a_value_of_every_column_for_every_line():
     lines = _lines(2)
     with pytest.raises(ValueError, match="one item per allocation line"):

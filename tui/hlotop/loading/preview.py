@@ -110,11 +110,14 @@ def glance(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Module
         peak_step, _ = _peak(_peak_file(main, files), with_bytes=False)
     except (LoadError, OSError):
         return None
-    allocations, total_bytes = _allocations(head)
+    allocations = _allocations(head)
     if not allocations:
         return None
-    if total_bytes is None and values_head:
-        total_bytes = _total(b"\n" + values_head)
+    # Total bytes used: a split module's values file prints it first (jax >= 0.10);
+    # else it follows the allocations (not looked for through 19 MB of them in vain).
+    total_bytes = _total(b"\n" + values_head) if values_head else None
+    if total_bytes is None:
+        total_bytes = _total(head)
     sections = ParsedSections(
         allocations=allocations,  # read on first use
         total_bytes_used=total_bytes,
@@ -216,10 +219,10 @@ def _allocation_section(path: Path) -> tuple[bytes, int]:
     return bytes(data), len(data)
 
 
-def _allocations(head: bytes) -> tuple[AllocationLines, int | None]:
+def _allocations(head: bytes) -> AllocationLines:
     """The allocation lines of ``head`` (each read by the allocation line's form when
     first asked for, with its 1-based line number, counted then; their index, size
-    and colour read now) and ``Total bytes used`` if it is there."""
+    and colour read now)."""
     found = _ALLOCATION_LINES.findall(head)
     column = lambda group: map(itemgetter(group), found)  # noqa: E731
     allocations = AllocationLines(
@@ -230,7 +233,7 @@ def _allocations(head: bytes) -> tuple[AllocationLines, int | None]:
         _read_allocation,
         lambda: _line_numbers(head, len(found)),
     )
-    return allocations, _total(head)
+    return allocations
 
 
 def _colors(printed: list[bytes]) -> array:

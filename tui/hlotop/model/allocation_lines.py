@@ -135,13 +135,19 @@ class AllocationsByIndex(Mapping[int, BufferAllocation]):
 
     def __init__(self, lines: AllocationLines):
         self.lines = lines
-        self._made: dict[int, int] | None = None
+        self._made: Mapping[int, int] | None = None
 
     @property
-    def _position(self) -> dict[int, int]:
-        """Allocation index -> its line's position (made on first use)."""
+    def _position(self) -> Mapping[int, int]:
+        """Allocation index -> its line's position (made on first use; the positions
+        themselves when the lines are in index order from 0, as XLA prints them: no
+        map of 58 000 items made on the screen's thread)."""
         if self._made is None:
-            self._made = {index: k for k, index in enumerate(self.lines.indexes)}
+            indexes = self.lines.indexes
+            if indexes == array("q", range(len(indexes))):
+                self._made = _Positions(len(indexes))
+            else:
+                self._made = {index: k for k, index in enumerate(indexes)}
         return self._made
 
     def __getitem__(self, index: int) -> BufferAllocation:
@@ -155,3 +161,25 @@ class AllocationsByIndex(Mapping[int, BufferAllocation]):
 
     def __len__(self) -> int:
         return len(self._position)
+
+
+class _Positions(Mapping[int, int]):
+    """The map ``{k: k for k in range(n)}`` (the positions of lines in index order),
+    made of nothing; it finds what that dict finds."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __getitem__(self, index: int) -> int:
+        if index in range(self.n):
+            return int(index)
+        raise KeyError(index)
+
+    def __contains__(self, index: object) -> bool:
+        return index in range(self.n)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.n))
+
+    def __len__(self) -> int:
+        return self.n
