@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from conftest import BIG, SEEDS, sample
@@ -29,6 +31,36 @@ def test_peak_sweep_takes_the_earliest_maximum_and_zero_when_empty():
     assert xla_peak_step([(0, 1, 10), (2, 3, 10)]) == (2, 20)
     assert xla_peak_step([]) == (0, 0)
     assert xla_peak_step([(0, 0, 0)]) == (0, 0)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_peak_sweep_over_every_step_is_the_sweep_over_events(seed):
+    """The sweep is summed over every step in C; XLA's own order of events (starts,
+    then ends, at each step where one happens) gives the same step and bytes, also for
+    damaged ranges (ending before they start, or at steps far apart)."""
+    rng = random.Random(seed)
+    spans = []
+    for _ in range(rng.randrange(1, 60)):
+        start = rng.randrange(0, 50)
+        end = start + rng.randrange(-3, 20) if seed % 5 else rng.choice([start, 10**7])
+        spans.append((start, max(end, -1), rng.choice([0, 4, 8, 1024, rng.randrange(1, 10**6)])))
+    assert xla_peak_step(spans) == _xla_sweep(spans)
+    assert xla_peak_step(iter(spans)) == _xla_sweep(spans)  # any iterable
+
+
+def _xla_sweep(spans):
+    """HloLiveRange::ComputePeakMemoryMoment as XLA writes it: events sorted by (time,
+    is_end), an end at end + 1; the first strict maximum."""
+    events = sorted(
+        [(start, False, size) for start, _, size in spans]
+        + [(end + 1, True, size) for _, end, size in spans]
+    )
+    usage = peak = peak_time = 0
+    for time, is_end, size in events:
+        usage += -size if is_end else size
+        if usage > peak:
+            peak, peak_time = usage, time
+    return peak_time, peak
 
 
 @pytest.mark.parametrize("path", SEEDS, ids=lambda p: p.name[:3])
