@@ -371,3 +371,29 @@ def test_shapes_read_by_the_shortcuts_as_by_the_grammar():
         assert parse_shape(text) == expected, text
         tuples += text.startswith("(")
     assert tuples > 10 and len(texts) > 100
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "()",
+        "(f32[8,128]{1,0:T(8,128)S(1)}, /*index=1*/u32[], s32[4]{0})",
+        "(f32[1], (f32[2], u32[]), pred[])",  # a tuple inside
+        "((f32[2], u32[]))",
+        "(b((f32[1], f32[2])), s32[])",  # a buffer of a tuple
+        "(b(f32[4]{0}), f32[2]{0:T(2)(1)})",
+        "(f32[1]], [u32[])",  # brackets that count right but close before they open
+        "(f32[1}, u32[]])",
+        "(f32[1], u32[)",
+    ],
+)
+def test_a_tuple_is_split_into_its_elements_as_the_grammar_reads_it(text):
+    from hlotop.shapes.grammar import parse_shape, shape
+
+    try:
+        expected = shape.parse(text)
+    except ParseError:
+        with pytest.raises(ParseError):
+            parse_shape(text)
+        return
+    assert parse_shape(text) == expected

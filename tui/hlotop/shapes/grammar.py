@@ -103,10 +103,21 @@ _INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
 _OPEN, _CLOSE = "([{", ")]}"
 
 
+# A tuple inside a tuple: an element that starts with "(" (or a buffer of one, "b((").
+# Without one, ", " stands only between elements: a shape's dims, layout, tiling and
+# index comments have no space.
+_NESTED = re.compile(r"(?:^|, |\()\(")
+
+
 def _tuple_elements(body: str) -> list[str] | None:
     """The texts of a tuple's elements (``body`` is the text between its parentheses),
     split at the ", " that stand outside any bracket; None if the brackets do not
-    balance."""
+    balance. Without a tuple inside, split by ``str.split`` (a 12 000-element while
+    loop state took 40 ms token by token)."""
+    if _NESTED.search(body) is None and all(
+        body.count(a) == body.count(b) for a, b in zip(_OPEN, _CLOSE, strict=True)
+    ):
+        return body.split(", ") if body else []
     elements: list[str] = []
     depth = start = 0
     for m in _BRACKETS.finditer(body):
