@@ -8,6 +8,7 @@ from pathlib import Path
 from conftest import sample
 from hlotop import load
 from hlotop.cli import main
+from hlotop.parse.live_range import MISSING_STEP
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -88,11 +89,16 @@ def test_a_schedule_end_below_its_listed_steps_is_reported(tmp_path, capsys):
 
 
 def test_a_lost_schedule_line_is_not_taken_for_a_damaged_schedule_end(tmp_path, capsys):
-    """A deleted instruction-sequence line: 14 steps listed under 'max 15' (reported as
-    steps out of order and a schedule cut short). The header still fits (lines can be
-    lost), so it is kept and so is every live range."""
-    status, m, _ = _seed3_with(tmp_path, "    7:fusion.12\n", "")
-    assert not [d for d in m.diagnostics if d.severity == "error" or "fit" in d.message]
+    """A deleted instruction-sequence line: 14 steps listed under 'max 15', reported
+    once, at the line after it; step 7 is shown as lost and the later steps keep their
+    names. The header still fits (lines can be lost), so it is kept and so is every
+    live range."""
+    status, m, line = _seed3_with(tmp_path, "    7:fusion.12\n", "")
+    assert [(d.line, d.severity) for d in m.diagnostics] == [(line, "warning")]
+    assert "step 7" in m.diagnostics[0].message
+    sequence = m.live_range.instruction_sequence
+    assert len(sequence) == 15 and sequence[7] == MISSING_STEP
+    assert sequence[8:] == load(SEED3).live_range.instruction_sequence[8:]
     assert m.analysis.max_time == 15
     assert len(m.live_range.buffers) == 18 and m.analysis.peak_step == 11
 

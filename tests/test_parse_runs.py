@@ -41,17 +41,17 @@ def _damaged(text: str, step: int, line: str) -> tuple[str, int]:
 
 
 @pytest.mark.parametrize(
-    "damage, steps",
+    "damage",
     [
-        (None, 1912),
-        ((1500, "    1500:"), 1911),  # no name: the second run has a line of another form
-        ((1023, "    1023 fusion.y"), 1911),  # the last line of the first run
-        ((1030, "    1031:fusion.x"), 1912),  # out of order, early in the second run
-        ((1911, "    7:z"), 1912),  # the last step out of order
+        None,
+        (1500, "    1500:"),  # no name: the second run has a line of another form
+        (1023, "    1023 fusion.y"),  # the last line of the first run
+        (1030, "    1031:fusion.x"),  # a damaged step number, early in the second run
+        (1911, "    7:z"),  # the last step's number
     ],
 )
 @pytest.mark.parametrize("run", [1, 3, 1024, 5000])
-def test_a_schedule_read_in_runs_is_the_schedule_read_line_by_line(monkeypatch, damage, steps, run):
+def test_a_schedule_read_in_runs_is_the_schedule_read_line_by_line(monkeypatch, damage, run):
     text = LONG_SCHEDULE.read_text()
     line = 0
     if damage is not None:
@@ -64,10 +64,40 @@ def test_a_schedule_read_in_runs_is_the_schedule_read_line_by_line(monkeypatch, 
     got = _schedule(text)
     assert got == expected
     max_time, sequence, buffers, found = got
-    assert (max_time, len(buffers), len(sequence)) == (1912, 1847, steps)
-    # Damage is reported first at its line (a step out of order is kept, with a
-    # warning; after a lost step, each later one is reported out of order).
-    assert [at for at, _, _ in found][:1] == ([line] if damage is not None else [])
+    assert (max_time, len(buffers), len(sequence)) == (1912, 1847, 1912)
+    # Damage is reported once, at its line, and every other step keeps its name.
+    assert [at for at, _, _ in found] == ([line] if damage is not None else [])
+    intact = _schedule(LONG_SCHEDULE.read_text())[1]
+    damaged = {damage[0]} if damage is not None else set()
+    assert [n for k, n in enumerate(sequence) if k not in damaged] == [
+        n for k, n in enumerate(intact) if k not in damaged
+    ]
+
+
+@pytest.mark.parametrize(
+    "lost, kind",
+    [([1500], "lost"), ([1500, 1501, 1502], "lost"), ([7], "lost"), ([1499], "again")],
+)
+def test_schedule_steps_after_a_lost_or_repeated_line_keep_their_numbers(lost, kind):
+    """A line lost from the schedule (or one listed twice) is reported once, and the
+    later steps keep the instructions their lines name: the live ranges and the peak
+    refer to steps by number. A lost step is shown as MISSING_STEP."""
+    text = LONG_SCHEDULE.read_text()
+    intact = _schedule(text)[1]
+    lines = text.split("\n")
+    at = [k for k, ln in enumerate(lines) if ln.split(":")[0].strip() in map(str, lost)]
+    at = [k for k in at if lines[k].startswith("    ") and lines[k][4].isdigit()]
+    if kind == "lost":
+        del lines[at[0] : at[-1] + 1]
+        report_line = at[0] + 1  # the first line after the lost ones
+    else:
+        lines.insert(at[0] + 1, lines[at[0]])
+        report_line = at[0] + 2
+    max_time, sequence, buffers, found = _schedule("\n".join(lines))
+    assert [(line, severity) for line, severity, _ in found] == [(report_line, "warning")]
+    assert len(sequence) == len(intact) == max_time
+    for k, name in enumerate(intact):
+        assert sequence[k] == (live_range.MISSING_STEP if kind == "lost" and k in lost else name)
 
 
 class _Never:

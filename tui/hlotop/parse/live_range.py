@@ -55,6 +55,11 @@ PEAK_LINE = LineForm(
 )
 
 _sequence_match = SEQUENCE_LINE.pattern.match
+# The instruction of a schedule step whose line is lost or does not read (no name can be
+# this: names have no spaces), so that the later steps keep their printed numbers.
+MISSING_STEP = "(no line)"
+# More steps missing at once than this is taken for a damaged step number instead.
+_MAX_LOST = 1 << 16
 # The same form for a run of lines joined by "\n", one match per line: a schedule's
 # lines are read _RUN at a time by one findall (a 250 000-step schedule, most of a
 # combined 36 MB dump's lines, in a third of the time one match per line takes).
@@ -78,6 +83,7 @@ class LiveRangeSection:
         self._state = ""
         self._sequence_line = 0  # line of "  InstructionSequence:"
         self._buffers_line = 0  # line of "  BufferLiveRange:", which ends the sequence
+        self._unreadable = 0  # schedule lines just before this one that were reported
 
     def take_run(self, lines: list[str], i: int, stop: int, first_line: int) -> int:
         """Read the ordinary lines of the current sub-section (instruction sequence, live
@@ -89,12 +95,59 @@ class LiveRangeSection:
         if self._state == "buffers":
             j = BUFFER_LINE.take(lines, j, stop, first_line, self.buffers.append)
         elif self._state == "sequence":
-            j = _take_sequence(lines, j, stop, self.sequence)
+            while True:
+                taken = _take_sequence(lines, j, stop, self.sequence)
+                if taken > j:
+                    self._unreadable = 0
+                j = taken
+                if j >= stop or not self._resync(lines, j, first_line):
+                    break
+                j += 1
         elif self._state == "peak":
             j = PEAK_LINE.take(lines, j, stop, first_line, self.peak_entries.append)
         elif self._state == "stack":
             j = self.stack.take_run(lines, j, stop, first_line)
         return j
+
+    def _resync(self, lines: list[str], j: int, first_line: int) -> bool:
+        """Read ``lines[j]``, a schedule line whose step is not the next one, if the line
+        after it tells why: lines lost before it (the next line's step follows its own:
+        the steps between are filled with :data:`MISSING_STEP`, reported once, unless
+        they are the lines just reported as unreadable), or its own number damaged (the
+        next line's step follows the expected one: it takes the expected step,
+        reported), or a step listed again (the same line: not used, reported). The later
+        steps keep their own numbers, which the live ranges use. True if the line was
+        read so; False leaves it to :meth:`feed`."""
+        m = _sequence_match(lines[j])
+        after = _sequence_match(lines[j + 1]) if j + 1 < len(lines) else None
+        if m is None or after is None:
+            return False
+        step, following = int(m.group(1)), int(after.group(1))
+        sequence = self.sequence
+        expected = len(sequence)
+        lineno = first_line + j
+        if following == step + 1 and expected < step <= expected + _MAX_LOST:
+            lost = step - expected
+            if lost != self._unreadable:  # else said already: the lines that did not read
+                steps = f"steps {expected}-{step - 1}" if lost > 1 else f"step {expected}"
+                self.sink.warning(
+                    lineno,
+                    f"no line for schedule {steps} before this one (lost?): "
+                    f"shown as {MISSING_STEP!r}",
+                )
+            sequence += [MISSING_STEP] * lost
+        elif following == expected + 1:
+            self.sink.warning(
+                lineno, f"schedule step {expected} printed as step {step}: taken as {expected}"
+            )
+        elif step < expected and sequence[step] == m.group(2):
+            self.sink.warning(lineno, f"schedule step {step} listed again: not used")
+            return True
+        else:
+            return False
+        sequence.append(intern(m.group(2)))
+        self._unreadable = 0
+        return True
 
     def feed(self, line: str, lineno: int) -> bool:
         """Read one line of the block (headers, sequence, ranges, peak, stack tree);
@@ -119,7 +172,10 @@ class LiveRangeSection:
             return False
         if self._state == "sequence":
             parsed = SEQUENCE_LINE.read(self.sink, line, lineno)
-            if parsed is not None:
+            if parsed is None:  # reported: its step is filled by the next line's read
+                self._unreadable += 1
+            else:
+                self._unreadable = 0
                 step, instr = parsed
                 if step != len(self.sequence):
                     self.sink.warning(
