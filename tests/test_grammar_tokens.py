@@ -344,7 +344,6 @@ def test_shapes_read_by_the_shortcuts_as_by_the_grammar():
     instructions), it gives what the character-level grammar gives, or fails where
     it fails."""
     from hlotop import load
-    from hlotop.shapes.grammar import parse_shape, shape
 
     texts: set[str] = set()
     for path in DUMPS:
@@ -360,17 +359,23 @@ def test_shapes_read_by_the_shortcuts_as_by_the_grammar():
         texts.update(
             r.instruction.shape for r in m.used_values if r.instruction and r.instruction.shape
         )
-    tuples = 0
-    for text in texts:
-        try:
-            expected = shape.parse(text)
-        except ParseError:
-            with pytest.raises(ParseError):
-                parse_shape(text)
-            continue
-        assert parse_shape(text) == expected, text
-        tuples += text.startswith("(")
+    tuples = sum(_reads_as_the_grammar(text) and text.startswith("(") for text in texts)
     assert tuples > 10 and len(texts) > 100
+
+
+def _reads_as_the_grammar(text: str) -> bool:
+    """parse_shape gives what the character-level grammar gives, or fails where it
+    fails. True if the text is a shape."""
+    from hlotop.shapes.grammar import parse_shape, shape
+
+    try:
+        expected = shape.parse(text)
+    except ParseError:
+        with pytest.raises(ParseError):
+            parse_shape(text)
+        return False
+    assert parse_shape(text) == expected, text
+    return True
 
 
 @pytest.mark.parametrize(
@@ -388,12 +393,4 @@ def test_shapes_read_by_the_shortcuts_as_by_the_grammar():
     ],
 )
 def test_a_tuple_is_split_into_its_elements_as_the_grammar_reads_it(text):
-    from hlotop.shapes.grammar import parse_shape, shape
-
-    try:
-        expected = shape.parse(text)
-    except ParseError:
-        with pytest.raises(ParseError):
-            parse_shape(text)
-        return
-    assert parse_shape(text) == expected
+    _reads_as_the_grammar(text)

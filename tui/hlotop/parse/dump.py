@@ -129,17 +129,8 @@ def parse_text(
                 next_pause = i + _PAUSE_EVERY
             # Most lines are ordinary lines of the section being read: let it take a run
             # of them by their one-match path before any dispatch.
-            runs = (
-                allocations
-                if section is allocations
-                else live
-                if section is live
-                else report
-                if section is report
-                else None
-            )
-            if runs is not None:
-                taken = runs.take_run(lines, i, min(n, next_pause), first_line)
+            if section is not None and not isinstance(section, UsedValuesSection):
+                taken = section.take_run(lines, i, min(n, next_pause), first_line)
                 if taken > i:
                     i = taken
                     continue

@@ -136,22 +136,16 @@ class MemoryReportSection:
                 m = _match_report_allocation(line)
                 if m is None:
                     break
-                alloc = _build_report_allocation(m)
-                table = self._new_table(alloc["index"], alloc["size"], line, first_line + j)
-                self._table = self._detail[alloc["index"]] = table
+                table = self._open_table(_build_report_allocation(m), line, first_line + j)
             elif self._state == "list":
                 m = _match_list_row(line)
                 if m is None:
                     break
-                row = _build_list_row(m)
-                text = row["allocation"]
+                text = _build_list_row(m)["allocation"]
                 m = _match_report_allocation(text)
                 if m is None:
                     break
-                alloc = _build_report_allocation(m)
-                self.listed.append(
-                    ReportAllocation(alloc["index"], alloc["size"], text, list_line=first_line + j)
-                )
+                self._list(_build_report_allocation(m), text, first_line + j)
             elif table is not None:
                 m = _match_table_row(line)  # its \s* takes era B's leading tab
                 if m is None:
@@ -206,15 +200,24 @@ class MemoryReportSection:
             return
         alloc = REPORT_ALLOCATION_LINE.read(self.sink, row["allocation"], lineno)
         if alloc is not None:
-            self.listed.append(
-                ReportAllocation(alloc["index"], alloc["size"], row["allocation"], list_line=lineno)
-            )
+            self._list(alloc, row["allocation"], lineno)
+
+    def _list(self, alloc: dict, text: str, lineno: int) -> None:
+        """Add the allocation ``alloc`` (read from ``text``) of a list row on ``lineno``."""
+        self.listed.append(ReportAllocation(alloc["index"], alloc["size"], text, list_line=lineno))
 
     def _detail_header(self, line: str, lineno: int) -> None:
         alloc = REPORT_ALLOCATION_LINE.read(self.sink, line, lineno)
         if alloc is not None:
-            self._table = self._new_table(alloc["index"], alloc["size"], line, lineno)
-            self._detail[alloc["index"]] = self._table
+            self._open_table(alloc, line, lineno)
+
+    def _open_table(self, alloc: dict, line: str, lineno: int) -> dict:
+        """The table of the allocation ``alloc`` (read from its head ``line`` on
+        ``lineno``), whose rows come next."""
+        self._table = self._detail[alloc["index"]] = self._new_table(
+            alloc["index"], alloc["size"], line, lineno
+        )
+        return self._table
 
     def _table_row(self, table: dict, line: str, lineno: int) -> None:
         row = TABLE_ROW.read(self.sink, line.lstrip("\t"), lineno, lineno)
