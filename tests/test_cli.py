@@ -516,6 +516,89 @@ def test_worker_chunks_wait_in_files_that_are_gone_once_taken():
     assert not os.path.exists(folder)
 
 
+def _chunk_texts():
+    """SEED3's records in chunks of 4: the parallel pieces, and the text that iterating
+    the chunks and writing each, comma-separated, gives."""
+    from hlotop.loading.loader import load
+    from hlotop.report import parallel
+    from hlotop.report.json_table import Context
+    from hlotop.report.json_text import FORMATTERS
+
+    records = load(SEED3, lazy=True).used_values
+    fmt, ctx = FORMATTERS["used_value"], Context()
+    pieces = [parallel.format_chunk(records, fmt, ctx, n, 4) for n in range(-(-len(records) // 4))]
+    text = ",".join(t for t, _ in pieces if t)
+    return records, fmt, ctx, text, [d for _, found in pieces for d in found]
+
+
+@pytest.mark.parametrize("to", ["file", "pipe", "string", "utf-16"])
+def test_chunks_written_to_a_stream_are_the_chunks_in_order(tmp_path, to):
+    """write_to puts the workers' chunk files on the stream's file descriptor by the
+    kernel (a file, a pipe), else writes their text (a StringIO, an encoding whose
+    bytes are not the files'); either way the stream gets exactly the chunks'
+    text, comma-separated, after what was written before, and the diagnostics come
+    back in order."""
+    import threading
+
+    from hlotop.report import parallel
+
+    records, fmt, ctx, expected, diagnostics = _chunk_texts()
+    reader = None
+    if to == "string":
+        out = io.StringIO()
+    elif to == "pipe":
+        r, w = os.pipe()
+        out = open(w, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        got: list[bytes] = []
+        reader = threading.Thread(target=lambda: got.append(open(r, "rb").read()))
+        reader.start()
+    else:
+        encoding = "utf-16" if to == "utf-16" else "utf-8"
+        out = open(tmp_path / "out.json", "w", encoding=encoding)  # noqa: SIM115
+    out.write("[")
+    with parallel.OrderedChunks(records, fmt, ctx, 2, chunk=4) as chunks:
+        assert chunks.parallel
+        assert parallel._descriptor(out) is (None if to in ("string", "utf-16") else out.fileno())
+        found = chunks.write_to(out)
+    out.write("]")
+    if to == "string":
+        written = out.getvalue()
+    else:
+        out.close()
+        if reader is not None:
+            reader.join()
+            written = got[0].decode("utf-8")
+        else:
+            written = (tmp_path / "out.json").read_text(encoding=encoding)
+    assert written == "[" + expected + "]"
+    assert found == diagnostics
+
+
+def test_a_chunk_the_system_will_not_send_is_written(tmp_path, monkeypatch):
+    """Where os.sendfile refuses the kind of file (macOS sends only to sockets) or stops
+    part-way, the rest of the chunk is written by plain writes: the same bytes."""
+    import errno
+
+    from hlotop.report import parallel
+
+    records, fmt, ctx, expected, _ = _chunk_texts()
+    real = os.sendfile
+    calls = []
+
+    def refuse_after_a_few_bytes(out_fd, in_fd, offset, count):
+        calls.append(offset)
+        if len(calls) % 2:
+            return real(out_fd, in_fd, offset, min(count, 7))
+        raise OSError(errno.ENOTSOCK, "not a socket")
+
+    monkeypatch.setattr(os, "sendfile", refuse_after_a_few_bytes)
+    with open(tmp_path / "out.json", "w", encoding="utf-8") as out:
+        with parallel.OrderedChunks(records, fmt, ctx, 2, chunk=4) as chunks:
+            chunks.write_to(out)
+    assert len(calls) > 2
+    assert (tmp_path / "out.json").read_text() == expected
+
+
 def test_record_workers_run_below_the_callers_priority():
     """The workers that format records ahead yield the cores to this process (which
     reads the rest of the dump meanwhile): each runs at this process's nice value plus

@@ -144,14 +144,7 @@ def _after_records(module: ModuleDump, ctx: Context) -> dict[str, str]:
 
 
 def _write_chunks(module: ModuleDump, chunks: OrderedChunks, out: IO[str]) -> None:
-    found: list = []
-    wrote = False
-    for text, diagnostics in chunks:
-        if text:
-            out.write("," + text if wrote else text)
-            wrote = True
-        found += diagnostics
-    module.take_record_diagnostics(found)
+    module.take_record_diagnostics(chunks.write_to(out))
 
 
 def _write_batches(items, fmt, ctx: Context, out: IO[str]) -> None:

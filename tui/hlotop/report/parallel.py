@@ -5,7 +5,11 @@ The records are cut into chunks of :data:`CHUNK`; each worker (a forked copy of 
 process: it shares the loaded dump copy-on-write, nothing of it is pickled) formats a
 chunk to text, writes it to a file of its own in a temporary folder and returns the
 diagnostics its records gave, and the caller takes the chunks in dump order (each file
-read, then deleted), so what it writes is exactly what one process would write. The
+read, then deleted), so what it writes is exactly what one process would write. Written
+to a stream with a file descriptor (:meth:`OrderedChunks.write_to`: ``--json`` to a
+file or a pipe), a chunk goes from its file to the output by the kernel
+(``os.sendfile``), never through this process: at 108 MB, 220 MB of chunks took this
+process 0.36 s to read and write again, and 0.18 s so. The
 workers start while the dump is still being read and run ahead of the caller: their
 text waits in those files, not in the caller's memory (65 MB of it at 108 MB). If the
 pool cannot start or fails on the way (a worker killed, a full disk, say), the chunks
@@ -18,6 +22,8 @@ threads); with 0 everything is done here.
 
 from __future__ import annotations
 
+import codecs
+import errno
 import multiprocessing
 import os
 import shutil
@@ -25,7 +31,7 @@ import signal
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
-from typing import Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 CHUNK = 1024  # records a worker formats at a time
 NICENESS = 10  # added to a worker's nice value (os.nice): it yields to the caller
@@ -84,11 +90,62 @@ def _work(number: int) -> tuple[str, list]:
     return path, found
 
 
-def _take(path: str) -> str:
+def _text(path: str) -> str:
     with open(path, encoding="utf-8") as f:
-        text = f.read()
+        return f.read()
+
+
+def _take(path: str) -> str:
+    text = _text(path)
     os.unlink(path)
     return text
+
+
+class _File(NamedTuple):
+    """A chunk a worker wrote: its file and its size in bytes."""
+
+    path: str
+    size: int
+
+
+def _descriptor(out: IO[str]) -> int | None:
+    """The file descriptor under ``out`` (a text stream such as ``sys.stdout``) that
+    chunk files may be copied to byte for byte, or None: ``out`` has none (a
+    ``StringIO``), or encodes text other than as UTF-8 or ASCII, of which the chunks'
+    ASCII JSON is the same bytes."""
+    try:
+        fd = out.fileno()
+        encoding = codecs.lookup(getattr(out, "encoding", None) or "").name
+    except (AttributeError, OSError, LookupError, ValueError):
+        return None
+    return fd if encoding in ("utf-8", "ascii") else None
+
+
+def _send(piece: _File, fd: int) -> None:
+    """Copy the chunk file to ``fd`` by ``os.sendfile`` (where the system cannot send to
+    that kind of file, the rest is read and written). Raises ``OSError`` as a write to
+    ``fd`` would."""
+    with open(piece.path, "rb") as f:
+        sent = 0
+        try:
+            while sent < piece.size:
+                n = os.sendfile(fd, f.fileno(), sent, piece.size - sent)
+                if n == 0:
+                    break
+                sent += n
+        except OSError as err:
+            if err.errno not in _CANNOT_SEND:
+                raise
+        if sent < piece.size:
+            f.seek(sent)
+            while block := f.read(1 << 20):
+                view = memoryview(block)
+                while view:
+                    view = view[os.write(fd, view) :]
+
+
+# sendfile's refusals of a kind of file (not a failed write): then plain writes.
+_CANNOT_SEND = {errno.EINVAL, errno.ENOSYS, errno.ENOTSOCK, errno.EOPNOTSUPP}
 
 
 class OrderedChunks:
@@ -124,12 +181,48 @@ class OrderedChunks:
             self.close()
 
     def __iter__(self) -> Iterator[Chunk]:
+        for piece, found in self._pieces():
+            yield (piece if isinstance(piece, str) else _take(piece.path)), found
+
+    def write_to(self, out: IO[str]) -> list:
+        """Write every chunk to ``out``, comma-separated, in dump order (what
+        iterating and writing each text would write); return their diagnostics, in
+        dump order. A chunk a worker left in its file goes from the file to ``out``'s
+        file descriptor by the kernel (``os.sendfile``) when ``out`` has one: its text
+        (ASCII, as every formatter writes JSON) is never read into this process, which
+        writes the rest of the document meanwhile. Raises what writing to ``out``
+        raises."""
+        fd = _descriptor(out)
+        found_all: list = []
+        wrote = False
+        for piece, found in self._pieces():
+            found_all += found
+            if isinstance(piece, str):
+                if piece:
+                    out.write("," + piece if wrote else piece)
+                    wrote = True
+                continue
+            if piece.size:
+                if wrote:
+                    out.write(",")
+                if fd is None:
+                    out.write(_text(piece.path))
+                else:
+                    out.flush()
+                    _send(piece, fd)
+                wrote = True
+            os.unlink(piece.path)
+        return found_all
+
+    def _pieces(self) -> Iterator[tuple[str | _File, list]]:
+        """Each chunk in dump order: the file a worker wrote it to (taken: the caller
+        deletes it), or its text formatted here; with its diagnostics."""
         done = 0
         if self._results is not None:
             results, self._results = self._results, None
             try:
                 for path, found in results:
-                    yield _take(path), found
+                    yield _File(path, os.path.getsize(path)), found
                     done += 1
             except Exception:  # noqa: BLE001 - a worker died or failed: the rest here
                 pass
