@@ -137,6 +137,64 @@ def test_metadata_fast_token_agrees_with_the_grammar():
     assert matched > 1000
 
 
+# Metadata blocks the one-match shortcut must read as the block's grammar does, or leave
+# to it: other fields, other orders, repeats, escapes, bare values with no space after
+# them, spaces before the brace, empty values, no fields.
+_METADATA_BLOCKS = [
+    'metadata={op_name="jit(f)/dot" stack_frame_id=11}',
+    'metadata={op_type="dot" op_name="a/b" source_file="x.py" source_line=7}',
+    'metadata={op_type="dot" op_name="a/b" source_file="x.py" source_line=7 stack_frame_id=3}',
+    'metadata={op_name="a" op_name="b"}',
+    'metadata={op_name="b" op_type="a"}',
+    'metadata={op_name="a\\"q\\"" stack_frame_id=2}',
+    "metadata={op_name=\"params[\\'w\\']\"}",
+    'metadata={op_name="a" source_line=5stack_frame_id=3}',
+    "metadata={source_line=5 stack_frame_id=3}",
+    "metadata={source_line=x5 stack_frame_id=}",
+    'metadata={op_name="a" }',
+    "metadata={stack_frame_id=3 }",
+    'metadata={op_name="" op_type=""}',
+    'metadata={op_name="a"op_type="b"}',
+    'metadata={op_type="a"op_name="b"}',
+    "metadata={}",
+    'metadata={op_name="a" deduplicated_name="fusion.3" stack_frame_id=4}',
+    'metadata={op_type=bare op_name="a"}',
+    'metadata={op_name="a" scheduling_name="s"}',
+    'metadata={op_name="unclosed}',
+    'metadata={op_name="a" source_line=12 source_end_line=14}',
+]
+
+
+def _fields_by_the_grammar(text: str, at: int) -> tuple:
+    from hlotop.parse.instruction import _READ_FIELDS, read_metadata
+
+    meta = read_metadata(text, at)
+    return tuple(meta.get(name) for name in _READ_FIELDS)
+
+
+@pytest.mark.parametrize("block", _METADATA_BLOCKS)
+def test_common_metadata_reads_as_the_block_grammar(block):
+    from hlotop.parse.instruction import read_metadata_fields
+
+    text = f"%x = f32[] add(%a, %b), {block}"
+    at = text.index("metadata={")
+    assert read_metadata_fields(text, at) == _fields_by_the_grammar(text, at)
+
+
+def test_common_metadata_reads_every_sample_as_the_block_grammar():
+    from hlotop.parse.instruction import _COMMON_METADATA, read_metadata_fields
+
+    shortcut = 0
+    for path in DUMPS:
+        for line in split_lines(Path(path).read_text()):
+            at = line.find("metadata={")
+            if at < 0 or "from instruction:" not in line:
+                continue
+            shortcut += _COMMON_METADATA.match(line, at) is not None
+            assert read_metadata_fields(line, at) == _fields_by_the_grammar(line, at), line
+    assert shortcut > 1000
+
+
 def test_metadata_unescapes_c_escapes():
     from hlotop.parse.instruction import parse_instruction_text
 

@@ -66,7 +66,7 @@ _METADATA_BLOCK = re.compile(rf'metadata=\{{((?:[a-z_]+=(?:"{_QUOTED_BODY}"|[^\s
 
 
 def _metadata_fields(body: str) -> dict[str, str]:
-    return {k: unescape(q) if q else b for k, q, b in _FIELD_RE.findall(body)}
+    return {k: (unescape(q) if "\\" in q else q) if q else b for k, q, b in _FIELD_RE.findall(body)}
 
 
 # metadata={op_type="..." op_name="..." source_file="..." source_line=71 ...}
@@ -88,6 +88,30 @@ def read_metadata(text: str, at: int) -> dict:
         return METADATA.fine.parse_partial(text[at:])[0]
     except ParseError:
         return {}
+
+
+# The metadata most instructions print, in one match: the fields hlotop reads, each at
+# most once and in OpMetadata's order, no other field and no escape. Anything else goes
+# to _METADATA_BLOCK and its fields, which read what this matches alike (a bare value
+# runs to a space, a quote or the brace in both).
+_COMMON_METADATA = re.compile(
+    r'metadata=\{(?:op_type="([^"\\]*)" ?)?(?:op_name="([^"\\]*)" ?)?'
+    r'(?:source_file="([^"\\]*)" ?)?(?:source_line=([^\s}"]+) ?)?'
+    r'(?:stack_frame_id=([^\s}"]+))?\}'
+)
+_READ_FIELDS = ("op_type", "op_name", "source_file", "source_line", "stack_frame_id")
+
+
+def read_metadata_fields(text: str, at: int) -> tuple[str | None, ...]:
+    """``op_type``, ``op_name``, ``source_file``, ``source_line`` and
+    ``stack_frame_id`` (each as printed, strings unescaped; None where the block has no
+    such field or does not read) of the ``metadata={...}`` block at ``text[at]``: what
+    :func:`read_metadata` gives for them. Raises nothing."""
+    common = _COMMON_METADATA.match(text, at)
+    if common is not None:
+        return common.groups()
+    meta = read_metadata(text, at)
+    return tuple(map(meta.get, _READ_FIELDS))
 
 
 @lru_cache(maxsize=16384)
@@ -116,20 +140,18 @@ def parse_instruction_text(text: str) -> InstructionText:
         shape_text = text[rest_at:after]
         op = _OPCODE.match(text, after)
         opcode = op.group(1) if op else None
-    meta: dict = {}
     at = text.find("metadata={", after)
-    if at >= 0:
-        meta = read_metadata(text, at)
-    line = meta.get("source_line")
-    frame = meta.get("stack_frame_id")
+    if at < 0:
+        return InstructionText(text, name, shape_text, opcode)
+    op_type, op_name, source_file, line, frame = read_metadata_fields(text, at)
     return InstructionText(  # positional, in field order: one per record of --json
         text,
         name,
         shape_text,
         opcode,
-        meta.get("op_type"),
-        meta.get("op_name"),
-        meta.get("source_file"),
+        op_type,
+        op_name,
+        source_file,
         int(line) if line and line.isdigit() else None,
         int(frame) if frame and frame.isdigit() else None,
     )
