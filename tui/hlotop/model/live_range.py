@@ -26,7 +26,9 @@ class BufferLiveRange:
         return (self.name, self.shape_index)
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__,
+# three times the cost, and a big dump makes 10^4 of these (hashable all the same).
+@dataclass(slots=True, unsafe_hash=True)
 class PeakEntry:
     """One line under ``Live ranges at N (peak):``."""
 

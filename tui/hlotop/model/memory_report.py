@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__,
+# three times the cost, and a big dump makes 10^4 of these (hashable all the same).
+@dataclass(slots=True, unsafe_hash=True)
 class ReportRow:
     """A row of a memory-usage-report table: the values at one offset of an allocation."""
 
@@ -18,7 +20,9 @@ class ReportRow:
     line: int = 0  # 1-based, in the report's file
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__,
+# three times the cost, and a big dump makes 10^4 of these (hashable all the same).
+@dataclass(slots=True, unsafe_hash=True)
 class ReportAllocation:
     """An allocation as the memory-usage report lists it (sizes are approximate bytes,
     read back from XLA's human-readable text). Era B tables name no allocation:

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from hlotop.model.values import ShapeIndex
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__,
+# three times the cost, and a big dump makes 10^4 of these (hashable all the same).
+@dataclass(slots=True, unsafe_hash=True)
 class IoAlias:
     """One entry of the ``HloModule`` header's ``input_output_alias={ ... }``
     (``HloInputOutputAliasConfig::ToShortString``): ``{output_index}: (parameter,
