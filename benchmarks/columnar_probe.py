@@ -164,7 +164,7 @@ def main(folder: Path) -> None:
     import rich.console  # noqa: F401 - what printing would import
     import rich.table  # noqa: F401
 
-    from hlotop.analysis.occupancy import _add_union, _merged, _overlap
+    from hlotop.analysis.occupancy import _merged, add_spans
     from hlotop.analysis.peak import running_sums, xla_peak_step
     from hlotop.shapes import shape_of
 
@@ -231,13 +231,7 @@ def main(folder: Path) -> None:
             spans += _merged(offset, stop, taken)
     diffs = {color: [0] * (max_time + 2) for color in set(v.alloc_color)}
     for alloc, spans in spans_of.items():
-        into = diffs[color_of_alloc[alloc]]
-        if len(spans) > 1 and _overlap(spans):
-            _add_union(spans, into)
-            continue
-        for offset, stop, first, last in spans:
-            into[first] += stop - offset
-            into[last + 1] -= stop - offset
+        add_spans(spans, diffs[color_of_alloc[alloc]])
     for into in diffs.values():
         running_sums(into[:-1])
     mark("occupied bytes")

@@ -120,20 +120,25 @@ def test_both_paths_read_constructed_lines_alike_and_say_what_a_bad_one_lacked(
         assert expected in sink.diagnostics[0].message, sink.diagnostics[0].message
 
 
+def _metadata_blocks():
+    """Every sample's from-instruction line with a metadata block, and where it starts."""
+    for path in DUMPS:
+        for line in split_lines(Path(path).read_text()):
+            at = line.find("metadata={")
+            if at >= 0 and "from instruction:" in line:
+                yield line, at
+
+
 def test_metadata_fast_token_agrees_with_the_grammar():
     from hlotop.parse.instruction import METADATA
 
     whole = METADATA.fine
     matched = 0
-    for path in DUMPS:
-        for line in split_lines(Path(path).read_text()):
-            at = line.find("metadata={")
-            if at < 0 or "from instruction:" not in line:
-                continue
-            fast = METADATA.fast(line, at)
-            assert fast.status, line
-            matched += 1
-            assert fast.value == whole.parse_partial(line[at:])[0], line
+    for line, at in _metadata_blocks():
+        fast = METADATA.fast(line, at)
+        assert fast.status, line
+        matched += 1
+        assert fast.value == whole.parse_partial(line[at:])[0], line
     assert matched > 1000
 
 
@@ -185,13 +190,9 @@ def test_common_metadata_reads_every_sample_as_the_block_grammar():
     from hlotop.parse.instruction import _COMMON_METADATA, read_metadata_fields
 
     shortcut = 0
-    for path in DUMPS:
-        for line in split_lines(Path(path).read_text()):
-            at = line.find("metadata={")
-            if at < 0 or "from instruction:" not in line:
-                continue
-            shortcut += _COMMON_METADATA.match(line, at) is not None
-            assert read_metadata_fields(line, at) == _fields_by_the_grammar(line, at), line
+    for line, at in _metadata_blocks():
+        shortcut += _COMMON_METADATA.match(line, at) is not None
+        assert read_metadata_fields(line, at) == _fields_by_the_grammar(line, at), line
     assert shortcut > 1000
 
 

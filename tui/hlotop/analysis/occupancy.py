@@ -68,20 +68,27 @@ def occupied_bytes_per_step(
         alloc = allocation_of.get(index)
         if alloc is None:
             continue
-        diff = diffs[alloc.color]
-        if len(spans) > 1 and _overlap(spans):
-            _add_union(spans, diff)
-            continue
-        # No two slices live at once overlap (XLA's rule for one allocation's
-        # buffers): the union at a step is the sum of the slices live there.
-        for offset, stop, first, last in spans:
-            diff[first] += stop - offset
-            diff[last + 1] -= stop - offset
+        add_spans(spans, diffs[alloc.color])
     out: dict[int, Sequence[int]] = {}
     for color, diff in diffs.items():
         diff.pop()
         out[color] = running_sums(diff)
     return out
+
+
+def add_spans(spans: list[tuple[int, int, int, int]], diff: list[int]) -> None:
+    """Add to the difference array ``diff`` (bytes by step) the occupied bytes of one
+    allocation's ``spans`` (``(offset, end offset, first step, last step)``, one
+    slice's spans disjoint, :func:`_merged`): the union of the slices live at each
+    step."""
+    if len(spans) > 1 and _overlap(spans):
+        _add_union(spans, diff)
+        return
+    # No two slices live at once overlap (XLA's rule for one allocation's buffers): the
+    # union at a step is the sum of the slices live there.
+    for offset, stop, first, last in spans:
+        diff[first] += stop - offset
+        diff[last + 1] -= stop - offset
 
 
 def _merged(offset: int, stop: int, steps: list[int]) -> list[tuple[int, int, int, int]]:

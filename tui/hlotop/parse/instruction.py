@@ -66,7 +66,7 @@ _METADATA_BLOCK = re.compile(rf'metadata=\{{((?:[a-z_]+=(?:"{_QUOTED_BODY}"|[^\s
 
 
 def _metadata_fields(body: str) -> dict[str, str]:
-    return {k: (unescape(q) if "\\" in q else q) if q else b for k, q, b in _FIELD_RE.findall(body)}
+    return {k: unescape(q) if q else b for k, q, b in _FIELD_RE.findall(body)}
 
 
 # metadata={op_type="..." op_name="..." source_file="..." source_line=71 ...}
