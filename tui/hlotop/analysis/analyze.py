@@ -97,7 +97,7 @@ def analyze(
     live = sections.live_range
     max_time = live.max_time if live else 0
     if live is not None:
-        max_time = max([max_time] + [r.end for r in live.buffers])
+        max_time = max(max_time, max(live.buffers.ends, default=max_time))
         # A schedule has a step per instruction; a damaged header or range end far
         # beyond what is listed would size the curve (and the timeline) by it.
         plausible = 4 * (len(live.instruction_sequence) + len(live.buffers)) + 1024
@@ -129,7 +129,7 @@ def analyze(
         peak_values = live_set(live_infos, peak_step)
         printed = live.peak
         if printed is not None and printed.time == peak_step:
-            peak_bytes, source = sum(e.bytes for e in printed.entries), "list"
+            peak_bytes, source = sum(printed.entries.bytes), "list"
         else:
             peak_bytes, source = sweep_bytes, "sweep"
     allocations = sections.allocations

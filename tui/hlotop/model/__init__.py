@@ -38,6 +38,8 @@ from hlotop.model.figures import (
 from hlotop.model.live_range import (
     BufferLiveRange,
     HloLiveRange,
+    LiveRanges,
+    PeakEntries,
     PeakEntry,
     PeakUsage,
     StackTrace,
@@ -100,6 +102,8 @@ __all__ = [
     "OomEntry",
     "OomReport",
     "ParsedSections",
+    "LiveRanges",
+    "PeakEntries",
     "PeakEntry",
     "PeakUsage",
     "RecordGrammar",

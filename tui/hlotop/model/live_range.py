@@ -5,9 +5,12 @@ A step indexes the flattened instruction sequence; ranges are inclusive."""
 from __future__ import annotations
 
 import sys
+import threading
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from hlotop.model.column_rows import ColumnRows
 from hlotop.model.values import ShapeIndex
 
 
@@ -39,32 +42,37 @@ class PeakEntry:
     line: int = 0  # 1-based, in the file that holds the HloLiveRange block
 
 
+class PeakEntries(ColumnRows[PeakEntry]):
+    """The lines of a ``Live ranges at N (peak):`` list as columns (``names``,
+    ``shape_indexes``, ``bytes``, ``cumulatives``, ``lines``), each a
+    :class:`PeakEntry` when first read as one."""
+
+    MAKE = PeakEntry
+    FIELDS = ("names", "shape_indexes", "bytes", "cumulatives", "lines")
+    NUMBERS = frozenset({"bytes", "lines"})
+    INTERNED = frozenset({"names"})
+    __slots__ = FIELDS
+    names: list[str]
+    shape_indexes: list[ShapeIndex | None]
+    bytes: array[int]
+    cumulatives: list[int | None]
+    lines: array[int]
+
+
 @dataclass(frozen=True, slots=True)
 class PeakUsage:
-    """XLA's printed peak: the step and the values it listed as live there."""
+    """XLA's printed peak: the step and the values it listed as live there
+    (``entries``: :class:`PeakEntries`; given any sequence of :class:`PeakEntry`, its
+    columns are taken)."""
 
     time: int
-    entries: tuple[PeakEntry, ...]
+    entries: PeakEntries
     variant: str  # "V1".."V4", see FORMATS.md section 5
     line: int = 0
 
-    def __reduce__(self):
-        # Pickled as columns (a worker process hands a parsed block back): 10^4 entries
-        # go across in milliseconds, not a tenth of a second as objects.
-        e = self.entries
-        columns = (
-            [x.name for x in e],
-            [x.shape_index for x in e],
-            array("q", [x.bytes for x in e]),
-            [x.cumulative for x in e],
-            array("q", [x.line for x in e]),
-        )
-        return _peak_usage, (self.time, columns, self.variant, self.line)
-
-
-def _peak_usage(time: int, columns: tuple, variant: str, line: int) -> PeakUsage:
-    names, *rest = columns
-    return PeakUsage(time, tuple(map(PeakEntry, map(sys.intern, names), *rest)), variant, line)
+    def __post_init__(self) -> None:
+        if not isinstance(self.entries, PeakEntries):
+            object.__setattr__(self, "entries", PeakEntries.of(self.entries))
 
 
 @dataclass(slots=True)
@@ -81,16 +89,61 @@ class StackTraceNode:
     children: list[StackTraceNode] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
 class StackTrace:
-    """The ``Stack trace breakdown for peak usage`` tree (bytes)."""
+    """The ``Stack trace breakdown for peak usage`` tree: its ``total`` (bytes) and its
+    ``roots``. Made from the roots, or (as the parser makes it,
+    :meth:`of_columns`) from its nodes' columns in pre-order: then the nodes are made
+    when the roots are first read, once, from any thread."""
 
-    total: int
-    roots: tuple[StackTraceNode, ...]
+    __slots__ = ("total", "_roots", "_columns", "_lock")
+
+    def __init__(self, total: int, roots: Iterable[StackTraceNode] = ()):
+        self.total = total
+        self._roots: tuple[StackTraceNode, ...] | None = tuple(roots)
+        self._columns: tuple[tuple, array[int]] | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of_columns(cls, total: int, columns: tuple, parents: array[int]) -> StackTrace:
+        """The tree whose nodes are ``columns`` (label, percent, total, current,
+        remaining, depth and line, one item a node, in pre-order), each under the node
+        at its position in ``parents`` (-1: a root)."""
+        tree = cls(total)
+        tree._roots, tree._columns = None, (columns, parents)
+        return tree
+
+    @property
+    def roots(self) -> tuple[StackTraceNode, ...]:
+        roots = self._roots
+        if roots is None:
+            with self._lock:
+                roots = self._roots
+                if roots is None and self._columns is not None:
+                    columns, parents = self._columns
+                    nodes = list(map(StackTraceNode, *columns))
+                    made: list[StackTraceNode] = []
+                    for node, parent in zip(nodes, parents, strict=True):
+                        (made if parent < 0 else nodes[parent].children).append(node)
+                    roots = self._roots = tuple(made)
+        assert roots is not None
+        return roots
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StackTrace):
+            return NotImplemented
+        return self.total == other.total and self.roots == other.roots
+
+    def __hash__(self) -> int:
+        return hash((self.total, len(self.roots)))
+
+    def __repr__(self) -> str:
+        return f"StackTrace(total={self.total!r}, roots={self.roots!r})"
 
     def __reduce__(self):
         # Pickled as columns in pre-order, each node with its parent's position (-1: a
-        # root), as PeakUsage is.
+        # root): a worker process hands a parsed block back.
+        if self._columns is not None and self._roots is None:
+            return _stack_trace, (self.total, *self._columns)
         nodes: list[StackTraceNode] = []
         parents = array("q")
         todo = [(root, -1) for root in reversed(self.roots)]
@@ -112,48 +165,57 @@ class StackTrace:
         return _stack_trace, (self.total, columns, parents)
 
 
-def _stack_trace(total: int, columns: tuple, parents: array) -> StackTrace:
-    nodes = list(map(StackTraceNode, *columns))
-    roots: list[StackTraceNode] = []
-    for node, parent in zip(nodes, parents, strict=True):
-        (roots if parent < 0 else nodes[parent].children).append(node)
-    return StackTrace(total, tuple(roots))
+def _stack_trace(total: int, columns: tuple, parents: array[int]) -> StackTrace:
+    return StackTrace.of_columns(total, columns, parents)
+
+
+class LiveRanges(ColumnRows[BufferLiveRange]):
+    """The ``BufferLiveRange`` lines of a schedule, as columns: ``names``,
+    ``shape_indexes``, and ``starts``, ``ends`` (inclusive steps) and ``lines`` (1-based)
+    as ``array("q")``; each a :class:`BufferLiveRange` when first read as one
+    (:class:`~hlotop.model.column_rows.ColumnRows`)."""
+
+    MAKE = BufferLiveRange
+    FIELDS = ("names", "shape_indexes", "starts", "ends", "lines")
+    NUMBERS = frozenset({"starts", "ends", "lines"})
+    INTERNED = frozenset({"names"})
+    __slots__ = FIELDS
+    names: list[str]
+    shape_indexes: list[ShapeIndex]
+    starts: array[int]
+    ends: array[int]
+    lines: array[int]
 
 
 @dataclass(frozen=True, slots=True)
 class HloLiveRange:
-    """``HloLiveRange::ToString``: the schedule and each value's live range."""
+    """``HloLiveRange::ToString``: the schedule and each value's live range
+    (``buffers``: :class:`LiveRanges`; given any sequence of :class:`BufferLiveRange`,
+    its columns are taken)."""
 
     max_time: int
     instruction_sequence: tuple[str, ...]
-    buffers: tuple[BufferLiveRange, ...]
+    buffers: LiveRanges
     peak: PeakUsage | None
     stack_trace: StackTrace | None
     line: int = 0
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.buffers, LiveRanges):
+            object.__setattr__(self, "buffers", LiveRanges.of(self.buffers))
+
     def __reduce__(self):
-        # Pickled with the live ranges as columns, as PeakUsage is.
-        b = self.buffers
-        columns = (
-            [r.name for r in b],
-            [r.shape_index for r in b],
-            array("q", [r.start for r in b]),
-            array("q", [r.end for r in b]),
-            array("q", [r.line for r in b]),
-        )
+        # Pickled with the live ranges as columns (LiveRanges), as PeakUsage is.
         head = (self.max_time, self.instruction_sequence, self.line)
-        return _live_range, (head, columns, self.peak, self.stack_trace)
+        return _live_range, (head, self.buffers, self.peak, self.stack_trace)
 
 
 def _live_range(
     head: tuple[int, tuple[str, ...], int],
-    columns: tuple,
+    buffers: LiveRanges,
     peak: PeakUsage | None,
     stack: StackTrace | None,
 ) -> HloLiveRange:
     max_time, sequence, line = head
-    # Names interned again, as the parser does: shared with the values' names.
-    names, *rest = columns
-    buffers = tuple(map(BufferLiveRange, map(sys.intern, names), *rest))
     sequence = tuple(map(sys.intern, sequence))
     return HloLiveRange(max_time, sequence, buffers, peak, stack, line)

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from parsy import ParseError, Parser, eof, regex, seq, string
 
 Pairs = list[tuple[str, Any]]
+RUN = 1024  # lines read by one findall (take_columns)
 
 
 class Part:
@@ -108,6 +109,9 @@ class Field(Part):
     desc: str
     convert: Callable[[str], Any] = _identity
     default: Any = None
+    # ``convert`` over a whole column of texts at once (take_columns), where that is
+    # quicker than one call a text: the same values.
+    convert_column: Callable[[Sequence[str]], Iterable[Any]] | None = None
 
     def regex(self, keep: frozenset[str] | None = None) -> str:
         if keep is not None and self.name not in keep:
@@ -221,6 +225,17 @@ def _call(name: str, make: Callable[..., Any] | None, items: list[str], names: d
     return f"{name}({', '.join(args)})"
 
 
+def _converted(field: Field, optional: bool, texts: Sequence[str]) -> Iterable[Any]:
+    """``field``'s values of ``texts`` (a ``findall`` column; ``""`` where an optional
+    field is absent)."""
+    convert, default = field.convert, field.default
+    if not optional:
+        if field.convert_column is not None:
+            return field.convert_column(texts)
+        return texts if convert is _identity else map(convert, texts)
+    return [default if text == "" else convert(text) for text in texts]
+
+
 def _group_names(parts: Iterable[Part]) -> list[str]:
     """The field of each group of ``parts``' regular expression, in group order."""
     names: list[str] = []
@@ -268,6 +283,8 @@ class LineForm:
         self.fine: Parser = seq(*(p.parser() for p in parts)).map(_flat)
         self._whole = self.fine << eof
         self.build: Callable[..., Any] = self._builder()
+        self._lines: re.Pattern[str] | None = None  # the body, one match a line of a run
+        self._fields: list[tuple[Field, bool]] | None = None  # take_columns' fields
 
     def body_keeping(self, *names: str) -> str:
         """The fast path's regular expression (without its end anchor) with a group for
@@ -312,6 +329,66 @@ class LineForm:
             add(build(m, first_line + j))
             j += 1
         return j
+
+    def take_columns(
+        self, lines: list[str], i: int, stop: int, first_line: int, columns: Sequence[list]
+    ) -> int:
+        """Read ``lines[i:stop]`` while each is of this form, as :meth:`take` does, into
+        ``columns``: each field's value (converted; an absent optional field's default)
+        appended to its column, in the order the line prints the fields, and the line's
+        number (``first_line`` is that of ``lines[0]``) to the last column. No object is
+        made: a worker hands a big block's lines back as the columns. :data:`RUN` lines
+        are read at a time by one ``findall``; the run in which one does not fit, line
+        by line. Returns the index of the first line not taken (``i`` if none was).
+        Raises ``ValueError`` for a form with a nested part, or an optional field that
+        can match empty text (``findall`` gives ``""`` for an absent one)."""
+        fields = self._fields
+        if fields is None:
+            fields = self._fields = self._column_fields()
+        match = self.pattern.match
+        if self._lines is None:
+            self._lines = re.compile(f"^{self.body}$", re.M)
+        found_in = self._lines.findall
+        line_numbers = columns[-1]
+        j = i
+        while j < stop:
+            run = lines[j : j + RUN if j + RUN < stop else stop]
+            found = found_in("\n".join(run))
+            if len(found) == len(run):  # each line one match: none split, none left out
+                values = zip(*found, strict=True) if len(fields) > 1 else (found,)
+                for column, (field, optional), texts in zip(columns, fields, values, strict=False):
+                    column += _converted(field, optional, texts)
+                line_numbers += range(first_line + j, first_line + j + len(run))
+                j += len(run)
+                continue
+            for line in run:
+                m = match(line)
+                if m is None:
+                    return j
+                for column, (field, _), text in zip(columns, fields, m.groups(), strict=False):
+                    column.append(field.default if text is None else field.convert(text))
+                line_numbers.append(first_line + j)
+                j += 1
+        return j
+
+    def _column_fields(self) -> list[tuple[Field, bool]]:
+        """This form's fields in group order, each with whether it is optional (in an
+        :class:`Opt`). Raises ``ValueError`` as :meth:`take_columns` says."""
+        fields: list[tuple[Field, bool]] = []
+
+        def walk(parts: Iterable[Part], optional: bool) -> None:
+            for p in parts:
+                if isinstance(p, Nested):
+                    raise ValueError(f"{self.what} has a nested part")
+                if isinstance(p, Opt):
+                    walk(p.parts, True)
+                elif isinstance(p, Field):
+                    if optional and re.fullmatch(p.pattern, ""):
+                        raise ValueError(f"{self.what}: optional {p.name} may match ''")
+                    fields.append((p, optional))
+
+        walk(self.parts, False)
+        return fields
 
     def match(self, line: str) -> re.Match[str] | None:
         """The fast path's match of the whole ``line``, or None."""

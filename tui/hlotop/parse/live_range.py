@@ -4,12 +4,20 @@ sequence, each value's live range, and the peak lines of every variant (V1-V4)."
 from __future__ import annotations
 
 import re
-from operator import attrgetter
 from sys import intern
+from typing import Any
 
 from parsy import string
 
-from hlotop.model import BufferLiveRange, HloLiveRange, PeakEntry, PeakUsage, format_shape_index
+from hlotop.model import (
+    BufferLiveRange,
+    HloLiveRange,
+    LiveRanges,
+    PeakEntries,
+    PeakEntry,
+    PeakUsage,
+    format_shape_index,
+)
 from hlotop.parse.line_form import Field, LineForm, Lit, Opt
 from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, StackTraceSection
 from hlotop.parse.tokens import Sink, index_field, int_field, name_field
@@ -75,10 +83,14 @@ class LiveRangeSection:
         self.max_time = max_time
         self.line = line
         self.sequence: list[str] = []
-        self.buffers: list[BufferLiveRange] = []
+        # The live ranges as columns (LiveRanges): names, ShapeIndexes, first and last
+        # steps, line numbers.
+        self.ranges: tuple[list[Any], ...] = ([], [], [], [], [])
         self.peak_time: int | None = None
         self.peak_line = 0
-        self.peak_entries: list[PeakEntry] = []
+        # The peak list as columns (PeakEntries): names, ShapeIndexes, bytes,
+        # cumulative bytes, line numbers.
+        self.peak_entries: tuple[list[Any], ...] = ([], [], [], [], [])
         self.stack = StackTraceSection(sink)
         self._state = ""
         self._sequence_line = 0  # line of "  InstructionSequence:"
@@ -93,7 +105,7 @@ class LiveRangeSection:
         through :meth:`feed`."""
         j = i
         if self._state == "buffers":
-            j = BUFFER_LINE.take(lines, j, stop, first_line, self.buffers.append)
+            j = BUFFER_LINE.take_columns(lines, j, stop, first_line, self.ranges)
         elif self._state == "sequence":
             while True:
                 taken = _take_sequence(lines, j, stop, self.sequence)
@@ -104,7 +116,7 @@ class LiveRangeSection:
                     break
                 j += 1
         elif self._state == "peak":
-            j = PEAK_LINE.take(lines, j, stop, first_line, self.peak_entries.append)
+            j = PEAK_LINE.take_columns(lines, j, stop, first_line, self.peak_entries)
         elif self._state == "stack":
             j = self.stack.take_run(lines, j, stop, first_line)
         return j
@@ -185,11 +197,15 @@ class LiveRangeSection:
         elif self._state == "buffers":
             buffer = BUFFER_LINE.read(self.sink, line, lineno, lineno)
             if buffer is not None:
-                self.buffers.append(buffer)
+                fields = (buffer.name, buffer.shape_index, buffer.start, buffer.end, buffer.line)
+                for column, value in zip(self.ranges, fields, strict=True):
+                    column.append(value)
         elif self._state == "peak":
             entry = PEAK_LINE.read(self.sink, line, lineno, lineno)
             if entry is not None:
-                self.peak_entries.append(entry)
+                fields = (entry.name, entry.shape_index, entry.bytes, entry.cumulative, entry.line)
+                for column, value in zip(self.peak_entries, fields, strict=True):
+                    column.append(value)
         elif self._state == "stack":
             self.stack.feed(line, lineno)
         else:
@@ -207,14 +223,14 @@ class LiveRangeSection:
         self._check_schedule_end()
         peak = None
         if self.peak_time is not None:
-            entries = tuple(self.peak_entries)
+            entries = PeakEntries(*self.peak_entries)
             peak = PeakUsage(
                 self.peak_time, entries, _variant(entries, self.stack.seen), self.peak_line
             )
         return HloLiveRange(
             self.max_time,
             tuple(self.sequence),
-            tuple(self.buffers),
+            LiveRanges(*self.ranges),
             peak,
             self.stack.finish(),
             self.line,
@@ -241,24 +257,23 @@ class LiveRangeSection:
                     )
                 self.max_time = listed
         end = self.max_time
-        if end <= 0 or not self.buffers or max(map(_END, self.buffers)) <= end:
+        ends = self.ranges[3]
+        if end <= 0 or not ends or max(ends) <= end:
             return
-        kept = []
-        for rng in self.buffers:
-            if rng.end > end:
-                label = rng.name + format_shape_index(rng.shape_index)
+        kept: tuple[list[Any], ...] = ([], [], [], [], [])
+        for name, index, first, last, line in zip(*self.ranges, strict=True):
+            if last > end:
+                label = name + format_shape_index(index)
                 self.sink.error(
-                    rng.line,
-                    f"live range {label}:{rng.start}-{rng.end} ends after "
+                    line,
+                    f"live range {label}:{first}-{last} ends after "
                     f"the schedule's last step, {end} ('HloLiveRange (max "
                     f"{end})'): skipped",
                 )
             else:
-                kept.append(rng)
-        self.buffers = kept
-
-
-_END = attrgetter("end")
+                for column, value in zip(kept, (name, index, first, last, line), strict=True):
+                    column.append(value)
+        self.ranges = kept
 
 
 def _take_sequence(lines: list[str], i: int, stop: int, sequence: list[str]) -> int:
@@ -287,12 +302,12 @@ def _take_sequence(lines: list[str], i: int, stop: int, sequence: list[str]) -> 
     return j
 
 
-def _variant(entries: tuple[PeakEntry, ...], has_stack: bool) -> str:
+def _variant(entries: PeakEntries, has_stack: bool) -> str:
     """V1 lines have no index; V2 adds it; V3 adds cumulative; V4 adds the stack tree."""
     if has_stack:
         return "V4"
     if not entries:
         return "V1"
-    if entries[0].cumulative is not None:
+    if entries.cumulatives[0] is not None:
         return "V3"
-    return "V2" if entries[0].shape_index is not None else "V1"
+    return "V2" if entries.shape_indexes[0] is not None else "V1"

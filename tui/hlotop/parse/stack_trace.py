@@ -4,6 +4,8 @@ character, so each line is read from the right, from its fixed numeric suffix.""
 
 from __future__ import annotations
 
+from array import array
+
 from parsy import string
 
 from hlotop.model import StackTrace, StackTraceNode
@@ -48,14 +50,21 @@ def _depth(prefix: str) -> int:
 
 
 class StackTraceSection:
-    """Builds the tree from pre-order lines, using each line's indentation depth."""
+    """Reads the tree from its pre-order lines into columns (label, percent, total,
+    current, remaining, depth, line number), each node under its parent found by
+    indentation depth; the nodes are made when the tree is first read
+    (:meth:`StackTrace.of_columns`)."""
 
     def __init__(self, sink: Sink):
         self.sink = sink
         self.seen = False
         self.total = 0
-        self.roots: list[StackTraceNode] = []
-        self._path: list[StackTraceNode] = []
+        self.columns: tuple[list, ...] = ([], [], [], [], [], [], [])
+        self.parents = array("q")  # each node's parent's position, -1 for a root
+        self._path: list[int] = []  # positions of the nodes from a root to the last
+        # TREE_LINE's columns of a run being read (prefix, label, percent, total,
+        # current, remaining, line number)
+        self._run: tuple[list, ...] = ([], [], [], [], [], [], [])
 
     def feed_header(self, line: str, lineno: int) -> bool:
         """Read ``Stack trace breakdown for peak usage: N bytes``."""
@@ -68,25 +77,48 @@ class StackTraceSection:
         """Read one tree line and hang it under its parent by indentation depth."""
         node = TREE_LINE.read(self.sink, line, lineno, lineno)
         if node is not None:
-            self._hang(node)
+            fields = (node.label, node.percent, node.total, node.current, node.remaining)
+            for column, value in zip(self.columns, fields, strict=False):
+                column.append(value)
+            self._hang([node.depth], [node.line])
 
     def take_run(self, lines: list[str], i: int, stop: int, first_line: int) -> int:
         """Read the tree lines from ``lines[i]`` on (at most to ``lines[stop]``) by their
-        one-match path; the index of the first line not taken (see
+        one-match path, into the columns; the index of the first line not taken (see
         :meth:`hlotop.parse.live_range.LiveRangeSection.take_run`)."""
-        return TREE_LINE.take(lines, i, stop, first_line, self._hang)
+        run = self._run
+        j = TREE_LINE.take_columns(lines, i, stop, first_line, run)
+        if j > i:
+            prefixes, *fields, numbers = run
+            for column, values in zip(self.columns, fields, strict=False):
+                column += values
+            self._hang([_depth(p) for p in prefixes], numbers)
+            for column in run:
+                column.clear()
+        return j
 
-    def _hang(self, node: StackTraceNode) -> None:
-        depth = node.depth
-        del self._path[depth:]
-        if depth == 0 or not self._path:
-            if depth:
-                self.sink.warning(node.line, "stack trace node deeper than its parent allows")
-            self.roots.append(node)
-        else:
-            self._path[-1].children.append(node)
-        self._path.append(node)
+    def _hang(self, depths: list[int], lines: list[int]) -> None:
+        """Add the depths of the nodes just read to the depth column and their parents'
+        positions to ``parents``."""
+        path, parents = self._path, self.parents
+        at = len(parents)
+        for k, (depth, line) in enumerate(zip(depths, lines, strict=True), at):
+            del path[depth:]
+            if depth == 0 or not path:
+                if depth:
+                    self.sink.warning(line, "stack trace node deeper than its parent allows")
+                parents.append(-1)
+            else:
+                parents.append(path[-1])
+            path.append(k)
+        self.columns[5].extend(depths)
+        self.columns[6].extend(lines)
 
     def finish(self) -> StackTrace | None:
         """The tree, or None when the dump has no stack-trace block (before 2025-07)."""
-        return StackTrace(self.total, tuple(self.roots)) if self.seen else None
+        if not self.seen:
+            return None
+        columns = tuple(
+            array("q", column) if k >= 2 else column for k, column in enumerate(self.columns)
+        )
+        return StackTrace.of_columns(self.total, columns, self.parents)

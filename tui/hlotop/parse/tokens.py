@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from operator import methodcaller
 from typing import Any
 
 from parsy import ParseError, Parser, Result, eof, regex
@@ -19,8 +20,19 @@ def spaced_int_value(text: str) -> int:
     return int(text.replace(" ", ""))
 
 
+def spaced_int_values(texts: Iterable[str]) -> Iterable[int]:
+    """:func:`spaced_int_value` of each of ``texts``."""
+    return map(int, map(methodcaller("replace", " ", ""), texts))
+
+
 def spaced_int_field(field: str) -> Field:
-    return Field(field, SPACED_INT_RE, "a byte count like 41 943 040", spaced_int_value)
+    return Field(
+        field,
+        SPACED_INT_RE,
+        "a byte count like 41 943 040",
+        spaced_int_value,
+        convert_column=spaced_int_values,
+    )
 
 
 spaced_int = regex(SPACED_INT_RE).map(spaced_int_value).desc("a byte count like 41 943 040")
@@ -40,11 +52,25 @@ def percent_value(text: str) -> float:
     return NAN if text.endswith("nan") else float(text)
 
 
+def percent_values(texts: Iterable[str]) -> list[float]:
+    """:func:`percent_value` of each of ``texts`` (each NaN the one :data:`NAN`)."""
+    values = list(map(float, texts))
+    for k in [k for k, v in enumerate(values) if v != v]:
+        values[k] = NAN
+    return values
+
+
 def percent_field(field: str = "percent") -> Field:
     """The line-form field ``field`` for a share without its ``%`` (the ``%3.0f`` of
     ``BufferAssignment::MemoryUsageReport``, the ``%.1f`` of the stack-trace tree; see
     :data:`PERCENT_RE`), read as a float by :func:`percent_value`."""
-    return Field(field, PERCENT_RE, "a percentage like 62, 12.5 or -nan", percent_value)
+    return Field(
+        field,
+        PERCENT_RE,
+        "a percentage like 62, 12.5 or -nan",
+        percent_value,
+        convert_column=percent_values,
+    )
 
 
 # NameUniquer names are [A-Za-z0-9_.-]; be tolerant of anything that cannot be a
