@@ -16,6 +16,12 @@ and memory_analysis() tables, the records' op_names, diagnostics, printing), so 
 lower bound for such a design.
 
     python benchmarks/columnar_probe.py benchmarks/real/gpt-256l-unrolled
+
+Its bound misled: the columnar model was built at 93e366d (branch ``columnar``, whose
+``COLUMNAR.md`` has the figures) and took ``--summary`` at 46 MB only about 10% down,
+not to the probe's 1.6×, because hlotop does what the probe leaves out and a column
+costs about what an object's slot costs in CPython. Kept so that the figures quoted in
+README.md can be reproduced.
 """
 
 from __future__ import annotations
