@@ -80,11 +80,8 @@ class MadeOnce(Generic[T]):
             if self._objects is not None:
                 return self._objects[k]
             one = self._some.get(k)
-            if one is None:
-                if len(self._some) >= ONE_BY_ONE:
-                    one = None
-                else:
-                    one = self._some[k] = self._make_one(k)
+            if one is None and len(self._some) < ONE_BY_ONE:
+                one = self._some[k] = self._make_one(k)
         return one if one is not None else self._every()[k]
 
 
