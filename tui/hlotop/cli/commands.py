@@ -309,12 +309,12 @@ def grouping_options(args) -> dict | None:
     """The grouping asked for on the command line, checked before the dump is read;
     None when there is none (and no --export). Raises ValueError for a bad key, rule
     or option."""
-    from hlotop.analysis.grouping import parse_keys
-    from hlotop.analysis.scope import ScopeRule
-
     asked = args.group_by is not None or args.step is not None or args.scope_rule
     if not asked and not args.export and args.accounting == "logical":
         return None
+    from hlotop.analysis.grouping import parse_keys
+    from hlotop.analysis.scope import ScopeRule
+
     if asked and not (args.summary or args.json or args.export):
         raise ValueError(
             "--group-by, --step and --scope-rule go with --summary, --json or --export"

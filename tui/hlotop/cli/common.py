@@ -51,9 +51,11 @@ def reporting():
     objects right after loading a 100 MB dump took 0.16 s). Nor after it, when the
     command ends by ``os._exit``: the model is then frozen before the collector is
     re-enabled, or the first allocation after it scanned the whole model (0.1-0.2 s of
-    every ``--summary`` at 46 MB, after its output)."""
-    from hlotop.process import ends_by_exit, freeze_heap, gc_paused
+    every ``--summary`` at 46 MB, after its output). Freed buffers are kept for reuse
+    (:func:`~hlotop.process.big_buffers_for_reports`)."""
+    from hlotop.process import big_buffers_for_reports, ends_by_exit, freeze_heap, gc_paused
 
+    big_buffers_for_reports()
     with gc_paused():
         try:
             yield
@@ -63,17 +65,12 @@ def reporting():
 
 
 def report_console() -> Console:
-    """The console a text report is printed on: the terminal's width, or
-    :data:`hlotop.report.summary.PIPE_WIDTH` columns when stdout is not a terminal."""
+    """The console a text report is printed on
+    (:func:`hlotop.report.summary.stdout_console`)."""
     # Imported here: --json and the browser's start need none of rich.console's 40 ms.
-    from rich.console import Console
+    from hlotop.report.summary import stdout_console
 
-    from hlotop.report.summary import PIPE_WIDTH
-
-    console = Console(highlight=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(highlight=False, width=PIPE_WIDTH)
-    return console
+    return stdout_console()
 
 
 def strict_status(module, strict: bool) -> int:

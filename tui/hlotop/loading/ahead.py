@@ -25,15 +25,17 @@ measured no quicker (its 2·10^5-step schedule costs as much to send back as to 
 
 from __future__ import annotations
 
-import multiprocessing
 import pickle
 import signal
 import threading
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
+from typing import TYPE_CHECKING
 
 from hlotop.model import Diagnostic, ParsedSections
+
+if TYPE_CHECKING:  # multiprocessing is imported when a worker starts (10 ms otherwise)
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 # A job: (*args, diagnostics) -> the part's sections, or None if it was skipped.
 Job = Callable[..., "ParsedSections | None"]
@@ -136,6 +138,8 @@ class PartsAhead:
         worth = [(key, job, args) for key, size, job, args in parts if size >= MIN_BYTES]
         count = min(len(worth), max(1, self.workers - 1)) if self.workers > 0 else 0
         handed: list[str] = []
+        if count:
+            import multiprocessing
         for n in range(count):
             jobs = worth[n::count]
             try:

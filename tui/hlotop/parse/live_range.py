@@ -4,7 +4,6 @@ sequence, each value's live range, and the peak lines of every variant (V1-V4)."
 from __future__ import annotations
 
 import re
-from sys import intern
 from typing import Any
 
 from parsy import string
@@ -157,7 +156,7 @@ class LiveRangeSection:
             return True
         else:
             return False
-        sequence.append(intern(m.group(2)))
+        sequence.append(m.group(2))
         self._unreadable = 0
         return True
 
@@ -290,14 +289,16 @@ def _take_sequence(lines: list[str], i: int, stop: int, sequence: list[str]) -> 
         if len(found) == len(run):  # every line is one of the form, none split in two
             steps, names = zip(*found, strict=True)
             if steps == tuple(map(str, range(first, first + len(run)))):
-                sequence += map(intern, names)  # shared with the values' names
+                # Not interned: each name is listed once, and interning the 250 000 of a
+                # big schedule took 0.1 s and saved no memory.
+                sequence += names
                 j += len(run)
                 continue
         for line in run:
             m = _sequence_match(line)
             if m is None or int(m.group(1)) != len(sequence):
                 return j
-            sequence.append(intern(m.group(2)))
+            sequence.append(m.group(2))
             j += 1
     return j
 

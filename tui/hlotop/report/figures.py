@@ -4,7 +4,7 @@ figure it is: XLA's, JAX's, or hlotop's own under a name of its own."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from parsy import ParseError
 from rich.console import Group
@@ -12,11 +12,13 @@ from rich.table import Table
 from rich.text import Text
 
 from hlotop.analysis.padding import most_padded
-from hlotop.analysis.padding_advice import PaddingAdvice, advise
 from hlotop.model import ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
+
+if TYPE_CHECKING:  # imported where used: a dump with no padding needs none of it
+    from hlotop.analysis.padding_advice import PaddingAdvice
 
 PADDED_PER_SPACE = 3  # values listed per memory space under "Most padding"
 
@@ -252,6 +254,8 @@ def padding_table(module: ModuleDump) -> Group | None:
 def advise_quietly(info: ValueInfo) -> PaddingAdvice | None:
     """:func:`hlotop.analysis.padding_advice.advise`, None where the shape does not
     read."""
+    from hlotop.analysis.padding_advice import advise
+
     try:
         return advise(info)
     except (ParseError, KeyError):

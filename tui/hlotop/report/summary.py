@@ -8,18 +8,15 @@ terminal.
 from __future__ import annotations
 
 import os
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from hlotop.analysis.capacity import Fit
-from hlotop.analysis.grouping import Grouping
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_name, space_names, space_style
-from hlotop.report.capacity_text import capacity_block
 from hlotop.report.figures import (
     kinds_table,
     memory_stats_table,
@@ -28,7 +25,6 @@ from hlotop.report.figures import (
     spaces_table,
 )
 from hlotop.report.fitted_table import Wrapped
-from hlotop.report.grouped_text import grouped_table
 from hlotop.report.text_fit import (
     NAME_BREAKS,
     PATH_BREAKS,
@@ -39,6 +35,10 @@ from hlotop.report.text_fit import (
 )
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
+
+if TYPE_CHECKING:  # imported where used: a plain --summary needs neither (10 ms)
+    from hlotop.analysis.capacity import Fit
+    from hlotop.analysis.grouping import Grouping
 
 TOP_VALUES = 15
 MAX_DIAGNOSTICS = 10
@@ -264,6 +264,8 @@ def render_summary(
             overview.add_row(label, text)
     parts += [Text(""), overview]
     if fit is not None:
+        from hlotop.report.capacity_text import capacity_block
+
         parts += [Text(""), capacity_block(fit)]
     tables = (
         (memory_stats_table(module), kinds_table(module), spaces_table(module))
@@ -275,6 +277,8 @@ def render_summary(
             parts += [Text(""), table]
 
     if groups is not None:
+        from hlotop.report.grouped_text import grouped_table
+
         parts += [Text(""), grouped_table(groups)]
     elif a.peak_step is not None:
         rows = [
@@ -308,16 +312,25 @@ def render_summary(
 PIPE_WIDTH = 160  # piped into a file or less: room for shapes and op_names on one line
 
 
+def stdout_console() -> Console:
+    """The console a text report is printed on: stdout, at the terminal's width, or
+    :data:`PIPE_WIDTH` columns when stdout is not a terminal (and ``COLUMNS`` is not
+    set). With no highlighting and no emoji codes: hlotop's own labels use neither,
+    dump text is never markup, and looking for codes imported Rich's table of them
+    (8 ms of every report)."""
+    console = Console(highlight=False, emoji=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(highlight=False, emoji=False, width=PIPE_WIDTH)
+    return console
+
+
 def print_summary(
     module: ModuleDump,
     console: Console | None = None,
     groups: Grouping | None = None,
     fit: Fit | None = None,
 ) -> None:
-    """Print the ``--summary`` report to ``console`` (default: stdout, at the terminal's
-    width, or :data:`PIPE_WIDTH` columns when stdout is not a terminal)."""
+    """Print the ``--summary`` report to ``console`` (default: :func:`stdout_console`)."""
     if console is None:
-        console = Console(highlight=False)
-        if not console.is_terminal and "COLUMNS" not in os.environ:
-            console = Console(highlight=False, width=PIPE_WIDTH)
+        console = stdout_console()
     console.print(render_summary(module, groups, fit))
