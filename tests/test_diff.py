@@ -145,8 +145,9 @@ def test_cli_summary_json_and_the_gate():
     assert hlotop("diff", "--fail-over", "25%", old, new).returncode == 0  # total +21.6%
     assert hlotop("diff", "--fail-over", "5MiB", old, new).returncode == 0
     assert hlotop("diff", "--fail-over", "5%", new, old).returncode == 0  # it shrank
-    bad = hlotop("diff", "--fail-over", "lots", old, new)
-    assert bad.returncode == 2 and "give a percentage" in bad.stderr.decode()
+    for wrong in ("lots", "infGiB", "1e3MiB"):  # infGiB was an internal error
+        bad = hlotop("diff", "--fail-over", wrong, old, new)
+        assert bad.returncode == 2 and "give a percentage" in bad.stderr.decode(), wrong
 
 
 def test_fail_over_in_a_shell_script(tmp_path: Path):

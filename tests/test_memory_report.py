@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from conftest import SAMPLES
 from hlotop import load
+from hlotop.units import human_bytes, parse_human_bytes
 
 ERA_A = next((SAMPLES / "jax" / "jax-0.7.2" / "mlp_train").glob("*-buffer-assignment.txt"))
 ERA_B_REPORT = next(
@@ -95,3 +99,24 @@ def test_a_shapes_list_splits_at_the_commas_between_its_shapes_only():
             rest if n == 1 and rest == item else f"{n}×{rest}"
             for (n, rest), item in zip(_split_shapes(text), items, strict=True)
         ] == items
+
+
+def test_every_printed_size_reads_back_to_bytes_that_print_the_same():
+    """Each size XLA printed in the samples' memory-usage reports (``36.0KiB``,
+    ``805.95MiB``, ``0B``) reads back to a byte count that XLA's formatting prints as
+    the same text."""
+    reports = sorted(SAMPLES.rglob("*-memory-usage-report.txt"))
+    assert len(reports) >= 50
+    sizes = set()
+    for path in reports:
+        sizes.update(re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?:B|[KMGTPE]iB)\b", path.read_text()))
+    assert len(sizes) > 100 and {"0B", "36.0KiB"} <= sizes
+    for text in sizes:
+        assert human_bytes(parse_human_bytes(text)) == text, text
+    assert parse_human_bytes("22.5KiB") == 23040 and parse_human_bytes(" -1.50MiB ") == -1572864
+
+
+@pytest.mark.parametrize("text", ["1e3MiB", "infGiB", "nanKiB", "--5B", "5 KiB", "5kib", "KiB", ""])
+def test_a_size_not_in_xlas_form_is_refused(text):
+    with pytest.raises(ValueError, match="not a byte count"):
+        parse_human_bytes(text)

@@ -122,6 +122,9 @@ def _report(text: str):
         (ERA_A, "with their values:", "allocation ", "allocation x"),  # a table's head
         (ERA_A, "allocation\n---", "; ", ";; "),  # the first row of the list
         (ERA_A, "with their values:", "%); ", "%) "),  # a table's first row
+        (ERA_A, "allocation\n---", "size ", "sise "),  # a list row's allocation
+        (ERA_A, "with their values:", "used_by_n_values", "used_by_values"),  # column names
+        (ERA_A, "with their values:", "\t---", "\t-=-"),  # a table's rule
         (ERA_B, "", "", ""),
         (ERA_B, "shapes_list", "; ", ";; "),  # a table's first row
     ],

@@ -9,6 +9,8 @@ reproduced here, in the one place where bytes become text.
 
 from __future__ import annotations
 
+import re
+
 _UNITS = "KMGTPE"
 
 
@@ -50,18 +52,21 @@ _SCALE = {
     "PiB": 1 << 50,
     "EiB": 1 << 60,
 }
+# HumanReadableNumBytes's form: a decimal number (no exponent, inf or nan) and a unit.
+_HUMAN_BYTES = re.compile(r"\s*(-?\d+(?:\.\d+)?)(B|[KMGTPE]iB)\s*")
 
 
 def parse_human_bytes(text: str) -> int:
     """Read a ``HumanReadableNumBytes`` string back into bytes (int).
 
     The result is approximate for KiB and above, since XLA's text is rounded:
-    ``"22.5KiB"`` -> 23040. Raises ``ValueError`` when ``text`` is not of that form.
+    ``"22.5KiB"`` -> 23040. Raises ``ValueError`` when ``text`` is not of that form
+    (``"1e3MiB"``, ``"infGiB"``).
     """
-    text = text.strip()
-    sign = -1 if text.startswith("-") else 1
-    body = text.lstrip("-")
-    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "B"):
-        if body.endswith(unit):
-            return sign * round(float(body[: -len(unit)]) * _SCALE[unit])
+    m = _HUMAN_BYTES.fullmatch(text)
+    if m is not None:
+        number, unit = m.groups()
+        if unit == "B" and "." not in number:
+            return int(number)
+        return round(float(number) * _SCALE[unit])
     raise ValueError(f"not a byte count in XLA's units: {text!r}")

@@ -298,6 +298,25 @@ class LineForm:
                 raise ValueError(f"{self.what} has no field {name!r}")
         return "".join(p.regex(frozenset(names)) for p in self.parts)
 
+    def fields(self, *names: str) -> list[Field]:
+        """The fields of these ``names``, in that order (with their converters: what a
+        pass with :meth:`body_keeping` makes of its groups). Raises ``ValueError`` if
+        this form has no field of one of the names."""
+        found: dict[str, Field] = {}
+
+        def walk(parts: Iterable[Part]) -> None:
+            for p in parts:
+                if isinstance(p, Field):
+                    found.setdefault(p.name, p)
+                elif isinstance(p, (Opt, Nested)):
+                    walk(p.parts)
+
+        walk(self.parts)
+        missing = [name for name in names if name not in found]
+        if missing:
+            raise ValueError(f"{self.what} has no field {missing[0]!r}")
+        return [found[name] for name in names]
+
     def _builder(self) -> Callable[..., Any]:
         """``build(match, *context)``: the object from the fast path's match, made by
         a function generated from the parts (as ``dataclasses`` makes ``__init__``):

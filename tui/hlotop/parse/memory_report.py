@@ -99,10 +99,24 @@ def _items_at_depth_0(text: str) -> list[str]:
     return items
 
 
-_match_report_allocation = REPORT_ALLOCATION_LINE.pattern.match
-_build_report_allocation = REPORT_ALLOCATION_LINE.build
-_match_list_row, _build_list_row = LIST_ROW.pattern.match, LIST_ROW.build
+# The report keeps an allocation's index and size of a list row or a table's head: one
+# match takes those two, and checks the rest of the line as LIST_ROW and
+# REPORT_ALLOCATION_LINE read it (else the line goes to feed, which says what is wrong).
+_KEPT = ("index", "size")
+_match_list_row = re.compile(
+    "".join(p.regex(frozenset()) for p in LIST_ROW.parts[:-1])
+    + REPORT_ALLOCATION_LINE.body_keeping(*_KEPT)
+    + r"\Z"
+).match
+_match_report_allocation = re.compile(REPORT_ALLOCATION_LINE.body_keeping(*_KEPT) + r"\Z").match
+_index, _size = (f.convert for f in REPORT_ALLOCATION_LINE.fields(*_KEPT))
 _match_table_row, _build_table_row = TABLE_ROW.pattern.match, TABLE_ROW.build
+
+
+def _table_head(line: str) -> bool:
+    """Whether ``line`` is blank, or a table's column names or rule (either era)."""
+    body = line.strip()
+    return body in ("", TABLE_COLUMNS) or set(body) == {"-"}
 
 
 class MemoryReportSection:
@@ -130,25 +144,30 @@ class MemoryReportSection:
         the first line not taken (``i`` if none was), which goes through :meth:`feed`."""
         j = i
         table = self._table
+        listing = self._state == "list"
         while j < stop:
             line = lines[j]
             if line.startswith("allocation "):
                 m = _match_report_allocation(line)
                 if m is None:
                     break
-                table = self._open_table(_build_report_allocation(m), line, first_line + j)
-            elif self._state == "list":
+                index, size = m.groups()
+                table = self._open_table(_index(index), _size(size), line, first_line + j)
+            elif not line:
+                pass  # between tables, or after the list
+            elif listing:
                 m = _match_list_row(line)
                 if m is None:
                     break
-                text = _build_list_row(m)["allocation"]
-                m = _match_report_allocation(text)
-                if m is None:
-                    break
-                self._list(_build_report_allocation(m), text, first_line + j)
+                index, size = m.groups()
+                text = line[line.index("allocation ") :]
+                self._list(_index(index), _size(size), text, first_line + j)
             elif table is not None:
                 m = _match_table_row(line)  # its \s* takes era B's leading tab
                 if m is None:
+                    if self.era == "A" and _table_head(line):
+                        j += 1  # an era A table's column names or rule: nothing to keep
+                        continue
                     break
                 table["rows"].append(_build_table_row(m, first_line + j))
             else:
@@ -159,7 +178,7 @@ class MemoryReportSection:
     def feed(self, line: str, lineno: int) -> bool:
         """Read one report line of either era; False if it is not a report line."""
         body = line.strip()
-        if body in ("", TABLE_COLUMNS) or set(body) == {"-"}:
+        if _table_head(body):
             if body == TABLE_COLUMNS and self.era == "B" and self.spaces:
                 self._table = self._new_table(-1, 0, "", lineno)
                 self.spaces[-1]["tables"].append(self._table)
@@ -200,23 +219,22 @@ class MemoryReportSection:
             return
         alloc = REPORT_ALLOCATION_LINE.read(self.sink, row["allocation"], lineno)
         if alloc is not None:
-            self._list(alloc, row["allocation"], lineno)
+            self._list(alloc["index"], alloc["size"], row["allocation"], lineno)
 
-    def _list(self, alloc: dict, text: str, lineno: int) -> None:
-        """Add the allocation ``alloc`` (read from ``text``) of a list row on ``lineno``."""
-        self.listed.append(ReportAllocation(alloc["index"], alloc["size"], text, list_line=lineno))
+    def _list(self, index: int, size: int, text: str, lineno: int) -> None:
+        """Add allocation ``index`` of ``size`` bytes (read from ``text``) of a list row
+        on ``lineno``."""
+        self.listed.append(ReportAllocation(index, size, text, list_line=lineno))
 
     def _detail_header(self, line: str, lineno: int) -> None:
         alloc = REPORT_ALLOCATION_LINE.read(self.sink, line, lineno)
         if alloc is not None:
-            self._open_table(alloc, line, lineno)
+            self._open_table(alloc["index"], alloc["size"], line, lineno)
 
-    def _open_table(self, alloc: dict, line: str, lineno: int) -> dict:
-        """The table of the allocation ``alloc`` (read from its head ``line`` on
-        ``lineno``), whose rows come next."""
-        self._table = self._detail[alloc["index"]] = self._new_table(
-            alloc["index"], alloc["size"], line, lineno
-        )
+    def _open_table(self, index: int, size: int, line: str, lineno: int) -> dict:
+        """The table of allocation ``index`` of ``size`` bytes (read from its head
+        ``line`` on ``lineno``), whose rows come next."""
+        self._table = self._detail[index] = self._new_table(index, size, line, lineno)
         return self._table
 
     def _table_row(self, table: dict, line: str, lineno: int) -> None:
