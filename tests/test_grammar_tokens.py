@@ -97,6 +97,12 @@ def test_a_pass_keeping_some_fields_matches_the_same_lines_and_reads_them_alike(
         ("cross-color reuse", "  value: <9 q @1> (color=1)", None),
         ("peak", "    q: 12 bytes", None),
         ("use", "  dot.1, operand x", "column 18: expected an operand number"),
+        (  # a label that holds a suffix of its own: the longest label, both ways
+            "stack trace",
+            "    f (1.0%, total: 1 bytes, current: 1 bytes, remaining: 1 bytes) g"
+            " (2.0%, total: 2 bytes, current: 0 bytes, remaining: 0 bytes)",
+            None,
+        ),
     ],
 )
 def test_both_paths_read_constructed_lines_alike_and_say_what_a_bad_one_lacked(
@@ -453,3 +459,16 @@ def _reads_as_the_grammar(text: str) -> bool:
 )
 def test_a_tuple_is_split_into_its_elements_as_the_grammar_reads_it(text):
     _reads_as_the_grammar(text)
+
+
+def test_a_column_of_shape_indexes_reads_as_one_text_at_a_time():
+    """index_values (a column at once, by a look-up of texts read before) gives
+    index_of of each text, for the common ones, for more distinct ones than it keeps,
+    and for each again once it has stopped keeping new ones."""
+    from hlotop.parse.tokens import _KEPT_INDEXES, index_of, index_values
+
+    texts = ["{}", "", "{0}", "3", "{0,1}", "0,1"]
+    texts += [f"{{{k},{k + 1}}}" for k in range(_KEPT_INDEXES + 10)]
+    assert list(index_values(texts)) == [index_of(t) for t in texts]
+    assert list(index_values(texts[::-1])) == [index_of(t) for t in texts[::-1]]
+    assert list(index_values(["{0,1,2}"])) == [(0, 1, 2)]

@@ -112,11 +112,16 @@ class Field(Part):
     # ``convert`` over a whole column of texts at once (take_columns), where that is
     # quicker than one call a text: the same values.
     convert_column: Callable[[Sequence[str]], Iterable[Any]] | None = None
+    # The fast path's pattern, where the fine grammar's needs a lookahead only because a
+    # parsy parser does not backtrack into the one before it: a regular expression does,
+    # and matches the same lines into the same groups without looking twice.
+    fast: str | None = None
 
     def regex(self, keep: frozenset[str] | None = None) -> str:
+        pattern = self.pattern if self.fast is None else self.fast
         if keep is not None and self.name not in keep:
-            return f"(?:{self.pattern})"
-        return f"({self.pattern})"
+            return f"(?:{pattern})"
+        return f"({pattern})"
 
     def parser(self) -> Parser:
         name, convert = self.name, self.convert

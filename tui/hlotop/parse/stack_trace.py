@@ -29,7 +29,14 @@ TREE_LINE = LineForm(
     "stack trace line",
     # "  " then either "  " (top level) or guides and a connector.
     Field("prefix", r"  (?:(?:    |│   )*(?:├── |└── )|  )", "tree indentation"),
-    Field("label", r".*(?=" + _SUFFIX_RE + ")", "a label followed by (pct%, total: ...)"),
+    Field(
+        "label",
+        r".*(?=" + _SUFFIX_RE + ")",
+        "a label followed by (pct%, total: ...)",
+        # The longest text the suffix follows, as the lookahead finds it: 20 700 tree
+        # lines at 46 MB in 39 ms instead of 54.
+        fast=r".*",
+    ),
     Lit(" ("),
     percent_field(),
     Lit("%, total: "),

@@ -97,6 +97,29 @@ def index_of(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(i) for i in text.split(",")) if text else ()
 
 
+class _Indexes(dict):
+    """:data:`KNOWN_INDEXES`, and other ShapeIndex texts kept once read (up to
+    :data:`_KEPT_INDEXES` of them: a damaged dump could hold any number)."""
+
+    def __missing__(self, text: str) -> tuple[int, ...] | None:
+        index = index_of(text)
+        if len(self) < _KEPT_INDEXES:
+            self[text] = index
+        return index
+
+
+_KEPT_INDEXES = 4096
+
+
+_INDEXES = _Indexes(KNOWN_INDEXES)
+
+
+def index_values(texts: Iterable[str]) -> Iterable[tuple[int, ...] | None]:
+    """:func:`index_of` of each text of a column: a dict look-up each, in C (71 000
+    live ranges at 46 MB)."""
+    return map(_INDEXES.__getitem__, texts)
+
+
 def name_field(field: str = "name") -> Field:
     """An instruction name (NameUniquer's), as field ``field``; interned, so that the
     value lines, the live ranges and the peak list of a big dump share one copy of
@@ -106,7 +129,7 @@ def name_field(field: str = "name") -> Field:
 
 def index_field(field: str = "shape_index", default: object = None) -> Field:
     """A ShapeIndex ``{0,1}``, as a tuple of ints."""
-    return Field(field, INDEX_RE, "a ShapeIndex like {} or {0,1}", index_of, default)
+    return Field(field, INDEX_RE, "a ShapeIndex like {} or {0,1}", index_of, default, index_values)
 
 
 def int_field(field: str, desc: str = "an integer") -> Field:
