@@ -4,7 +4,6 @@ A step indexes the flattened instruction sequence; ranges are inclusive."""
 
 from __future__ import annotations
 
-import sys
 import threading
 from array import array
 from collections.abc import Iterable
@@ -217,5 +216,4 @@ def _live_range(
     stack: StackTrace | None,
 ) -> HloLiveRange:
     max_time, sequence, line = head
-    sequence = tuple(map(sys.intern, sequence))
     return HloLiveRange(max_time, sequence, buffers, peak, stack, line)

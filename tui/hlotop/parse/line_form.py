@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -241,15 +241,23 @@ def _converted(field: Field, optional: bool, texts: Sequence[str]) -> Iterable[A
     return [default if text == "" else convert(text) for text in texts]
 
 
-def _group_names(parts: Iterable[Part]) -> list[str]:
-    """The field of each group of ``parts``' regular expression, in group order."""
-    names: list[str] = []
+def _fields_in(
+    parts: Iterable[Part], optional: bool = False, nested: bool = False
+) -> Iterator[tuple[Field, bool, bool]]:
+    """Each field of ``parts``, in the order of their regular expression's groups, with
+    whether it is optional (in an :class:`Opt`) and whether it is in a :class:`Nested`."""
     for p in parts:
         if isinstance(p, Field):
-            names.append(p.name)
-        elif isinstance(p, (Opt, Nested)):
-            names += _group_names(p.parts)
-    return names
+            yield p, optional, nested
+        elif isinstance(p, Opt):
+            yield from _fields_in(p.parts, True, nested)
+        elif isinstance(p, Nested):
+            yield from _fields_in(p.parts, optional, True)
+
+
+def _group_names(parts: Iterable[Part]) -> list[str]:
+    """The field of each group of ``parts``' regular expression, in group order."""
+    return [f.name for f, _, _ in _fields_in(parts)]
 
 
 def _flat(pairs: list[Pairs]) -> Pairs:
@@ -308,15 +316,8 @@ class LineForm:
         pass with :meth:`body_keeping` makes of its groups). Raises ``ValueError`` if
         this form has no field of one of the names."""
         found: dict[str, Field] = {}
-
-        def walk(parts: Iterable[Part]) -> None:
-            for p in parts:
-                if isinstance(p, Field):
-                    found.setdefault(p.name, p)
-                elif isinstance(p, (Opt, Nested)):
-                    walk(p.parts)
-
-        walk(self.parts)
+        for f, _, _ in _fields_in(self.parts):
+            found.setdefault(f.name, f)
         missing = [name for name in names if name not in found]
         if missing:
             raise ValueError(f"{self.what} has no field {missing[0]!r}")
@@ -399,19 +400,12 @@ class LineForm:
         """This form's fields in group order, each with whether it is optional (in an
         :class:`Opt`). Raises ``ValueError`` as :meth:`take_columns` says."""
         fields: list[tuple[Field, bool]] = []
-
-        def walk(parts: Iterable[Part], optional: bool) -> None:
-            for p in parts:
-                if isinstance(p, Nested):
-                    raise ValueError(f"{self.what} has a nested part")
-                if isinstance(p, Opt):
-                    walk(p.parts, True)
-                elif isinstance(p, Field):
-                    if optional and re.fullmatch(p.pattern, ""):
-                        raise ValueError(f"{self.what}: optional {p.name} may match ''")
-                    fields.append((p, optional))
-
-        walk(self.parts, False)
+        for f, optional, nested in _fields_in(self.parts):
+            if nested:
+                raise ValueError(f"{self.what} has a nested part")
+            if optional and re.fullmatch(f.pattern, ""):
+                raise ValueError(f"{self.what}: optional {f.name} may match ''")
+            fields.append((f, optional))
         return fields
 
     def match(self, line: str) -> re.Match[str] | None:

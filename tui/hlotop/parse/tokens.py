@@ -97,6 +97,9 @@ def index_of(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(i) for i in text.split(",")) if text else ()
 
 
+_KEPT_INDEXES = 4096
+
+
 class _Indexes(dict):
     """:data:`KNOWN_INDEXES`, and other ShapeIndex texts kept once read (up to
     :data:`_KEPT_INDEXES` of them: a damaged dump could hold any number)."""
@@ -106,9 +109,6 @@ class _Indexes(dict):
         if len(self) < _KEPT_INDEXES:
             self[text] = index
         return index
-
-
-_KEPT_INDEXES = 4096
 
 
 _INDEXES = _Indexes(KNOWN_INDEXES)
