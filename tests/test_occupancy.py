@@ -7,11 +7,19 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 
 import pytest
 
-from hlotop.analysis.occupancy import _overlap, occupied_bytes_per_step
+from hlotop.analysis.occupancy import Occupancy, _overlap, curve_peak, occupied_bytes_per_step
 from hlotop.model import BufferAllocation, BufferLiveRange, HloValue, ValueInfo, ValueSlot
+
+# A real TPU train step (split files), whose temporary allocation's slices take turns.
+TPU_GPT = (
+    Path(__file__).parent.parent
+    / "sample_dumps/tpu/v5e_1x1-gpt_scan"
+    / "module_0000.jit_gpt_train_step.cl_933746096.after_optimizations-buffer-assignment.txt"
+)
 
 
 def _value(vid: int, alloc: int, offset: int, size: int, start: int, end: int) -> ValueInfo:
@@ -113,6 +121,54 @@ def test_random_allocations_match_the_union_of_their_live_slices():
             )
         colors = {0: 0, 1: 1, 2: 0}
         assert _occupied(values, colors, 14) == _brute(values, colors, 14), trial
+
+
+def test_the_peaks_are_the_curves_peaks_with_or_without_overlaps():
+    """Each space's peak comes from the sums of its live slices where the slices live
+    at their maximum do not overlap, else from its curve: over random allocations, half
+    of them with a slice laid over others, the same (earliest step, bytes) as the
+    curve's own peak, both ways taken."""
+    rng = random.Random(11)
+    ways = set()
+    for trial in range(300):
+        values = []
+        for vid in range(rng.randint(1, 12)):
+            offset, size, start = rng.choice([0, 8, 16, 24]), 8, rng.randint(0, 9)
+            values.append(
+                _value(vid, rng.randint(0, 2), offset, size, start, start + rng.randint(0, 4))
+            )
+        if trial % 2:  # a slice over the others of its allocation, at the busiest step
+            start = rng.randint(0, 9)
+            values.append(_value(99, rng.randint(0, 2), 0, 32, start, start + rng.randint(0, 4)))
+        colors = {0: 0, 1: 1, 2: 0}
+        allocs = {a: BufferAllocation(a, 1 << 20, color=c) for a, c in colors.items()}
+        occupancy = Occupancy(values, allocs, 14)
+        peaks = occupancy.peaks()
+        curves = _brute(values, colors, 14)
+        assert peaks == {c: curve_peak(curve) for c, curve in curves.items()}, trial
+        ways.add(any(curve_peak(occupancy.sums[c]) != peaks[c] for c in peaks))
+    assert ways == {True, False}  # the sums' peak taken, and the curve's
+
+
+def test_the_curves_are_worked_out_only_when_first_read(monkeypatch):
+    """A report that shows only the peaks never checks the allocations whose slices take
+    turns; the curves, first read, are those of occupied_bytes_per_step."""
+    import hlotop.analysis.occupancy as occupancy
+    from hlotop.analysis.analyze import analyze
+    from hlotop.loading.loader import load
+
+    checked = []
+    real = occupancy._overlap
+    monkeypatch.setattr(occupancy, "_overlap", lambda spans: checked.append(1) or real(spans))
+    module = load(TPU_GPT, lazy=True)
+    assert module.analysis.memory_spaces and not checked
+    curves = dict(module.analysis.occupied_bytes)
+    assert checked
+    a = analyze(module.sections)
+    assert curves == occupied_bytes_per_step(a.values, a.allocation_of, a.max_time)
+    assert {s.color: (s.peak_step, s.peak_bytes) for s in a.memory_spaces} == {
+        c: curve_peak(curve) for c, curve in curves.items()
+    }
 
 
 def test_values_without_a_slot_or_a_live_range_occupy_nothing():

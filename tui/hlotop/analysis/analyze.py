@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from hlotop.analysis.memory_stats import memory_stats
-from hlotop.analysis.occupancy import curve_peak, occupied_bytes_per_step
+from hlotop.analysis.occupancy import Occupancy
 from hlotop.analysis.padding import padding_by_color
 from hlotop.analysis.peak import live_bytes_per_step, live_set, occupied_bytes, xla_peak_step
 from hlotop.analysis.platform import platform_of
@@ -27,6 +27,7 @@ from hlotop.model import (
     BufferAllocation,
     Diagnostic,
     MemorySpace,
+    OnFirstRead,
     ParsedSections,
     ValueInfo,
     ValuesById,
@@ -134,7 +135,7 @@ def analyze(
             peak_bytes, source = sweep_bytes, "sweep"
     allocations = sections.allocations
     allocation_of = before.allocation_of
-    occupied = occupied_bytes_per_step(live_infos, allocation_of, max_time) if live else {}
+    occupancy = Occupancy(live_infos, allocation_of, max_time) if live else None
     by_kind = before.by_kind
     platform = platform_of(path, allocations)
     return Analysis(
@@ -158,11 +159,11 @@ def analyze(
             allocations,
             before.by_color,
             before.padding,
-            occupied,
+            occupancy.peaks() if occupancy is not None else {},
             platform,
             report_space_names(sections.memory_usage_report),
         ),
-        occupied_bytes=occupied,
+        occupied_bytes=OnFirstRead(occupancy.curves) if occupancy is not None else {},
     )
 
 
@@ -170,21 +171,22 @@ def memory_spaces(
     allocations: Sequence[BufferAllocation],
     totals: Mapping[int, int],
     padding: Mapping[int, int],
-    occupied: Mapping[int, Sequence[int]],
+    peaks: Mapping[int, tuple[int | None, int]],
     platform: str,
     dump_names: dict[int, str],
 ) -> tuple[MemorySpace, ...]:
     """Each memory space that has an allocation, colours ascending, with its totals,
     the peak of its occupied bytes and its padding (see :class:`MemorySpace`).
     ``totals``: bytes by colour (:func:`totals_by_color`); ``padding``: tiling padding
-    by colour (:func:`padding_by_color`); ``dump_names`` are the memory-usage report's
-    labels. Raises nothing."""
+    by colour (:func:`padding_by_color`); ``peaks``: (step, bytes) of each colour's
+    occupied bytes (:meth:`Occupancy.peaks`; none without live ranges);
+    ``dump_names`` are the memory-usage report's labels. Raises nothing."""
     count: dict[int, int] = {}
     for alloc in allocations:
         count[alloc.color] = count.get(alloc.color, 0) + 1
     out = []
     for color in sorted(count):
-        step, top = curve_peak(occupied.get(color, []))
+        step, top = peaks.get(color, (None, 0))
         out.append(
             MemorySpace(
                 color=color,

@@ -65,6 +65,7 @@ class PaneIndexes:
     @classmethod
     def of(cls, dump: ModuleDump) -> PaneIndexes:
         a = dump.analysis
+        a.settle()  # the timeline's curves, worked out here too
         steps = StepIndex(a.values, a.max_time)
         return cls(steps, LiveIndex(steps), TreeLayout.of(dump))
 
