@@ -25,6 +25,7 @@ from hlotop.analysis.values import ValuesBeforeLiveRanges, join_values
 from hlotop.model import (
     Analysis,
     BufferAllocation,
+    CurveOnFirstRead,
     Diagnostic,
     MemorySpace,
     OnFirstRead,
@@ -118,7 +119,8 @@ def analyze(
                 )
             max_time = plausible
     live_infos = [i for i in infos if i.live is not None]
-    curve = live_bytes_per_step(live_infos, max_time) if live else []
+    # Worked out when first read: a report that shows no curve never does.
+    curve = CurveOnFirstRead(lambda: live_bytes_per_step(live_infos, max_time)) if live else []
     peak_step: int | None = None
     peak_bytes = 0
     source: str | None = None

@@ -28,6 +28,7 @@ from hlotop.model.dump import ModuleDump, ParsedSections
 from hlotop.model.dump_file import Diagnostic, DumpFile
 from hlotop.model.figures import (
     Analysis,
+    CurveOnFirstRead,
     MemorySpace,
     MemoryStats,
     OnFirstRead,
@@ -87,6 +88,7 @@ __all__ = [
     "BufferAllocation",
     "ByteSource",
     "BufferLiveRange",
+    "CurveOnFirstRead",
     "Diagnostic",
     "DumpFile",
     "HloLiveRange",

@@ -4,11 +4,13 @@ schedule."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from hlotop.model.allocation import BufferAllocation
 from hlotop.model.live_range import BufferLiveRange
@@ -152,12 +154,20 @@ class ValuesById(Mapping[int, ValueInfo]):
     :attr:`Analysis.values` is): a bisection in an array of the ids, a tenth of a
     dict's memory over 10^5 values. Read-only."""
 
-    __slots__ = ("_values", "_ids")
+    __slots__ = ("_values", "_made")
 
     def __init__(self, values: Sequence[ValueInfo]):
-        """``values``: sorted by value id, each id once."""
+        """``values``: sorted by value id, each id once. Their ids are laid out when
+        first looked up (a report may never look one up)."""
         self._values = values
-        self._ids = array("q", [v.value.id for v in values])
+        self._made: array[int] | None = None
+
+    @property
+    def _ids(self) -> array[int]:
+        ids = self._made
+        if ids is None:  # made twice at worst, by two threads at once: the same array
+            ids = self._made = array("q", [v.value.id for v in self._values])
+        return ids
 
     def _at(self, value_id: object) -> int:
         if isinstance(value_id, int):
@@ -184,22 +194,20 @@ class ValuesById(Mapping[int, ValueInfo]):
         return iter(self._ids)
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self._values)
 
 
-class OnFirstRead(Mapping[int, Sequence[int]]):
-    """A mapping (memory space -> a curve) worked out by ``make()`` when it is first
-    read, once, from any thread: a figure only some views show (the occupied bytes at
-    every step) costs a report that never shows it nothing. Read-only."""
+class _WorkedOut:
+    """What ``make()`` gives, worked out when first asked for, once, from any thread."""
 
     __slots__ = ("_make", "_made", "_lock")
 
-    def __init__(self, make: Callable[[], Mapping[int, Sequence[int]]]):
-        self._make: Callable[[], Mapping[int, Sequence[int]]] | None = make
-        self._made: Mapping[int, Sequence[int]] | None = None
+    def __init__(self, make: Callable[[], Any]):
+        self._make: Callable[[], Any] | None = make
+        self._made: Any = None
         self._lock = threading.Lock()
 
-    def _mapping(self) -> Mapping[int, Sequence[int]]:
+    def _value(self) -> Any:
         made = self._made
         if made is None:
             with self._lock:
@@ -210,17 +218,53 @@ class OnFirstRead(Mapping[int, Sequence[int]]):
                     self._make = None  # and what it held
         return made
 
+
+class OnFirstRead(_WorkedOut, Mapping[int, Sequence[int]]):
+    """A mapping (memory space -> a curve) worked out by ``make()`` when it is first
+    read: a figure only some views show (the occupied bytes at every step) costs a
+    report that never shows it nothing. Read-only."""
+
+    __slots__ = ()
+
     def __getitem__(self, key: int) -> Sequence[int]:
-        return self._mapping()[key]
+        return self._value()[key]
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._mapping())
+        return iter(self._value())
 
     def __len__(self) -> int:
-        return len(self._mapping())
+        return len(self._value())
 
     def __repr__(self) -> str:
-        return f"OnFirstRead({dict(self._mapping())!r})"
+        return f"OnFirstRead({dict(self._value())!r})"
+
+
+class CurveOnFirstRead(_WorkedOut, Sequence[int]):
+    """A per-step curve (an ``array("q")``) worked out by ``make()`` when it is first
+    read, as :class:`OnFirstRead`; equal to the curve itself. Read-only."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index):  # an int or a slice
+        return self._value()[index]
+
+    def __len__(self) -> int:
+        return len(self._value())
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._value())
+
+    def index(self, value: Any, start: int = 0, stop: int = sys.maxsize) -> int:
+        return self._value().index(value, start, stop)
+
+    def __eq__(self, other: object) -> bool:
+        mine = self._value()
+        return mine == (other._value() if isinstance(other, CurveOnFirstRead) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # as an array's
+
+    def __repr__(self) -> str:
+        return f"CurveOnFirstRead({self._value()!r})"
 
 
 @dataclass(slots=True)
@@ -230,7 +274,9 @@ class Analysis:
     values: list[ValueInfo]  # sorted by value id
     by_id: Mapping[int, ValueInfo]  # a ValuesById
     max_time: int  # the schedule's end; steps run 0..max_time inclusive
-    live_bytes: Sequence[int]  # logical bytes live at each step 0..max_time (an array)
+    # logical bytes live at each step 0..max_time (an array, or worked out when first
+    # read: a CurveOnFirstRead)
+    live_bytes: Sequence[int]
     peak_step: int | None  # XLA's peak step, computed (None without live ranges)
     # XLA's peak figure: the sum of its printed "Live ranges at N (peak)" list, or where
     # the dump has none, its sweep's bytes at the peak step (see peak_bytes_source).
@@ -254,7 +300,8 @@ class Analysis:
     occupied_bytes: Mapping[int, Sequence[int]] = field(default_factory=dict)
 
     def settle(self) -> None:
-        """Work out now what is otherwise worked out when first read (the occupied
-        bytes at every step, 0.3 s at 100 MB): for a loading thread, so that a UI
-        thread that draws them never waits. Raises nothing."""
+        """Work out now what is otherwise worked out when first read (the live and
+        occupied bytes at every step: 0.35 s at 100 MB): for a loading thread, so that
+        a UI thread that draws them never waits. Raises nothing."""
+        len(self.live_bytes)
         len(self.occupied_bytes)

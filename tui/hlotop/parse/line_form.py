@@ -24,6 +24,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from parsy import ParseError, Parser, eof, regex, seq, string
@@ -293,11 +294,20 @@ class LineForm:
         self.body = "".join(p.regex() for p in parts)
         self.pattern = re.compile(self.body + r"\Z")
         self.defaults = [f for p in parts for f in p.field_names()]
-        self.fine: Parser = seq(*(p.parser() for p in parts)).map(_flat)
-        self._whole = self.fine << eof
         self.build: Callable[..., Any] = self._builder()
         self._lines: re.Pattern[str] | None = None  # the body, one match a line of a run
         self._fields: list[tuple[Field, bool]] | None = None  # take_columns' fields
+
+    @cached_property
+    def fine(self) -> Parser:
+        """The fine grammar (parsy): what reads a line the fast path does not, and says
+        what it lacks. Made when first needed: most runs never read such a line, and
+        making every form's took 5 ms of each start."""
+        return seq(*(p.parser() for p in self.parts)).map(_flat)
+
+    @cached_property
+    def _whole(self) -> Parser:
+        return self.fine << eof
 
     def body_keeping(self, *names: str) -> str:
         """The fast path's regular expression (without its end anchor) with a group for
