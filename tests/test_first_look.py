@@ -151,16 +151,23 @@ def test_a_glance_has_the_first_look_with_each_allocation_read_on_first_use(rela
     assert first.analysis.peak_bytes_source is None and first.analysis.peak_bytes == 0
     assert reads == []
     largest = max(whole.allocations, key=lambda a: (a.size, -a.index))
-    assert _head(first.analysis.allocation_of[largest.index]) == _head(largest)
-    assert reads == [largest.line]  # that one only, and once
+    shown = first.analysis.allocation_of[largest.index]
+    assert _head(shown)[:-1] == _head(largest)[:-1]
+    # That one only, and once; before the lines are counted (the first screen needs
+    # none), with no line.
+    assert reads == [0] and shown.line == 0
     assert first.analysis.allocation_of[largest.index] is allocations.in_order(True)[0]
     assert len(reads) == 1
-    # Read whole, it is the first look preview() gives, with the same objects.
+    # Read whole, it is the first look preview() gives, with the same objects: the
+    # lines counted first, the one read before given its own.
     done = completed(first)
     assert not done.reading_allocations
     assert [_head(a) for a in done.allocations] == [_head(a) for a in whole.allocations]
     assert all(a is b for a, b in zip(done.allocations, allocations, strict=True))
-    assert sorted(reads) == [a.line for a in whole.allocations]  # each once
+    assert [a.line for a in done.allocations] == [a.line for a in whole.allocations]
+    assert shown.line == largest.line > 0
+    others = [a.line for a in whole.allocations if a.index != largest.index]
+    assert sorted(reads[1:]) == others  # each once
     full = preview(path, from_bytes=0)
     assert full is not None
     for field in ("totals_by_kind", "totals_by_color", "memory_stats", "memory_spaces"):
@@ -224,8 +231,11 @@ def test_allocation_lines_read_each_line_once_in_any_order():
     assert lines.in_order(True).indexes == [1, 3, 0, 2]  # equal sizes by index
     assert lines.in_order(False).indexes == [0, 1, 2, 3]
     assert lines[1] is lines.in_order(True)[0] is lines.by_index()[1]
-    assert [a.line for a in lines[1:3]] == [4, 6]
-    assert list(lines) == [lines[k] for k in range(4)] and len(lines) == 4
+    # Read before the lines are counted: with none, then given theirs, equal either way.
+    first = lines[1:3]
+    assert [a.line for a in first] == [0, 0] and first[0] == BufferAllocation(1, 15, line=4)
+    assert list(lines) == [lines[k] for k in range(4)] and len(lines) == 4  # counts them
+    assert [a.line for a in first] == [4, 6] and lines[0].line == 2  # the rest read with it
     assert 7 not in lines.by_index() and len(lines.by_index()) == 4
 
 
@@ -261,7 +271,8 @@ def test_allocations_by_index_are_a_mapping_whatever_the_order(order):
         lambda: array("q", [2, 4, 6, 8]),
     ).by_index()
     assert sorted(by_index) == sorted(order) and len(by_index) == 4
-    assert [by_index[k][1] for k in order] == [2, 4, 6, 8]  # each its own line
+    by_index.lines.count_lines()  # first: each then read with its own line
+    assert [by_index[k][1] for k in order] == [2, 4, 6, 8]
     for missing in (-1, 4 if 4 not in order else 6, "1", None):
         assert missing not in by_index and by_index.get(missing) is None
         with pytest.raises(KeyError):
@@ -276,7 +287,7 @@ def test_allocation_lines_need_a_value_of_every_column_for_every_line():
         lines.texts, lines.indexes, lines.sizes, lines.colors, lambda t, n: t, lambda: array("q")
     )
     with pytest.raises(ValueError, match="a line number is needed"):
-        short[0]
+        short.count_lines()
 
 
 def test_a_glance_leaves_the_aliases_to_completed(monkeypatch):

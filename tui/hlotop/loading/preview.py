@@ -160,6 +160,8 @@ def completed(first: ModuleDump, pause: Callable[[], object] | None = None) -> M
     Raises nothing."""
     path = first.files[0].path
     lines = first.sections.allocations
+    if isinstance(lines, AllocationLines):
+        lines.count_lines()  # first (the rows read already are given theirs)
     allocations: list[BufferAllocation] = []
     for at in range(0, len(lines), _PAUSE_EVERY):
         allocations += lines[at : at + _PAUSE_EVERY]

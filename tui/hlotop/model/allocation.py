@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hlotop.model.values import HloValue, ShapeIndex, ValueSlot
 
@@ -53,7 +53,9 @@ class BufferAllocation:
     pointer: str | None = None  # pre-2022 dumps print the allocation's address
     values: tuple[ValueSlot, ...] = ()
     reused_by: tuple[tuple[HloValue, int], ...] = ()  # (value, its color), since 2026-06
-    line: int = 0
+    # Where it was read (1-based; 0: not known, or not yet: AllocationLines): not part of
+    # what the allocation is, so two reads of it compare (and hash) equal.
+    line: int = field(default=0, compare=False)
 
     @property
     def kinds(self) -> tuple[str, ...]:
