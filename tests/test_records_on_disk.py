@@ -228,3 +228,25 @@ def test_a_records_line_is_the_same_in_any_order_of_reading(relative, small_piec
     lines = {n: records.line_of(n) for n in numbers}
     assert [lines[n] for n in range(len(records))] == in_order
     assert all(records.record(n).line == in_order[n] for n in numbers[:50])
+
+
+@pytest.mark.parametrize("records", [0, 1, 255, 256, 257, 600])
+def test_the_line_after_the_records_is_counted_on_from_their_checkpoints(records):
+    """The records' end line (where the lines after them, a combined dump's live
+    ranges, start counting) comes from their line-number checkpoints, every 256th
+    record's, and the lines after the last: the line a plain count gives, for a
+    section ending before, on and after a checkpoint, and with no record."""
+    from hlotop.parse.records import used_values
+
+    record = "<{n} p{n} @0>\n positions:\n  p{n}\n uses:\n  add, operand 0\n"
+    head = "BufferAssignment:\n\nUsed values:\n"
+    body = "".join(record.format(n=n) for n in range(records))
+    text = head + body + "\nHloLiveRange (max 3):\n"
+    begin, end = len(head), len(head) + len(body) + 1  # the blank line is the records'
+    table = used_values("x.txt", text, 4, begin, end)
+    assert table.line_at_end() == text.count("\n", 0, end) + 1 == 4 + 5 * records + 1
+    assert len(table) == records
+    if records:
+        assert table.line_of(records - 1) == 4 + 5 * (records - 1)
+    given = used_values("x.txt", text, 4, begin, end, end_line=99)
+    assert given.line_at_end() == 99  # as given: not counted

@@ -238,6 +238,22 @@ class UsedValues(Generic[AnyStr]):
         return record
 
     # -- lines -------------------------------------------------------------------------
+    def line_at_end(self) -> int:
+        """The 1-based line of ``text[end]``, the first after the records: ``end_line``
+        if it was given, else counted on from the last line-number checkpoint (which
+        indexes the records: the count through them is then not made twice, 13 ms at
+        46 MB). Raises ``OSError`` as :meth:`line_of`."""
+        with self._lock:
+            if self.end_line is None:
+                starts, count = self.starts, self._count
+                if len(starts):
+                    last = (len(starts) - 1) // _STRIDE
+                    line = self._line_checkpoints()[last] + count(starts[last * _STRIDE], self.end)
+                else:
+                    line = self.first_line + count(self.begin, self.end)
+                self.end_line = line
+            return self.end_line
+
     def line_of(self, number: int) -> int:
         """The 1-based line of record ``number``'s head (counted on first need).
         Raises ``OSError`` if the text was released and cannot be read back."""

