@@ -31,13 +31,18 @@ def test_peak_sweep_takes_the_earliest_maximum_and_zero_when_empty():
     assert xla_peak_step([(0, 1, 10), (2, 3, 10)]) == (2, 20)
     assert xla_peak_step([]) == (0, 0)
     assert xla_peak_step([(0, 0, 0)]) == (0, 0)
+    for last in (None, 3, 9):  # event by event, and every step summed
+        assert xla_peak_step([(0, 0, 10), (2, 3, 10)], last) == (0, 10)
+        assert xla_peak_step([(0, 1, 10), (2, 3, 10)], last) == (2, 20)
+        assert xla_peak_step([], last) == (0, 0) == xla_peak_step([(0, 0, 0)], last)
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_the_peak_sweep_over_every_step_is_the_sweep_over_events(seed):
-    """The sweep is summed over every step in C; XLA's own order of events (starts,
-    then ends, at each step where one happens) gives the same step and bytes, also for
-    damaged ranges (ending before they start, or at steps far apart)."""
+    """The sweep event by event, and summed over every step in C where the ranges are
+    near one another: XLA's own order of events (starts, then ends, at each step where
+    one happens) gives the same step and bytes, also for damaged ranges (ending before
+    they start, or at steps far apart)."""
     rng = random.Random(seed)
     spans = []
     for _ in range(rng.randrange(1, 60)):
@@ -46,6 +51,10 @@ def test_the_peak_sweep_over_every_step_is_the_sweep_over_events(seed):
         spans.append((start, max(end, -1), rng.choice([0, 4, 8, 1024, rng.randrange(1, 10**6)])))
     assert xla_peak_step(spans) == _xla_sweep(spans)
     assert xla_peak_step(iter(spans)) == _xla_sweep(spans)  # any iterable
+    last = max(max(start, end) for start, end, _ in spans)
+    if last < 10**6:  # every step summed, where the ranges are near one another
+        assert xla_peak_step(spans, last) == _xla_sweep(spans)
+        assert xla_peak_step(iter(spans), last + 5) == _xla_sweep(spans)
 
 
 def _xla_sweep(spans):

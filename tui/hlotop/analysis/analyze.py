@@ -126,8 +126,15 @@ def analyze(
     source: str | None = None
     peak_values: list[ValueInfo] = []
     if live is not None:
+        # Every step swept, unless a damaged range is far from the rest.
+        last = max(max(live.buffers.starts, default=0), max(live.buffers.ends, default=0))
         peak_step, sweep_bytes = xla_peak_step(
-            (rng.start, rng.end, i.sweep_bytes) for i in live_infos if (rng := i.live) is not None
+            (
+                (rng.start, rng.end, i.sweep_bytes)
+                for i in live_infos
+                if (rng := i.live) is not None
+            ),
+            last if last <= plausible else None,
         )
         peak_values = live_set(live_infos, peak_step)
         printed = live.peak

@@ -7,19 +7,27 @@ from array import array
 from collections import defaultdict
 from collections.abc import Iterable
 from itertools import accumulate
+from operator import add, sub
 
 from hlotop.model import ValueInfo
 
 
-def xla_peak_step(ranges: Iterable[tuple[int, int, int]]) -> tuple[int, int]:
+def xla_peak_step(
+    ranges: Iterable[tuple[int, int, int]], last_step: int | None = None
+) -> tuple[int, int]:
     """XLA's peak moment (``HloLiveRange::ComputePeakMemoryMoment``).
 
     ``ranges`` are ``(start, end, bytes)`` with inclusive steps and the defining
     instruction's ByteSizeOf. Events at ``start`` (+) and ``end + 1`` (-) are swept in
     (time, is_end) order, so starts at a step count before ends at that step; the
-    earliest strict maximum wins, 0 if there is none. Returns ``(step, bytes at the
-    sweep's maximum)``. Raises nothing.
+    earliest strict maximum wins, 0 if there is none. ``last_step``, if given, is at
+    least every range's start and end: the sweep then adds up every step 0..last_step
+    in C (a 136 000-step schedule's in half the time), else it goes event by event
+    (ranges far apart, a damaged dump's). Returns ``(step, bytes at the sweep's
+    maximum)``. Raises nothing.
     """
+    if last_step is not None:
+        return _peak_over_every_step(ranges, last_step)
     starts: dict[int, int] = {}
     ends: dict[int, int] = {}
     starts_get, ends_get = starts.get, ends.get
@@ -33,6 +41,21 @@ def xla_peak_step(ranges: Iterable[tuple[int, int, int]]) -> tuple[int, int]:
             peak, peak_time = usage, t
         usage -= ends_get(t, 0)
     return peak_time, peak
+
+
+def _peak_over_every_step(ranges: Iterable[tuple[int, int, int]], last: int) -> tuple[int, int]:
+    """:func:`xla_peak_step` by steps: the bytes started and ended at each, and the
+    usage the sweep checks at a step, the usage after it plus what ended there (the
+    usage before it plus what started). A step with no event repeats the usage after
+    the last one, so the earliest maximum is at an event, as in XLA's sweep."""
+    started = [0] * (last + 2)
+    ended = [0] * (last + 2)
+    for start, end, size in ranges:
+        started[start] += size
+        ended[end + 1] += size
+    checked = list(map(add, accumulate(map(sub, started, ended)), ended))
+    peak = max(checked)
+    return (checked.index(peak), peak) if peak > 0 else (0, 0)
 
 
 # Steps summed by one call into C at most: the running sums of a 136 000-step schedule
