@@ -96,7 +96,8 @@ class Occupancy:
         """Occupied bytes of each colour at each step 0..max_time (each an
         ``array("q")``, or the sums themselves where they are the curve), for every
         colour that has an allocation, ascending: at each step, the union of each
-        allocation's live slices. Worked out once."""
+        allocation's live slices. Worked out once, by one thread at a time (the
+        analysis, then :class:`~hlotop.model.OnFirstRead`, which holds a lock)."""
         if self._curves is None:
             fixes: dict[int, list[int]] = {}  # colour -> union minus sums, by step
             for color, spans in self._shared:
