@@ -28,10 +28,8 @@ from hlotop.model.dump import ModuleDump, ParsedSections
 from hlotop.model.dump_file import Diagnostic, DumpFile
 from hlotop.model.figures import (
     Analysis,
-    CurveOnFirstRead,
     MemorySpace,
     MemoryStats,
-    OnFirstRead,
     ValueInfo,
     ValuesById,
     source_of,
@@ -54,6 +52,7 @@ from hlotop.model.memory_report import (
     ReportRow,
 )
 from hlotop.model.module_text import IoAlias
+from hlotop.model.on_first_read import CurveOnFirstRead, OnFirstRead
 from hlotop.model.oom import OOM_FORMATS, OomEntry, OomReport
 from hlotop.model.source import SourceFrame, StackFrameTable
 from hlotop.model.used_values import ByteSource, RecordGrammar, UsedValues

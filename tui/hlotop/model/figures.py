@@ -4,13 +4,10 @@ schedule."""
 
 from __future__ import annotations
 
-import sys
-import threading
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from hlotop.model.allocation import BufferAllocation
 from hlotop.model.live_range import BufferLiveRange
@@ -195,76 +192,6 @@ class ValuesById(Mapping[int, ValueInfo]):
 
     def __len__(self) -> int:
         return len(self._values)
-
-
-class _WorkedOut:
-    """What ``make()`` gives, worked out when first asked for, once, from any thread."""
-
-    __slots__ = ("_make", "_made", "_lock")
-
-    def __init__(self, make: Callable[[], Any]):
-        self._make: Callable[[], Any] | None = make
-        self._made: Any = None
-        self._lock = threading.Lock()
-
-    def _value(self) -> Any:
-        made = self._made
-        if made is None:
-            with self._lock:
-                made = self._made
-                if made is None:
-                    assert self._make is not None
-                    made = self._made = self._make()
-                    self._make = None  # and what it held
-        return made
-
-
-class OnFirstRead(_WorkedOut, Mapping[int, Sequence[int]]):
-    """A mapping (memory space -> a curve) worked out by ``make()`` when it is first
-    read: a figure only some views show (the occupied bytes at every step) costs a
-    report that never shows it nothing. Read-only."""
-
-    __slots__ = ()
-
-    def __getitem__(self, key: int) -> Sequence[int]:
-        return self._value()[key]
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._value())
-
-    def __len__(self) -> int:
-        return len(self._value())
-
-    def __repr__(self) -> str:
-        return f"OnFirstRead({dict(self._value())!r})"
-
-
-class CurveOnFirstRead(_WorkedOut, Sequence[int]):
-    """A per-step curve (an ``array("q")``) worked out by ``make()`` when it is first
-    read, as :class:`OnFirstRead`; equal to the curve itself. Read-only."""
-
-    __slots__ = ()
-
-    def __getitem__(self, index):  # an int or a slice
-        return self._value()[index]
-
-    def __len__(self) -> int:
-        return len(self._value())
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._value())
-
-    def index(self, value: Any, start: int = 0, stop: int = sys.maxsize) -> int:
-        return self._value().index(value, start, stop)
-
-    def __eq__(self, other: object) -> bool:
-        mine = self._value()
-        return mine == (other._value() if isinstance(other, CurveOnFirstRead) else other)
-
-    __hash__ = None  # type: ignore[assignment]  # as an array's
-
-    def __repr__(self) -> str:
-        return f"CurveOnFirstRead({self._value()!r})"
 
 
 @dataclass(slots=True)
