@@ -79,17 +79,8 @@ def give_back_big_buffers(from_bytes: int = MMAP_THRESHOLD) -> bool:
     and return it to the OS when freed, for the rest of the process (and the processes
     it forks). True if it was told; False where there is no ``mallopt`` (not glibc).
     Raises nothing."""
-    import ctypes  # here: library callers of this module never pay for importing it
-
     global _GIVING_BACK
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (AttributeError, OSError):
-        return False
-    try:
-        _GIVING_BACK = bool(mallopt(_M_MMAP_THRESHOLD, from_bytes))
-    except (OSError, ctypes.ArgumentError):
-        _GIVING_BACK = False
+    _GIVING_BACK = _mallopt((_M_MMAP_THRESHOLD, from_bytes))
     return _GIVING_BACK
 
 
@@ -116,14 +107,19 @@ def big_buffers_for_writing() -> None:
 
 
 def _keep_freed(mmap_from: int) -> None:
-    import ctypes
+    _mallopt((_M_MMAP_THRESHOLD, mmap_from), (_M_TRIM_THRESHOLD, REPORT_TRIM_THRESHOLD))
+
+
+def _mallopt(*settings: tuple[int, int]) -> bool:
+    """Tell glibc's ``mallopt`` each ``(parameter, value)`` in turn; True if it took
+    every one, False where there is no ``mallopt`` (not glibc). Raises nothing."""
+    import ctypes  # here: library callers of this module never pay for importing it
 
     try:
         mallopt = ctypes.CDLL(None).mallopt
-        mallopt(_M_MMAP_THRESHOLD, mmap_from)
-        mallopt(_M_TRIM_THRESHOLD, REPORT_TRIM_THRESHOLD)
+        return all([bool(mallopt(parameter, value)) for parameter, value in settings])
     except (AttributeError, OSError, ctypes.ArgumentError):
-        pass
+        return False
 
 
 _KEPT: list[object] | None = None  # a list once the process ends by os._exit

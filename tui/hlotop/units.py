@@ -53,7 +53,9 @@ _SCALE = {
     "EiB": 1 << 60,
 }
 # HumanReadableNumBytes's form: a decimal number (no exponent, inf or nan) and a unit.
-_HUMAN_BYTES = re.compile(r"\s*(-?\d+(?:\.\d+)?)(B|[KMGTPE]iB)\s*")
+_NUMBER, _UNIT = r"-?\d+(?:\.\d+)?", r"B|[KMGTPE]iB"
+HUMAN_BYTES_RE = rf"{_NUMBER}(?:{_UNIT})"  # as a dump prints it: 36.0KiB (no groups)
+_HUMAN_BYTES = re.compile(rf"\s*({_NUMBER})({_UNIT})\s*")
 
 
 def parse_human_bytes(text: str) -> int:

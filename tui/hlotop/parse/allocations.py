@@ -8,7 +8,7 @@ import sys
 from hlotop.model import BufferAllocation, ValueSlot
 from hlotop.parse.line_form import Field, LineForm, Lit, Opt, Part, Skip, flag
 from hlotop.parse.tokens import VALUE_REF, Sink, index_field, int_field
-from hlotop.units import parse_human_bytes
+from hlotop.units import HUMAN_BYTES_RE, parse_human_bytes
 
 
 def allocation_parts(size: Field) -> tuple[Part, ...]:
@@ -57,7 +57,7 @@ REPORT_ALLOCATION_LINE = LineForm(
     *allocation_parts(
         Field(
             "size",
-            r"-?\d+(?:\.\d+)?(?:B|KiB|MiB|GiB|TiB|PiB|EiB)",
+            HUMAN_BYTES_RE,
             "a size like 36.0KiB",
             parse_human_bytes,
         )

@@ -13,13 +13,14 @@ from hlotop.parse.allocations import REPORT_ALLOCATION_LINE
 from hlotop.parse.line_form import Field, LineForm, Lit, Part, Skip
 from hlotop.parse.tokens import Sink, int_field, percent_field
 from hlotop.shapes.grammar import integer
+from hlotop.units import HUMAN_BYTES_RE
 
 SORTED_HEADER = "Allocations sorted by size:"
 DETAIL_HEADER = "Allocations sorted by size with their values:"
 LIST_COLUMNS = "cumulative_size; total_size - cumulative_size; allocation"
 TABLE_COLUMNS = "cumulative_size;       size;       offset; used_by_n_values; shapes_list"
 
-_SIZE = r"-?\d+(?:\.\d+)?(?:B|KiB|MiB|GiB|TiB|PiB|EiB)"  # as printed: 36.0KiB
+_SIZE = HUMAN_BYTES_RE  # as printed: 36.0KiB
 
 
 def _sizes_and_share() -> tuple[Part, ...]:
