@@ -5,6 +5,7 @@ groups the per-allocation tables by memory space."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from parsy import regex, seq, string
 
@@ -21,6 +22,40 @@ LIST_COLUMNS = "cumulative_size; total_size - cumulative_size; allocation"
 TABLE_COLUMNS = "cumulative_size;       size;       offset; used_by_n_values; shapes_list"
 
 _SIZE = HUMAN_BYTES_RE  # as printed: 36.0KiB
+
+
+# Where a tuple shape starts: the list's first item, or one after ", " or a count's "×".
+# Without one, ", " is only ever between items (a shape's dims, layout and tiling have
+# no space), so the list is split by str.split, not character by character.
+_TUPLE_START = re.compile(r"(?:^|, |×)\(")
+
+
+@lru_cache(maxsize=1 << 14)
+def _split_shapes(text: str) -> tuple[tuple[int, str], ...]:
+    """``"2×f32[4], bf16[2]"`` -> ((2, "f32[4]"), (1, "bf16[2]")), minding tuple commas.
+    Each distinct list once (a report repeats a few hundred over 10^4 rows), and the
+    rows that print it share the one tuple."""
+    items = text.split(", ") if _TUPLE_START.search(text) is None else _items_at_depth_0(text)
+    out = []
+    for item in items:
+        count, _, rest = item.partition("×")
+        out.append((int(count), rest) if rest and count.isdigit() else (1, item))
+    return tuple(out)
+
+
+def _items_at_depth_0(text: str) -> list[str]:
+    """``text`` split at each ", " outside brackets, braces and parentheses."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0 and text.startswith(", ", i):
+            items.append(text[start:i])
+            start = i + 2
+    items.append(text[start:])
+    return items
 
 
 def _sizes_and_share() -> tuple[Part, ...]:
@@ -56,7 +91,7 @@ TABLE_ROW = LineForm(
     Skip(r"\s*", "spaces"),
     int_field("used_by_n_values", "a count of values"),
     Lit("; "),
-    Field("shapes", r".*", "a list of shapes", lambda text: _split_shapes(text)),
+    Field("shapes", r".*", "a list of shapes", _split_shapes),
     make=ReportRow,
     context=("line",),
 )
@@ -67,37 +102,6 @@ TOTAL_LINE = regex(r"Total bytes(?: used)?: (\d+)", group=1).map(int) << regex(r
 REST_LINE = regex(r"The rest (\d+) (?:allocations|values) are less than", group=1).map(
     int
 ) << regex(r".*")
-
-
-# Where a tuple shape starts: the list's first item, or one after ", " or a count's "×".
-# Without one, ", " is only ever between items (a shape's dims, layout and tiling have
-# no space), so the list is split by str.split, not character by character.
-_TUPLE_START = re.compile(r"(?:^|, |×)\(")
-
-
-def _split_shapes(text: str) -> tuple[tuple[int, str], ...]:
-    """``"2×f32[4], bf16[2]"`` -> ((2, "f32[4]"), (1, "bf16[2]")), minding tuple commas."""
-    items = text.split(", ") if _TUPLE_START.search(text) is None else _items_at_depth_0(text)
-    out = []
-    for item in items:
-        count, _, rest = item.partition("×")
-        out.append((int(count), rest) if rest and count.isdigit() else (1, item))
-    return tuple(out)
-
-
-def _items_at_depth_0(text: str) -> list[str]:
-    """``text`` split at each ", " outside brackets, braces and parentheses."""
-    items, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0 and text.startswith(", ", i):
-            items.append(text[start:i])
-            start = i + 2
-    items.append(text[start:])
-    return items
 
 
 # The report keeps an allocation's index and size of a list row or a table's head: one
@@ -166,10 +170,15 @@ class MemoryReportSection:
             elif table is not None:
                 m = _match_table_row(line)  # its \s* takes era B's leading tab
                 if m is None:
-                    if self.era == "A" and _table_head(line):
-                        j += 1  # an era A table's column names or rule: nothing to keep
-                        continue
-                    break
+                    if not _table_head(line):
+                        break
+                    # A table's column names or rule, as feed reads them: era B's names
+                    # open the next table of the memory space (3 400 tables at 46 MB,
+                    # each a trip through feed before).
+                    if self.era == "B" and line.strip() == TABLE_COLUMNS and self.spaces:
+                        table = self._space_table(first_line + j)
+                    j += 1
+                    continue
                 table["rows"].append(_build_table_row(m, first_line + j))
             else:
                 break
@@ -181,8 +190,7 @@ class MemoryReportSection:
         body = line.strip()
         if _table_head(body):
             if body == TABLE_COLUMNS and self.era == "B" and self.spaces:
-                self._table = self._new_table(-1, 0, "", lineno)
-                self.spaces[-1]["tables"].append(self._table)
+                self._space_table(lineno)
             return True
         if body == SORTED_HEADER:
             self._state = "list"
@@ -236,6 +244,13 @@ class MemoryReportSection:
         """The table of allocation ``index`` of ``size`` bytes (read from its head
         ``line`` on ``lineno``), whose rows come next."""
         self._table = self._detail[index] = self._new_table(index, size, line, lineno)
+        return self._table
+
+    def _space_table(self, lineno: int) -> dict:
+        """The next table of the last memory space (era B), whose column names are on
+        ``lineno``: its rows come next."""
+        self._table = self._new_table(-1, 0, "", lineno)
+        self.spaces[-1]["tables"].append(self._table)
         return self._table
 
     def _table_row(self, table: dict, line: str, lineno: int) -> None:
