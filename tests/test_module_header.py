@@ -60,3 +60,12 @@ def test_nested_indices_and_both_kinds_read_alike_and_a_broken_config_is_none():
     assert module_header._fast(trailing[trailing.index("{") :]) is None  # to the grammar
     assert parse_module_header(trailing) is None
     assert parse_module_header("HloModule m, is_scheduled=true") == ()
+
+
+def test_an_index_with_an_empty_number_is_not_read_and_does_not_crash():
+    # "{1,,2}" fits "[\d,]*" but is no ShapeIndex: it once reached int("") and a traceback.
+    for damaged in ("{1,,2}", "{,}", "{1,}"):
+        line = f"HloModule m, input_output_alias={{ {damaged}: (0, {{}}, may-alias) }}, x=1"
+        assert parse_module_header(line) is None, damaged
+    line = "HloModule m, input_output_alias={ {0}: (0, {2,,1}, may-alias) }, x=1"
+    assert parse_module_header(line) is None

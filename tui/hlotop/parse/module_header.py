@@ -26,7 +26,10 @@ _START = re.compile(r"\binput_output_alias=")
 # and an entry at a time, not the whole config in one call, which would hold the
 # interpreter for tens of milliseconds while the browser's keys wait.
 _OPEN = re.compile(r"\{ *")
-_ENTRY_FIELDS = re.compile(r"\{([\d,]*)\}: \((\d+), \{([\d,]*)\}(?:, ([a-z-]+))?\)")
+# An index is "{}" or numbers between commas: "{1,,2}" is left to the grammar (which
+# says what it lacks) rather than read as a number "".
+_INDEX = r"\{((?:\d+(?:,\d+)*)?)\}"
+_ENTRY_FIELDS = re.compile(rf"{_INDEX}: \((\d+), {_INDEX}(?:, ([a-z-]+))?\)")
 _CLOSE = re.compile(r" *\}")
 
 
