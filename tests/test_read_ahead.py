@@ -6,6 +6,7 @@ blocks that cross between the processes as columns come back equal."""
 
 from __future__ import annotations
 
+import os
 import pickle
 import shutil
 import time
@@ -19,6 +20,7 @@ import hlotop.loading.ahead as ahead
 from conftest import BIG, SAMPLES, sample
 from hlotop.loading.loader import load
 from hlotop.model import HloLiveRange
+from hlotop.parse.stack_trace import TreeApart
 
 # jax 0.10.2: all four files of a split module
 SPLIT_BIG = (
@@ -120,6 +122,42 @@ def test_a_worker_reads_the_next_part_before_this_process_takes_one(tmp_path):
         assert parts.take("first", _broken)[0] == b"x" * (1 << 20)
 
 
+def test_meanwhile_runs_once_while_the_worker_reads_and_not_when_the_part_is_here(tmp_path):
+    """``meanwhile`` (--summary's imports) fills a wait for the worker: called once, the
+    first time a part is taken before the worker has sent it, and not at all when
+    every part taken was there already."""
+    go = tmp_path / "go"
+    calls: list[str] = []
+
+    def meanwhile():
+        calls.append("meanwhile")
+        go.touch()  # the worker, waiting for this, now finishes its part
+
+    with ahead.PartsAhead(1, meanwhile) as parts:
+        parts.start([("slow", 1 << 30, _after, (go,)), ("next", 1 << 30, _mark, (tmp_path / "m",))])
+        assert parts.take("slow", _broken)[0] == "read"
+        assert parts.take("next", _broken)[0] == "read"
+    assert calls == ["meanwhile"]
+
+    calls.clear()
+    with ahead.PartsAhead(1, meanwhile) as parts:
+        parts.start([("ready", 1 << 30, _mark, (tmp_path / "m2",))])
+        for _ in range(1000):  # until the worker has sent it
+            if parts._of["ready"].arriving("ready"):
+                break
+            time.sleep(0.01)
+        assert parts.take("ready", _broken)[0] == "read"
+    assert calls == []
+
+
+def _after(go: Path, diagnostics):
+    for _ in range(3000):  # until this process's meanwhile says go (30 s at most)
+        if go.exists():
+            return "read"
+        time.sleep(0.01)
+    return "timed out"
+
+
 def _big(diagnostics):
     return b"x" * (1 << 20)  # a pipe holds 64 KiB
 
@@ -146,22 +184,83 @@ def _spy_on_starts(monkeypatch) -> list[str]:
 def test_a_worker_reports_damaged_lines_where_one_process_does(tmp_path, every_file_ahead):
     """Diagnostics found in the worker's files come back with their lines, in the
     files' order among the others."""
-    source = Path(sample(SPLIT_BIG))
-    prefix = source.name[: -len("-buffer-assignment.txt")]
-    for f in source.parent.glob(prefix + "*"):
-        shutil.copy(f, tmp_path / f.name)
-    live = tmp_path / (prefix + "-live-range.txt")
+    dump, live = _copy_of_split_big(tmp_path)
     lines = live.read_text().split("\n")
     ranges = [i for i, line in enumerate(lines) if ":" in line and "-" in line.split(":")[-1]]
     lines[ranges[3]] = "    broken{0}:x-y"
     live.write_text("\n".join(lines))
-    report = tmp_path / (prefix + "-memory-usage-report.txt")
+    report = live.with_name(live.name.replace("-live-range", "-memory-usage-report"))
     report.write_text(report.read_text() + "garbage line at the end\n")
-    dump = tmp_path / source.name
     alone = load(dump, lazy=True)
     with_worker = load(dump, lazy=True, workers=1)
     assert any(d.line == ranges[3] + 1 and d.path == str(live) for d in alone.diagnostics)
     assert any(d.path == str(report) for d in alone.diagnostics)
+    _same_module(alone, with_worker)
+
+
+def _copy_of_split_big(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of :data:`SPLIT_BIG`'s files in ``tmp_path``: (its
+    ``-buffer-assignment.txt``, its ``-live-range.txt``)."""
+    source = Path(sample(SPLIT_BIG))
+    prefix = source.name[: -len("-buffer-assignment.txt")]
+    for f in source.parent.glob(prefix + "*"):
+        shutil.copy(f, tmp_path / f.name)
+    return tmp_path / source.name, tmp_path / (prefix + "-live-range.txt")
+
+
+def test_a_damaged_stack_trace_tree_read_after_the_live_ranges_is_reported_in_turn(
+    tmp_path, every_file_ahead
+):
+    """The worker sends the live ranges before it reads their stack-trace tree; the
+    tree's diagnostics still come where one process reports them, among the file's
+    others (here a damaged live range before the tree and a truncated last line after
+    it), and the tree is the same."""
+    dump, live = _copy_of_split_big(tmp_path)
+    lines = live.read_text().split("\n")
+    header = next(i for i, line in enumerate(lines) if "Stack trace breakdown" in line)
+    ranges = [i for i, line in enumerate(lines[:header]) if "-" in line.split(":")[-1]]
+    lines[ranges[2]] = "    broken{0}:x-y"
+    lines[header + 1] = "      ├── " + lines[header + 1].lstrip()  # a root with no parent
+    lines[header + 3] = lines[header + 3].replace("total: ", "total ")
+    text = "\n".join(lines).rstrip("\n")  # no last line end
+    live.write_text(text)
+    alone = load(dump, lazy=True)
+    with_worker = load(dump, lazy=True, workers=1)
+    mine = [(d.line, d.message) for d in alone.diagnostics if d.path == str(live)]
+    last = text.count("\n") + 1
+    assert [line for line, _ in mine] == [ranges[2] + 1, header + 2, header + 4, last]
+    assert "deeper than its parent" in mine[1][1] and "truncated" in mine[-1][1]
+    assert alone.live_range is not None and alone.live_range.stack_trace is not None
+    assert alone.live_range.stack_trace.roots
+    _same_module(alone, with_worker)
+
+
+def test_a_tree_lost_with_the_worker_is_read_here(every_file_ahead, monkeypatch):
+    """If the worker ends after it sent the live ranges but before their tree, the file
+    is read again here for the tree: the module is the same."""
+    here = os.getpid()
+    real = TreeApart.read
+
+    def dies_in_the_worker(self, path):
+        if os.getpid() != here:
+            raise SystemExit(1)
+        return real(self, path)
+
+    monkeypatch.setattr(TreeApart, "read", dies_in_the_worker)
+    read_here = []
+    real_read = ahead._read
+
+    def spy(job, args):
+        read_here.append(job.__name__)
+        return real_read(job, args)
+
+    monkeypatch.setattr(ahead, "_read", spy)  # here (the worker's runs are _work's)
+    monkeypatch.setattr(ahead, "_work", real_read)
+    alone = load(sample(SPLIT_BIG), lazy=True)
+    read_here.clear()
+    with_worker = load(sample(SPLIT_BIG), lazy=True, workers=1)
+    assert read_here == ["_live_ranges_then_tree"]  # read again here for its tree
+    assert with_worker.live_range is not None and with_worker.live_range.stack_trace
     _same_module(alone, with_worker)
 
 
@@ -184,8 +283,9 @@ def test_a_file_the_worker_fails_on_is_read_here(every_file_ahead, monkeypatch):
         _sibling(Path(sample(SPLIT_BIG)), kind).name
         for kind in ("buffer-assignment-values", "live-range")
     ]
-    # The worker failed on the first part: both are read here after all.
-    assert read_here == ["_parse_sibling", "_parse_sibling"]
+    # The worker failed on the first part: both are read here after all (the live
+    # ranges with their stack-trace tree apart, as the worker reads them).
+    assert read_here == ["_parse_sibling", "_live_ranges_then_tree"]
     _same_module(alone, with_worker)
     assert with_worker.read_records() == alone.read_records()
 

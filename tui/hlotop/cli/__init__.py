@@ -269,8 +269,15 @@ def _main(args) -> int:
                 return _write_json(args, load, grouping, capacity)
             from hlotop.process import keep_until_exit, report_workers
 
-            # records are read on demand; the live ranges on another core if there is one
-            module = load(args.path, lazy=True, workers=report_workers())
+            # records are read on demand; the live ranges on another core if there is
+            # one, and while this process waits for them it imports what prints the
+            # summary
+            module = load(
+                args.path,
+                lazy=True,
+                workers=report_workers(),
+                meanwhile=None if args.export else _summary_imports,
+            )
             keep_until_exit(module)  # freed by the OS when the command exits
             if args.export and grouping is not None:
                 return export(module, args, grouping)
@@ -287,6 +294,12 @@ def _main(args) -> int:
         return error(str(err))
     except KeyboardInterrupt:
         return 130
+
+
+def _summary_imports() -> None:
+    """What ``--summary`` prints with (rich's console and tables, 30 ms), imported while
+    the load waits for its worker (:func:`hlotop.loading.loader.load`'s ``meanwhile``)."""
+    import hlotop.report.summary  # noqa: F401
 
 
 def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:

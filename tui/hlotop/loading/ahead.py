@@ -11,9 +11,12 @@ pickled (the live ranges, the peak list and the stack-trace tree go across as co
 see :mod:`hlotop.model.live_range`; the records as their index and the file to read them
 back from, see :class:`~hlotop.model.UsedValues`), and this process unpickles each in its
 own thread when it takes it: no helper thread here competes with the reading for the
-interpreter. Whether this process may fork is the caller's to say
-(:func:`hlotop.process.report_workers`); with 0 workers, or if the worker cannot start
-or fails, a part is read here, and the result is the same.
+interpreter. A job may leave some of its work for after its part is sent
+(:class:`Later`): the worker sends the part, then does the rest (a split module's
+stack-trace tree, which the figures do not need) while this process goes on. Whether
+this process may fork is the caller's to say (:func:`hlotop.process.report_workers`);
+with 0 workers, or if the worker cannot start or fails, a part is read here, and the
+result is the same.
 
 One worker reads both parts, and more only where there are cores to spare beyond this
 process's: with two cores, a worker for each part (three processes) was measured no
@@ -29,7 +32,7 @@ import pickle
 import signal
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from hlotop.model import Diagnostic, ParsedSections
 
@@ -37,8 +40,20 @@ if TYPE_CHECKING:  # multiprocessing is imported when a worker starts (10 ms oth
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
-# A job: (*args, diagnostics) -> the part's sections, or None if it was skipped.
-Job = Callable[..., "ParsedSections | None"]
+
+class Later(NamedTuple):
+    """What a job returns when some of its work is better done after its sections are
+    handed on: ``sections`` now, and ``then()`` right after, by the same process (a
+    worker runs it once it has sent ``sections``); :meth:`PartsAhead.take_later` takes
+    what ``then()`` returns."""
+
+    sections: ParsedSections | None
+    then: Callable[[], object]
+
+
+# A job: (*args, diagnostics) -> the part's sections, or None if it was skipped, or
+# them with more to do (Later).
+Job = Callable[..., "ParsedSections | Later | None"]
 Read = tuple["ParsedSections | None", list[Diagnostic]]
 # A part to hand over: (key, size in bytes, job, args).
 Part = tuple[str, int, Job, tuple]
@@ -47,12 +62,16 @@ Part = tuple[str, int, Job, tuple]
 MIN_BYTES = 2 << 20
 
 
-def _read(job: Job, args: tuple) -> Read:
+# The key a part's later result (Later.then's) is sent under: its own and this.
+LATER = " (later)"
+
+
+def _read(job: Job, args: tuple) -> tuple[ParsedSections | Later | None, list[Diagnostic]]:
     found: list[Diagnostic] = []
     return job(*args, found), found
 
 
-def _work(job: Job, args: tuple) -> Read:
+def _work(job: Job, args: tuple) -> tuple[ParsedSections | Later | None, list[Diagnostic]]:
     """What the worker runs for one part."""
     return _read(job, args)
 
@@ -63,21 +82,32 @@ def _run(send: Connection, jobs: list[tuple[str, Job, tuple]]) -> None:
     that part and those after it itself). A result is sent by a thread of the worker's
     while it reads the next part: the pipe holds 64 KiB, and this process takes a part
     only when it needs it (the records' index waited 0.3 s at 46 MB, and the live
-    ranges with it)."""
+    ranges with it). A part whose job returns :class:`Later` is sent as
+    ``(sections, diagnostics, True)``, then what its ``then()`` returns under its key
+    and :data:`LATER`; the others as ``(sections, diagnostics, False)``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ctrl-c is the parent's to handle
-    sending: threading.Thread | None = None
+    sending: list[threading.Thread] = []
+
+    def send_in_turn(key: str, result: bytes) -> None:
+        if sending:
+            sending.pop().join()  # the parts go in order
+        sending.append(threading.Thread(target=_send, args=(send, key, result)))
+        sending[-1].start()
+
     try:
         for key, job, args in jobs:
-            result = pickle.dumps(_work(job, args), pickle.HIGHEST_PROTOCOL)
-            if sending is not None:
-                sending.join()  # the parts go in order
-            sending = threading.Thread(target=_send, args=(send, key, result))
-            sending.start()
+            result, found = _work(job, args)
+            later = result.then if isinstance(result, Later) else None
+            sections = result.sections if isinstance(result, Later) else result
+            read = (sections, found, later is not None)
+            send_in_turn(key, pickle.dumps(read, pickle.HIGHEST_PROTOCOL))
+            if later is not None:
+                send_in_turn(key + LATER, pickle.dumps(later(), pickle.HIGHEST_PROTOCOL))
     except BaseException:  # noqa: BLE001 - reported by the pipe closing early
         pass
     finally:
-        if sending is not None:
-            sending.join()
+        if sending:
+            sending.pop().join()
         send.close()
 
 
@@ -97,6 +127,11 @@ class _Worker:
         self.process, self.receive = process, receive
         self.waiting = set(keys)
         self.arrived: dict[str, bytes] = {}
+
+    def arriving(self, key: str) -> bool:
+        """Whether part ``key`` is here or on its way (the worker has sent something
+        not yet taken, or ended): taking it would not wait for the worker to read it."""
+        return key in self.arrived or self.receive.poll()
 
     def result(self, key: str) -> bytes | None:
         """The pickled result of part ``key`` (waited for), or None if the worker
@@ -122,11 +157,19 @@ class PartsAhead:
     back with :meth:`take`. Use it as a context manager: the workers are stopped on
     exit. ``workers``: how many processes this process may start (0: none, every part
     is read by :meth:`take`); one reads every part handed over, in turn, unless there
-    are cores to spare beyond this process's (``workers`` 3 or more)."""
+    are cores to spare beyond this process's (``workers`` 3 or more). ``meanwhile``,
+    if given, is called once, the first time :meth:`take` would wait for a worker
+    still reading the part: work the caller has to do anyway and that needs nothing
+    of the dump (a report's imports) is then done in that wait, not after it."""
 
-    def __init__(self, workers: int):
+    def __init__(self, workers: int, meanwhile: Callable[[], object] | None = None):
         self.workers = workers
         self._of: dict[str, _Worker] = {}  # key -> the worker reading it
+        self._meanwhile = meanwhile
+        # key -> the job and args of a part taken (to read it again here if its later
+        # result is lost), and the then() of a Later read here
+        self._taken: dict[str, tuple[Job, tuple]] = {}
+        self._later_here: dict[str, Callable[[], object]] = {}
 
     def start(self, parts: Sequence[Part]) -> list[str]:
         """Have workers run each ``job(*args, diagnostics)`` of ``parts`` (``(key,
@@ -159,10 +202,45 @@ class PartsAhead:
     def take(self, key: str, job: Job, *args: object) -> Read:
         """``(sections or None, diagnostics)`` of the part: the worker's if it was
         handed over, else ``job(*args, diagnostics)`` run here (also when it failed in
-        the worker). Raises what the job raises."""
+        the worker). A job's :class:`Later` gives its sections here; what its
+        ``then()`` returns is taken with :meth:`take_later`. Raises what the job
+        raises."""
+        self._taken[key] = (job, args)
         worker = self._of.pop(key, None)
         if worker is not None:
+            meanwhile = self._meanwhile
+            if meanwhile is not None and not worker.arriving(key):
+                self._meanwhile = None
+                meanwhile()
             data = worker.result(key)
+            read = None
+            if data is not None:
+                try:
+                    sections, found, later = pickle.loads(data)
+                    read = sections, found
+                except Exception:  # noqa: BLE001 - not read back: read it here
+                    later = False
+                if later:  # its later result comes next: the worker goes on
+                    worker.waiting.add(key + LATER)
+                    self._of[key + LATER] = worker
+            if not worker.waiting:
+                worker.stop(terminate=False)
+            if read is not None:
+                return read
+        sections, found = _read(job, args)
+        if isinstance(sections, Later):
+            self._later_here[key] = sections.then
+            sections = sections.sections
+        return sections, found
+
+    def take_later(self, key: str) -> object:
+        """What the ``then()`` of part ``key``'s :class:`Later` returns (None if its
+        job gave none), once :meth:`take` has taken the part: the worker's, or run
+        here (the part read again here first if the worker ended before sending it).
+        Raises what the job raises."""
+        worker = self._of.pop(key + LATER, None)
+        if worker is not None:
+            data = worker.result(key + LATER)
             if not worker.waiting:
                 worker.stop(terminate=False)
             if data is not None:
@@ -170,7 +248,12 @@ class PartsAhead:
                     return pickle.loads(data)
                 except Exception:  # noqa: BLE001 - not read back: read it here
                     pass
-        return _read(job, args)
+        then = self._later_here.pop(key, None)
+        if then is None and key in self._taken:  # sent by a worker that then ended
+            job, args = self._taken[key]
+            sections, _ = _read(job, args)
+            then = sections.then if isinstance(sections, Later) else None
+        return then() if then is not None else None
 
     def __enter__(self) -> PartsAhead:
         return self

@@ -21,6 +21,7 @@ from hlotop.parse.allocations import AllocationSection
 from hlotop.parse.memory_report import DETAIL_HEADER, SORTED_HEADER, MemoryReportSection
 from hlotop.parse.records import used_values
 from hlotop.parse.scan import newline_of
+from hlotop.parse.stack_trace import TreeApart
 from hlotop.parse.tokens import Sink
 from hlotop.parse.values import HEADER as USED_VALUES_HEADER
 from hlotop.parse.values import UsedValuesSection
@@ -66,6 +67,9 @@ class ReadHooks:
     # UsedValues.release_text): the records are read back from it once indexed, and
     # the text is not held while the rest is read.
     source: ByteSource | None = None
+    # Where the stack-trace tree's lines are set aside unread (a worker sends the rest
+    # of a -live-range.txt before it reads them): see TreeApart.
+    tree_apart: TreeApart | None = None
 
 
 _NO_HOOKS = ReadHooks()
@@ -170,7 +174,7 @@ def parse_text(
                     section = None
                     continue
                 max_time = sink.parse(lr.HEADER, line, lineno, "HloLiveRange header")
-                live = lr.LiveRangeSection(sink, max_time or 0, lineno)
+                live = lr.LiveRangeSection(sink, max_time or 0, lineno, hooks.tree_apart)
                 section = live
                 continue
             if line.startswith(lr.UNAVAILABLE):

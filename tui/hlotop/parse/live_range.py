@@ -18,7 +18,7 @@ from hlotop.model import (
     format_shape_index,
 )
 from hlotop.parse.line_form import Field, LineForm, Lit, Opt
-from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, StackTraceSection
+from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, StackTraceSection, TreeApart
 from hlotop.parse.tokens import Sink, index_field, int_field, name_field
 from hlotop.shapes.grammar import integer
 
@@ -74,11 +74,19 @@ _SEQUENCE_LINES = re.compile(f"^{SEQUENCE_LINE.body}$", re.M)
 _RUN = 1024
 
 
-class LiveRangeSection:
-    """Reads one ``HloLiveRange`` block line by line."""
+# The lines that start a part of the block (the stack-trace header aside): they end the
+# tree's lines.
+_PART_HEADERS = ("  InstructionSequence:", "  BufferLiveRange:", "  Live ranges at ")
 
-    def __init__(self, sink: Sink, max_time: int, line: int):
+
+class LiveRangeSection:
+    """Reads one ``HloLiveRange`` block line by line. With ``apart``, the lines of its
+    stack-trace tree are set aside there unread (:class:`TreeApart`), and the block is
+    finished without the tree (its peak list is V4 all the same)."""
+
+    def __init__(self, sink: Sink, max_time: int, line: int, apart: TreeApart | None = None):
         self.sink = sink
+        self.apart = apart
         self.max_time = max_time
         self.line = line
         self.sequence: list[str] = []
@@ -117,7 +125,20 @@ class LiveRangeSection:
         elif self._state == "peak":
             j = PEAK_LINE.take_columns(lines, j, stop, first_line, self.peak_entries)
         elif self._state == "stack":
-            j = self.stack.take_run(lines, j, stop, first_line)
+            if self.apart is None:
+                j = self.stack.take_run(lines, j, stop, first_line)
+            else:  # the lines feed would hand the tree, set aside
+                k = j
+                while (
+                    k < stop
+                    and lines[k].startswith("  ")
+                    and not lines[k].startswith(_PART_HEADERS)
+                    and not lines[k].startswith(STACK_HEADER_PREFIX)
+                ):
+                    k += 1
+                if k > j:
+                    self.apart.put(len(self.sink.diagnostics), lines[j:k], first_line + j)
+                j = k
         return j
 
     def _resync(self, lines: list[str], j: int, first_line: int) -> bool:
@@ -178,6 +199,10 @@ class LiveRangeSection:
             return True
         if line.startswith(STACK_HEADER_PREFIX):
             self._state = "stack"
+            if self.apart is not None:
+                self.stack.seen = True
+                self.apart.put(len(self.sink.diagnostics), [line], lineno)
+                return True
             return self.stack.feed_header(line, lineno)
         if not line.startswith("  "):
             return False
@@ -206,7 +231,10 @@ class LiveRangeSection:
                 for column, value in zip(self.peak_entries, fields, strict=True):
                     column.append(value)
         elif self._state == "stack":
-            self.stack.feed(line, lineno)
+            if self.apart is not None:
+                self.apart.put(len(self.sink.diagnostics), [line], lineno)
+            else:
+                self.stack.feed(line, lineno)
         else:
             self.sink.error(
                 lineno,
@@ -231,7 +259,7 @@ class LiveRangeSection:
             tuple(self.sequence),
             LiveRanges(*self.ranges),
             peak,
-            self.stack.finish(),
+            self.stack.finish() if self.apart is None else None,
             self.line,
         )
 

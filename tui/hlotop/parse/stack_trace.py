@@ -8,7 +8,7 @@ from array import array
 
 from parsy import string
 
-from hlotop.model import StackTrace, StackTraceNode
+from hlotop.model import Diagnostic, StackTrace, StackTraceNode
 from hlotop.parse.line_form import Field, LineForm, Lit
 from hlotop.parse.tokens import PERCENT_RE, Sink, percent_field, spaced_int, spaced_int_field
 
@@ -129,3 +129,48 @@ class StackTraceSection:
             array("q", column) if k >= 2 else column for k, column in enumerate(self.columns)
         )
         return StackTrace.of_columns(self.total, columns, self.parents)
+
+
+class TreeApart:
+    """The lines of a ``Stack trace breakdown`` tree set aside unread by the live-range
+    reader (:class:`~hlotop.parse.dump.ReadHooks`' ``tree_apart``), to be read by
+    :meth:`read` once the rest of the file is handed on: a worker process sends a big
+    module's live ranges first and its tree (20 000 lines at 46 MB, 0.1 s) after,
+    while the process that takes them works out the figures, none of which needs it.
+
+    Each piece is the tree's lines as the reader met them (a header, or a run of
+    lines), with where their diagnostics go among the file's: the number of
+    diagnostics the file had when they were set aside."""
+
+    def __init__(self) -> None:
+        self.pieces: list[tuple[int, list[str], int]] = []  # (at, lines, first line)
+
+    def put(self, at: int, lines: list[str], first_line: int) -> None:
+        """Set ``lines`` aside (1-based ``first_line`` is that of ``lines[0]``), whose
+        diagnostics go after the file's first ``at``."""
+        self.pieces.append((at, lines, first_line))
+
+    def read(self, path: str) -> tuple[StackTrace | None, list[tuple[int, list[Diagnostic]]]]:
+        """The tree (None if no header was set aside) and its diagnostics: each
+        piece's, with the place they go among the file's (``at``). The lines are read
+        as the live-range reader would have read them in turn: each header by
+        :meth:`StackTraceSection.feed_header`, the rest by its one-match path, else
+        line by line. ``path`` names the file in diagnostics. Raises nothing."""
+        section = StackTraceSection(Sink(path))
+        found: list[tuple[int, list[Diagnostic]]] = []
+        for at, lines, first_line in self.pieces:
+            section.sink = Sink(path)
+            j = 0
+            while j < len(lines):
+                if lines[j].startswith(STACK_HEADER_PREFIX):
+                    section.feed_header(lines[j], first_line + j)
+                    j += 1
+                    continue
+                taken = section.take_run(lines, j, len(lines), first_line)
+                if taken == j:
+                    section.feed(lines[j], first_line + j)
+                    taken += 1
+                j = taken
+            if section.sink.diagnostics:
+                found.append((at, section.sink.diagnostics))
+        return section.finish(), found
