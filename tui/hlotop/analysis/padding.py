@@ -16,22 +16,24 @@ def padding_by_color(
     """Tiling padding of each memory space (bytes): over its distinct slices, the
     slice's size minus the largest logical size of the values placed in it (never
     below 0). On CPU and GPU this is 0; on TPU, ``f32[]{:T(128)}`` alone pads 508."""
-    placed = [(slot, i.logical_bytes) for i in infos if (slot := i.slot) is not None]
+    infos = list(infos)  # looked at twice when a slice is padded
     # Only a slice some value leaves room in can be padded (on CPU and GPU: none), and
     # then only if no other value in it fills it: find those slices first.
     largest: dict[tuple[int, int, int], int] = {}
-    for slot, logical in placed:
-        if logical < slot.size:
+    for info in infos:
+        slot = info.slot
+        if slot is not None and info.logical_bytes < slot.size:
             key = (slot.allocation, slot.offset, slot.size)
-            if logical > largest.get(key, -1):
-                largest[key] = logical
+            if info.logical_bytes > largest.get(key, -1):
+                largest[key] = info.logical_bytes
     if largest:
         padded = {index for index, _, _ in largest}
-        for slot, logical in placed:
-            if slot.allocation in padded:
+        for info in infos:
+            slot = info.slot
+            if slot is not None and slot.allocation in padded:
                 key = (slot.allocation, slot.offset, slot.size)
-                if key in largest and logical > largest[key]:
-                    largest[key] = logical
+                if key in largest and info.logical_bytes > largest[key]:
+                    largest[key] = info.logical_bytes
     out: dict[int, int] = defaultdict(int)
     for (index, _, size), logical in largest.items():
         alloc = allocation_of.get(index)
