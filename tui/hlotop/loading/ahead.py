@@ -86,13 +86,14 @@ def _run(send: Connection, jobs: list[tuple[str, Job, tuple]]) -> None:
     ``(sections, diagnostics, True)``, then what its ``then()`` returns under its key
     and :data:`LATER`; the others as ``(sections, diagnostics, False)``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ctrl-c is the parent's to handle
-    sending: list[threading.Thread] = []
+    sending: threading.Thread | None = None
 
     def send_in_turn(key: str, result: bytes) -> None:
-        if sending:
-            sending.pop().join()  # the parts go in order
-        sending.append(threading.Thread(target=_send, args=(send, key, result)))
-        sending[-1].start()
+        nonlocal sending
+        if sending is not None:
+            sending.join()  # the parts go in order
+        sending = threading.Thread(target=_send, args=(send, key, result))
+        sending.start()
 
     try:
         for key, job, args in jobs:
@@ -106,8 +107,8 @@ def _run(send: Connection, jobs: list[tuple[str, Job, tuple]]) -> None:
     except BaseException:  # noqa: BLE001 - reported by the pipe closing early
         pass
     finally:
-        if sending:
-            sending.pop().join()
+        if sending is not None:
+            sending.join()
         send.close()
 
 
@@ -221,12 +222,13 @@ class PartsAhead:
             if data is not None:
                 try:
                     sections, found, later = pickle.loads(data)
-                    read = sections, found
                 except Exception:  # noqa: BLE001 - not read back: read it here
-                    later = False
-                if later:  # its later result comes next: the worker goes on
-                    worker.waiting.add(key + LATER)
-                    self._of[key + LATER] = worker
+                    pass
+                else:
+                    read = sections, found
+                    if later:  # its later result comes next: the worker goes on
+                        worker.waiting.add(key + LATER)
+                        self._of[key + LATER] = worker
             if not worker.waiting:
                 worker.stop(terminate=False)
             if read is not None:

@@ -74,9 +74,13 @@ _SEQUENCE_LINES = re.compile(f"^{SEQUENCE_LINE.body}$", re.M)
 _RUN = 1024
 
 
-# The lines that start a part of the block (the stack-trace header aside): they end the
-# tree's lines.
-_PART_HEADERS = ("  InstructionSequence:", "  BufferLiveRange:", "  Live ranges at ")
+# The lines that start a part of the block: they end a stack-trace tree's lines.
+_PART_HEADERS = (
+    "  InstructionSequence:",
+    "  BufferLiveRange:",
+    "  Live ranges at ",
+    STACK_HEADER_PREFIX,
+)
 
 
 class LiveRangeSection:
@@ -133,7 +137,6 @@ class LiveRangeSection:
                     k < stop
                     and lines[k].startswith("  ")
                     and not lines[k].startswith(_PART_HEADERS)
-                    and not lines[k].startswith(STACK_HEADER_PREFIX)
                 ):
                     k += 1
                 if k > j:
