@@ -53,6 +53,7 @@ def _head(module) -> dict[str, Any]:
         {
             "index": x.index,
             "size": x.size,
+            "page": x.page,
             "color": x.color,
             "memory_space": space_name(x.color, names),
             "kinds": list(x.kinds),

@@ -400,3 +400,23 @@ def test_cli_summary_shows_memory_analysis_and_spaces(folder):
     assert ("sync flags (color 4)" in text) == (4 in colours)
     assert ("host (color 5)" in text) == (5 in colours)
     assert 4 in colours or 5 in colours
+
+
+# 4. jax 0.11: allocation lines with "page N", memory_analysis() with its peak
+
+JAX_0_11 = sorted(p.parent for p in SAMPLES.glob("jax-0.11.2/*/memory_analysis.json"))
+
+
+@pytest.mark.parametrize("folder", JAX_0_11, ids=_id)
+def test_jax_0_11_dumps_read_every_allocation_and_jax_figures(folder):
+    entry = next(folder.glob("module_*.jit_step.*-buffer-assignment.txt"))
+    module = load(entry)
+    allocs = _allocations(entry.read_text())
+    assert [x.index for x in module.allocations] == [x["index"] for x in allocs]
+    assert [x.size for x in module.allocations] == [x["size"] for x in allocs]
+    pages = re.findall(r"^allocation \d+: size \d+, page (\d+),", entry.read_text(), re.M)
+    assert len(pages) == len(allocs) > 0
+    assert [x.page for x in module.allocations] == [int(p) for p in pages]
+    assert not module.diagnostics
+    jax = json.loads((folder / "memory_analysis.json").read_text())
+    assert module.analysis.memory_stats.as_dict() == {f: jax[f] for f in FIELDS}

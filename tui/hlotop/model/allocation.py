@@ -41,6 +41,7 @@ class BufferAllocation:
 
     index: int
     size: int
+    page: int | None = None  # jax >= 0.11's XLA prints ``page N`` after the size
     color: int = 0
     parameter: int | None = None
     parameter_shape: str | None = None  # without layout; "<unknown shape>" possible

@@ -27,6 +27,7 @@ def allocation_parts(size: Field) -> tuple[Part, ...]:
         ),
         Lit("size "),
         size,
+        Opt(Lit(", page "), Field("page", r"\d+", "a page number", int)),
         Opt(Lit(", color "), Field("color", r"\d+", "a memory space (color)", int, 0)),
         Opt(
             Lit(", parameter "),

@@ -266,6 +266,12 @@ KINDS: dict[str, Kind] = {
             (
                 Key("index", Int(), "x.index", "the allocation's index"),
                 Key("size", Int(), "x.size", "bytes"),
+                Key(
+                    "page",
+                    Null(Int()),
+                    "x.page",
+                    "the page its line prints (jax >= 0.11's XLA), or null",
+                ),
                 Key("color", Int(), "x.color", "the memory space's number (XLA's color)"),
                 Key(
                     "memory_space",
