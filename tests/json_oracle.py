@@ -174,7 +174,12 @@ def _tail(module) -> dict[str, Any]:
             ],
             "memory_stats": None
             if a.memory_stats is None
-            else {**a.memory_stats.as_dict(), "alias_source": a.memory_stats.alias_source},
+            else {
+                **a.memory_stats.as_dict(),
+                "alias_source": a.memory_stats.alias_source,
+                "peak_memory_in_bytes": a.memory_stats.peak_memory_in_bytes,
+                "peak_memory_rule": a.memory_stats.peak_memory_rule,
+            },
             "memory_spaces": [
                 {
                     "color": s.color,

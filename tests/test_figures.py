@@ -384,8 +384,9 @@ def test_cli_json_memory_stats_are_jax_figures(folder):
     entry = _entry(SAMPLES / folder)
     stats = json.loads(_run("--json", str(entry)))["analysis"]["memory_stats"]
     jax = json.loads((SAMPLES / folder / "memory_analysis.json").read_text())
-    assert set(stats) == set(FIELDS) | {"alias_source"}
+    assert set(stats) == set(FIELDS) | {"alias_source", "peak_memory_in_bytes", "peak_memory_rule"}
     assert stats.pop("alias_source") == "input_output_alias"
+    assert (stats.pop("peak_memory_in_bytes"), stats.pop("peak_memory_rule")) == (None, None)
     assert stats.pop("temp_size_in_bytes") == _xla_temp(_allocations(entry.read_text())) > 0
     assert stats == {f: jax[f] for f in FIELDS if f != "temp_size_in_bytes"}
 
@@ -420,3 +421,63 @@ def test_jax_0_11_dumps_read_every_allocation_and_jax_figures(folder):
     assert not module.diagnostics
     jax = json.loads((folder / "memory_analysis.json").read_text())
     assert module.analysis.memory_stats.as_dict() == {f: jax[f] for f in FIELDS}
+
+
+# JAX's peak_memory_in_bytes where memory_analysis.json has it (jax >= 0.10's record)
+PEAKED_JAX = [
+    p.parent
+    for p in sorted(SAMPLES.glob("*/*/memory_analysis.json"))
+    if "peak_memory_in_bytes" in json.loads(p.read_text())
+]
+
+
+@pytest.mark.parametrize("folder", PEAKED_JAX, ids=_id)
+def test_peak_memory_in_bytes_is_jax_figure_by_xla_rule(folder):
+    entry = next(folder.glob("module_*.jit_*step*-buffer-assignment.txt"))
+    stats = load(entry).analysis.memory_stats
+    jax = json.loads((folder / "memory_analysis.json").read_text())
+    if "/tpu/" in str(folder):  # libtpu's own rule: not derivable from the dump
+        assert (stats.peak_memory_in_bytes, stats.peak_memory_rule) == (None, None)
+        return
+    assert stats.peak_memory_in_bytes == jax["peak_memory_in_bytes"]
+    # On CPU XLA's traces are cleared: the static allocations alone, which the
+    # allocation lines give (each parameter/constant/live-out at its largest value).
+    allocs = _allocations(entry.read_text())
+    static = sum(
+        max((v[1] for v in x["values"]), default=0)
+        for x in allocs
+        if x["parameter"] or x["live_out"] or x["kind"] == "constant"
+    )
+    if "cpu" in entry.name:
+        assert stats.peak_memory_rule == "static"
+        assert stats.peak_memory_in_bytes == static
+    else:
+        assert stats.peak_memory_rule == "static+temp"
+        assert stats.peak_memory_in_bytes > static
+
+
+def test_peak_memory_in_bytes_in_json_and_summary():
+    folder = SAMPLES / "jax-0.11.2/h200_mlp"
+    entry = next(folder.glob("module_*.jit_step.*-buffer-assignment.txt"))
+    stats = json.loads(_run("--json", str(entry)))["analysis"]["memory_stats"]
+    assert stats["peak_memory_in_bytes"] == 436_207_632
+    assert stats["peak_memory_rule"] == "static+temp"
+    assert re.search(
+        r"^peak_memory_in_bytes\s+416\.00MiB\s.*GPU rule", _run("--summary", str(entry)), re.M
+    )
+    tpu = _run("--summary", str(_entry(SAMPLES / "tpu/v5e_1x1-donation")))
+    assert re.search(r"^peak_memory_in_bytes\s+-\s+libtpu's own rule", tpu, re.M)
+
+
+def test_diff_carries_peak_memory_in_bytes():
+    cpu, gpu = (
+        next((SAMPLES / "jax-0.11.2" / f).glob("module_*.jit_step.*-buffer-assignment.txt"))
+        for f in ("cpu_step", "h200_mlp")
+    )
+    doc = json.loads(_run("diff", "--json", str(cpu), str(gpu)))
+    old, new = doc["old"]["memory_stats"], doc["new"]["memory_stats"]
+    assert (old["peak_memory_in_bytes"], new["peak_memory_in_bytes"]) == (6_815_760, 436_207_632)
+    assert doc["delta"]["memory_stats"]["peak_memory_in_bytes"] == 436_207_632 - 6_815_760
+    tpu = str(_entry(SAMPLES / "tpu/v5e_1x1-donation"))
+    doc = json.loads(_run("diff", "--json", tpu, str(cpu)))
+    assert "peak_memory_in_bytes" not in doc["delta"]["memory_stats"]  # TPU has none

@@ -14,8 +14,9 @@ instruction counts 8 bytes per element), see :func:`xla_peak_step`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
-from hlotop.analysis.memory_stats import memory_stats
+from hlotop.analysis.memory_stats import memory_stats, peak_memory_in_bytes
 from hlotop.analysis.occupancy import Occupancy
 from hlotop.analysis.padding import padding_by_color
 from hlotop.analysis.peak import live_bytes_per_step, live_set, occupied_bytes, xla_peak_step
@@ -147,6 +148,9 @@ def analyze(
     occupancy = Occupancy(live_infos, allocation_of, max_time) if live else None
     by_kind = before.by_kind
     platform = platform_of(path, allocations)
+    stats = before.memory_stats
+    if stats is not None and (peak := peak_memory_in_bytes(allocations, infos, platform)):
+        stats = replace(stats, peak_memory_in_bytes=peak[0], peak_memory_rule=peak[1])
     return Analysis(
         values=infos,
         by_id=ValuesById(infos),
@@ -163,7 +167,7 @@ def analyze(
         peak_bytes_source=source,
         peak_logical_bytes=sum(i.logical_bytes for i in peak_values),
         platform=platform,
-        memory_stats=before.memory_stats,
+        memory_stats=stats,
         memory_spaces=memory_spaces(
             allocations,
             before.by_color,

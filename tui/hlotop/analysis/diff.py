@@ -99,7 +99,11 @@ def side_of(module: ModuleDump) -> Side:
     total = module.total_bytes_used
     if total is None:
         total = sum(x.size for x in module.allocations)
-    stats = a.memory_stats.as_dict() if a.memory_stats is not None else {}
+    stats: dict[str, int] = {}
+    if a.memory_stats is not None:
+        stats = a.memory_stats.as_dict()
+        if a.memory_stats.peak_memory_in_bytes is not None:  # CPU and GPU (jax >= 0.11)
+            stats["peak_memory_in_bytes"] = a.memory_stats.peak_memory_in_bytes
     return Side(
         module,
         total,

@@ -112,6 +112,12 @@ class MemoryStats:
     # Where the aliasing came from: "input_output_alias" (the module's HLO text beside
     # the dump) or "parameter and maybe-live-out" (the allocation lines alone).
     alias_source: str = "parameter and maybe-live-out"
+    # jax >= 0.11's peak_memory_in_bytes by XLA's rule (analysis.memory_stats.
+    # peak_memory_in_bytes), and which form of it applies: "static" (CPU: arguments,
+    # constants and outputs), "static+temp" (GPU: those and the temp heap's peak); None
+    # where the rule is not XLA's public one (TPU: libtpu's) or cannot be applied.
+    peak_memory_in_bytes: int | None = None
+    peak_memory_rule: str | None = None
 
     FIELDS = (
         "argument_size_in_bytes",

@@ -372,8 +372,10 @@ def diff_json(diff: ModuleDiff) -> dict[str, Any]:
     delta = {
         "total_bytes_used": diff.new.total_bytes - diff.old.total_bytes,
         "peak_bytes": diff.new.peak_bytes - diff.old.peak_bytes,
-        "memory_stats": {
-            k: new_stats.get(k, 0) - old_stats.get(k, 0) for k in new_stats or old_stats
+        "memory_stats": {  # a figure only one side has (peak_memory_in_bytes) has none
+            k: new_stats.get(k, 0) - old_stats.get(k, 0)
+            for k in new_stats or old_stats
+            if not (new_stats and old_stats) or (k in new_stats and k in old_stats)
         },
         "memory_space_peaks": {
             s: diff.new.space_peaks.get(s, 0) - diff.old.space_peaks.get(s, 0)

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hlotop.analysis.padding import most_padded
-from hlotop.model import ModuleDump, ValueInfo
+from hlotop.model import MemoryStats, ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
@@ -103,6 +103,29 @@ def _first_look_peak_rows(module: ModuleDump) -> list[tuple[str, Text]]:
     return [("XLA's peak", xla), ("Logical at peak", _LOADING), ("Occupied at peak", _LOADING)]
 
 
+PEAK_MEMORY_NOTES = {
+    "static": "XLA's CPU rule: arguments, constants, outputs",
+    "static+temp": "XLA's GPU rule: arguments, constants, outputs + temp peak",
+}
+
+
+def _peak_memory_cells(stats: MemoryStats, platform: str) -> tuple[str, str, Text]:
+    """The ``peak_memory_in_bytes`` row's device, host and note cells (jax >= 0.11)."""
+    rule = stats.peak_memory_rule
+    if stats.peak_memory_in_bytes is not None and rule is not None:
+        return (
+            human_bytes(stats.peak_memory_in_bytes),
+            "",
+            Text(PEAK_MEMORY_NOTES[rule], style="dim"),
+        )
+    why = (
+        "libtpu's own rule: not in the dump"
+        if platform == "tpu"
+        else "needs the live ranges and a known platform"
+    )
+    return "-", "", Text(why, style="dim")
+
+
 def memory_stats_table(module: ModuleDump) -> Group | None:
     """JAX's ``memory_analysis()`` sizes by XLA's rule, device and host; None without
     allocations."""
@@ -128,6 +151,7 @@ def memory_stats_table(module: ModuleDump) -> Group | None:
             human_bytes(figures[f"host_{name}_size_in_bytes"]),
             Text(note, style="dim"),
         )
+    table.add_row("peak_memory_in_bytes", *_peak_memory_cells(stats, a.platform))
     parts: list[Text | Table] = [
         _heading("memory_analysis()", "JAX's figures, by XLA's rule from the allocations")
     ]

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlotop.analysis.grouping import ACCOUNTINGS, GROUP_KEYS
+from hlotop.analysis.memory_stats import PEAK_RULES
 from hlotop.analysis.totals import KIND_PRECEDENCE
 from hlotop.model import ALLOCATION_KINDS, SourceFrame, StackFrameTable, stack_of
 from hlotop.model.memory_space import PLATFORMS, space_name
@@ -702,6 +703,23 @@ KINDS: dict[str, Kind] = {
                     "x.alias_source",
                     "which parameters alias an output: the HLO module text's "
                     "input_output_alias, or (without that file) those also maybe-live-out",
+                ),
+                Key(
+                    "peak_memory_in_bytes",
+                    Null(Int()),
+                    "x.peak_memory_in_bytes",
+                    "jax >= 0.11's peak_memory_in_bytes by XLA's rule (ComputePeakMemory, "
+                    "xla/service/buffer_assignment.cc): static allocations (parameter, "
+                    "constant, maybe-live-out) at their largest value, plus on GPU the "
+                    "temp heap's peak over the live ranges; null on TPU (libtpu's own "
+                    "rule) and where it cannot be applied",
+                ),
+                Key(
+                    "peak_memory_rule",
+                    Null(Enum(PEAK_RULES)),
+                    "x.peak_memory_rule",
+                    "the form of the rule: 'static' (CPU, whose heap traces XLA clears) or "
+                    "'static+temp' (GPU); null with peak_memory_in_bytes",
                 ),
             ),
         ),

@@ -346,6 +346,8 @@ class ValueDetail(ScrollView, can_focus=True):
         title = Text(f"allocation {alloc.index}", style=f"bold {style}")
         t = _grid()
         t.add_row("size", exact(alloc.size))
+        if alloc.page is not None:  # printed since jax 0.11's XLA
+            t.add_row("page", Text(str(alloc.page)))
         t.add_row(
             "memory space",
             Text(f"{space_label(alloc.color, self.names)} (color {alloc.color})", style=style),
