@@ -893,3 +893,22 @@ async def test_the_status_bar_cuts_the_step_before_the_selection():
         assert line.endswith(" │ reading all 43.95MiB: analysing… 2 s") and len(line) == 80
         bar.set_note(None)  # loaded: the step is whole again
         assert bar.render().plain.endswith("XLA peak")
+
+
+@pilot_test
+async def test_an_allocation_card_shows_the_page_jax_0_11_prints():
+    path = sample(
+        "jax-0.11.2/cpu_step/module_0008.jit_step.cpu_after_optimizations-buffer-assignment.txt"
+    )
+    app = HlotopApp(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        alloc = app.dump.analysis.allocation_of[1]
+        card = plain(screen.detail.allocation_card(alloc))
+        assert re.search(r"^page +0 *$", card, re.M)
+        assert re.search(r"^size +2097152 bytes \(2\.00MiB\)", card, re.M)
+    seed = HlotopApp(sample(TPU))  # a dump that prints no page has no page row
+    async with seed.run_test(size=(120, 40)) as pilot:
+        screen = await started(seed, pilot)
+        card = plain(screen.detail.allocation_card(seed.dump.analysis.allocation_of[12]))
+        assert "page" not in card

@@ -41,7 +41,9 @@ class BufferAllocation:
 
     index: int
     size: int
-    page: int | None = None  # jax >= 0.11's XLA prints ``page N`` after the size
+    # ``page N`` (jax >= 0.11's XLA): BufferAllocation::page_id, the page of a multi-page
+    # buffer assignment (a module config's page_size_kib; 0 with one page); None: unprinted
+    page: int | None = None
     color: int = 0
     parameter: int | None = None
     parameter_shape: str | None = None  # without layout; "<unknown shape>" possible

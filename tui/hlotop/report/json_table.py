@@ -271,7 +271,8 @@ KINDS: dict[str, Kind] = {
                     "page",
                     Null(Int()),
                     "x.page",
-                    "the page its line prints (jax >= 0.11's XLA), or null",
+                    "its page (BufferAllocation::page_id, jax >= 0.11's XLA prints it: "
+                    "the page of a multi-page buffer assignment, 0 with one page), or null",
                 ),
                 Key("color", Int(), "x.color", "the memory space's number (XLA's color)"),
                 Key(
