@@ -201,6 +201,7 @@ def _tail(module) -> dict[str, Any]:
         },
         "groups": None,
         "capacity": None,
+        "advice": None,
         "diagnostics": [
             {"path": d.path, "line": d.line, "message": d.message, "severity": d.severity}
             for d in module.diagnostics

@@ -106,6 +106,10 @@ class Labeller:
             called = self._called = reader() if reader is not None else {}
         return called
 
+    def value_named(self, name: str) -> ValueInfo | None:
+        """The value (ShapeIndex ``{}``) the instruction ``name`` defines, or None."""
+        return self._by_name.get(name)
+
     def instruction(self, info: ValueInfo) -> InstructionText | None:
         """``info``'s defining instruction (its ``Used values`` record's), read on first
         need and kept; None if it has no record."""

@@ -133,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
         "headroom or by how much the program is over, and what to shed to fit",
     )
     parser.add_argument(
+        "--advise",
+        action="store_true",
+        help="with --summary or --json: what to change and the bytes it saves (donation, "
+        "remat, replication, padding), largest first",
+    )
+    parser.add_argument(
         "--dump",
         metavar="PATH",
         help="with an out-of-memory text: the dump (a module, or a directory) whose "
@@ -286,7 +292,9 @@ def _main(args) -> int:
             groups = None
             if grouping is not None and grouping["keys"] is not None:
                 groups = group(module, grouping)[0]
-            print_summary(module, groups=groups, fit=fit_of(module, capacity))
+            print_summary(
+                module, groups=groups, fit=fit_of(module, capacity), advice=_advice(args, module)
+            )
             return strict_status(module, args.strict)
     except LoadError as err:
         return error(str(err))
@@ -294,6 +302,16 @@ def _main(args) -> int:
         return error(str(err))
     except KeyboardInterrupt:
         return 130
+
+
+def _advice(args, module):
+    """``--advise``: the module's advice, ranked (:func:`hlotop.analysis.advice.advise`);
+    None without the flag."""
+    if not args.advise:
+        return None
+    from hlotop.analysis.advice import advise
+
+    return advise(module)
 
 
 def _summary_imports() -> None:
@@ -319,7 +337,15 @@ def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:
         groups = None
         if grouping is not None and grouping["keys"] is not None:
             groups = group(module, grouping)[0]
-        write_json(module, sys.stdout, workers, ahead, groups=groups, fit=fit_of(module, capacity))
+        write_json(
+            module,
+            sys.stdout,
+            workers,
+            ahead,
+            groups=groups,
+            fit=fit_of(module, capacity),
+            advice=_advice(args, module),
+        )
     finally:
         ahead.close()
     return strict_status(module, args.strict)

@@ -29,7 +29,11 @@ from hlotop.loading.discover import (
 )
 from hlotop.loading.errors import LoadError
 from hlotop.loading.file_bytes import FileBytes
-from hlotop.loading.module_text import called_metadata_reader, read_io_alias
+from hlotop.loading.module_text import (
+    called_metadata_reader,
+    entry_parameters_reader,
+    read_io_alias,
+)
 from hlotop.model import (
     Diagnostic,
     DumpFile,
@@ -345,7 +349,9 @@ def _load(
         diagnostics.extend(frame_diagnostics)
         called = called_metadata_reader(p)
         if called is not None:
-            sections = replace(sections, called_metadata=called)
+            sections = replace(
+                sections, called_metadata=called, entry_parameters=entry_parameters_reader(p)
+            )
         if frames is not None:
             files.append(DumpFile(frames.path, "module-text"))
         if hooks.stage is not None:

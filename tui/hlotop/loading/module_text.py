@@ -8,8 +8,9 @@ from functools import cache
 from pathlib import Path
 
 from hlotop.loading.discover import split_module_prefix
-from hlotop.model import IoAlias
+from hlotop.model import EntryParameter, IoAlias
 from hlotop.parse.computations import computation_metadata
+from hlotop.parse.entry_parameters import entry_parameters
 from hlotop.parse.module_header import parse_module_header
 
 
@@ -54,5 +55,25 @@ def called_metadata_reader(path: Path) -> Callable[[], dict[str, tuple[str, int 
                 return computation_metadata(line.rstrip("\r\n") for line in f)
         except OSError:
             return {}
+
+    return read
+
+
+def entry_parameters_reader(path: Path) -> Callable[[], tuple[EntryParameter, ...]] | None:
+    """A function that reads, once and on its first call, the ENTRY computation's
+    parameters of the HLO text beside dump file ``path`` (their shapes, shardings and
+    op_names: :func:`hlotop.parse.entry_parameters.entry_parameters`; ``()`` if the file
+    cannot be read then); None when there is no such file. Only advice asks for them."""
+    text_path = module_text_path(path)
+    if text_path is None or not text_path.is_file():
+        return None
+
+    @cache
+    def read() -> tuple[EntryParameter, ...]:
+        try:
+            with open(text_path, encoding="utf-8", errors="replace") as f:
+                return entry_parameters(line.rstrip("\r\n") for line in f)
+        except OSError:
+            return ()
 
     return read

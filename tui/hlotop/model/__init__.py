@@ -6,6 +6,7 @@ schedule steps (``int``, an index into the flattened instruction sequence). The 
 never imports the parser: the lazy records hold the grammar they were given.
 """
 
+from hlotop.model.advice import ADVICE_BOUNDS, ADVICE_KINDS, Advice
 from hlotop.model.allocation import (
     ALLOCATION_KINDS,
     KIND_CONSTANT,
@@ -51,7 +52,7 @@ from hlotop.model.memory_report import (
     ReportAllocation,
     ReportRow,
 )
-from hlotop.model.module_text import IoAlias
+from hlotop.model.module_text import EntryParameter, IoAlias, Sharding
 from hlotop.model.on_first_read import CurveOnFirstRead, OnFirstRead
 from hlotop.model.oom import OOM_FORMATS, OomEntry, OomReport
 from hlotop.model.source import SourceFrame, StackFrameTable
@@ -70,6 +71,9 @@ from hlotop.model.values import (
 )
 
 __all__ = [
+    "ADVICE_BOUNDS",
+    "ADVICE_KINDS",
+    "Advice",
     "ALLOCATION_KINDS",
     "AllocationLines",
     "AllocationsByIndex",
@@ -96,6 +100,8 @@ __all__ = [
     "HloValue",
     "InstructionText",
     "IoAlias",
+    "EntryParameter",
+    "Sharding",
     "MemorySpace",
     "MemorySpaceReport",
     "MemoryStats",

@@ -12,7 +12,7 @@ from hlotop.model.dump_file import Diagnostic, DumpFile
 from hlotop.model.figures import Analysis
 from hlotop.model.live_range import HloLiveRange
 from hlotop.model.memory_report import MemoryUsageReport
-from hlotop.model.module_text import IoAlias
+from hlotop.model.module_text import EntryParameter, IoAlias
 from hlotop.model.source import StackFrameTable
 from hlotop.model.used_values import UsedValues
 from hlotop.model.values import InstructionText, UsedValue
@@ -36,6 +36,9 @@ class ParsedSections:
     # Reads the metadata of the computations in that HLO text on first call
     # ({computation: (op_name, stack_frame_id)}); None without the text.
     called_metadata: Callable[[], Mapping[str, tuple[str, int | None]]] | None = None
+    # Reads the ENTRY computation's parameters of that HLO text on first call (their
+    # per-device shapes, shardings and op_names); None without the text.
+    entry_parameters: Callable[[], tuple[EntryParameter, ...]] | None = None
     saw_buffer_assignment: bool = False
     saw_used_values: bool = False
 

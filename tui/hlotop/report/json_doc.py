@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from hlotop.analysis.capacity import Fit
 from hlotop.analysis.grouping import Grouping
-from hlotop.model import ModuleDump
+from hlotop.model import Advice, ModuleDump
 from hlotop.model.memory_space import space_names
 from hlotop.report.json_table import DOCUMENT, KINDS, Context
 from hlotop.report.json_text import FORMATTERS, KEY_FORMATTERS, STREAMED_ITEMS
@@ -29,10 +29,19 @@ DIAGNOSTICS = "diagnostics"  # its key of the diagnostics, the records' among th
 PARALLEL_RECORDS = 2_000
 
 
-def context(module: ModuleDump, groups: Grouping | None = None, fit: Fit | None = None) -> Context:
+def context(
+    module: ModuleDump,
+    groups: Grouping | None = None,
+    fit: Fit | None = None,
+    advice: list[Advice] | None = None,
+) -> Context:
     """What the formatters need besides the model's objects."""
     return Context(
-        frames=module.sections.stack_frames, names=space_names(module), groups=groups, fit=fit
+        frames=module.sections.stack_frames,
+        names=space_names(module),
+        groups=groups,
+        fit=fit,
+        advice=advice,
     )
 
 
@@ -75,6 +84,7 @@ def write_json(
     ahead: RecordsAhead | None = None,
     groups: Grouping | None = None,
     fit: Fit | None = None,
+    advice: list[Advice] | None = None,
 ) -> None:
     """Write the JSON document of ``module`` (a :class:`~hlotop.model.ModuleDump`) to
     ``out``, newline-terminated. Its records are read once, as they are written, and
@@ -83,8 +93,9 @@ def write_json(
     caller's decision, see :func:`hlotop.process.report_workers`), or ``ahead``, those
     started while the dump was read; the document is the same either way. ``groups``:
     the live set grouped (``--group-by``), written as ``groups`` (else null); ``fit``:
-    the module against ``--capacity``, written as ``capacity`` (else null)."""
-    ctx = context(module, groups, fit)
+    the module against ``--capacity``, written as ``capacity`` (else null); ``advice``:
+    the ranked advice (``--advise``), written as ``advice`` (else null)."""
+    ctx = context(module, groups, fit, advice)
     values = KEY_FORMATTERS[DOCUMENT]
     chunks = ahead.take(module) if ahead is not None else None
     if chunks is None and not module.records_read:

@@ -26,7 +26,14 @@ from dataclasses import dataclass, field
 from hlotop.analysis.grouping import ACCOUNTINGS, GROUP_KEYS
 from hlotop.analysis.memory_stats import PEAK_RULES
 from hlotop.analysis.totals import KIND_PRECEDENCE
-from hlotop.model import ALLOCATION_KINDS, SourceFrame, StackFrameTable, stack_of
+from hlotop.model import (
+    ADVICE_BOUNDS,
+    ADVICE_KINDS,
+    ALLOCATION_KINDS,
+    SourceFrame,
+    StackFrameTable,
+    stack_of,
+)
 from hlotop.model.memory_space import PLATFORMS, space_name
 from hlotop.version import __version__
 
@@ -137,6 +144,7 @@ class Context:
     names: dict[int, str] = field(default_factory=dict)
     groups: object = None  # the grouped live set (hlotop.analysis.grouping.Grouping)
     fit: object = None  # the module against --capacity (hlotop.analysis.capacity.Fit)
+    advice: object = None  # --advise: the ranked advice (a list of hlotop.model.Advice)
     # the texts of the keys with same_text_for: (kind, key, its value) -> JSON text
     texts: dict[tuple[str, str, object], str] = field(default_factory=dict)
     # stack_frame_id (None: none) -> its stack
@@ -244,6 +252,12 @@ KINDS: dict[str, Kind] = {
                     Null(Obj("fit")),
                     "ctx.fit",
                     "the program against a device's memory (--capacity), or null",
+                ),
+                Key(
+                    "advice",
+                    Null(List(Obj("advice"))),
+                    "ctx.advice",
+                    "what to change and the bytes it saves, largest first (--advise), or null",
                 ),
                 Key(
                     "diagnostics",
@@ -812,6 +826,33 @@ KINDS: dict[str, Kind] = {
                     "occupied bytes cover the excess, largest first",
                 ),
                 Key("shed_bytes", Int(), "x.shed_bytes", "their occupied bytes"),
+            ),
+        ),
+        Kind(
+            "advice",
+            "A change to the program and the bytes it saves (hlotop.analysis.advice).",
+            (
+                Key("kind", Enum(ADVICE_KINDS), "x.kind", "what kind of change"),
+                Key("title", Str(), "x.title", "one line: what to change and why"),
+                Key("saving_bytes", Int(), "x.saving_bytes", "bytes saved, per device"),
+                Key(
+                    "bound",
+                    Enum(ADVICE_BOUNDS),
+                    "x.bound",
+                    "estimate: what the change frees; upper_bound: at most this (XLA "
+                    "may give the bytes to other buffers, or another step may peak)",
+                ),
+                Key(
+                    "step",
+                    Null(Int()),
+                    "x.step",
+                    "the schedule step the saving is measured at (XLA's peak), or null "
+                    "when it holds at every step",
+                ),
+                Key("values", List(Int()), "list(x.values)", "the ids of its values"),
+                Key("groups", List(Str()), "list(x.groups)", "the scopes or paths it names"),
+                Key("evidence", List(Str()), "list(x.evidence)", "what the dump says"),
+                Key("fix", Str(), "x.fix", "how to make the change in JAX"),
             ),
         ),
         Kind(

@@ -8,6 +8,7 @@ terminal.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from rich.cells import cell_len
@@ -15,7 +16,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from hlotop.model import ModuleDump
+from hlotop.model import Advice, ModuleDump
 from hlotop.model.memory_space import space_name, space_names, space_style
 from hlotop.report.figures import (
     kinds_table,
@@ -216,11 +217,15 @@ def files_read(module: ModuleDump) -> list[Wrapped]:
 
 
 def render_summary(
-    module: ModuleDump, groups: Grouping | None = None, fit: Fit | None = None
+    module: ModuleDump,
+    groups: Grouping | None = None,
+    fit: Fit | None = None,
+    advice: Sequence[Advice] | None = None,
 ) -> Group:
     """The ``--summary`` report of ``module`` as a Rich renderable; with ``groups``
     (``--group-by``), the grouped live set in place of its largest values; with
-    ``fit`` (``--capacity``), the fit against the device. Raises nothing."""
+    ``fit`` (``--capacity``), the fit against the device; with ``advice``
+    (``--advise``), the advice ranked by bytes saved. Raises nothing."""
     a = module.analysis
     names = space_names(module)
     parts: list = [Text(printable(module.name), style="bold")]
@@ -297,6 +302,10 @@ def render_summary(
         ]
         more = len(a.peak_values) - TOP_VALUES
         parts += [Text(""), PeakTable(a.peak_step, rows, names, more)]
+    if advice is not None:
+        from hlotop.report.advice_text import advice_block
+
+        parts += [Text(""), advice_block(advice)]
 
     if module.diagnostics:
         parts.append(Text(""))
@@ -330,8 +339,9 @@ def print_summary(
     console: Console | None = None,
     groups: Grouping | None = None,
     fit: Fit | None = None,
+    advice: Sequence[Advice] | None = None,
 ) -> None:
     """Print the ``--summary`` report to ``console`` (default: :func:`stdout_console`)."""
     if console is None:
         console = stdout_console()
-    console.print(render_summary(module, groups, fit))
+    console.print(render_summary(module, groups, fit, advice))

@@ -223,6 +223,16 @@ SCOPES: tuple[Scope, ...] = (
                 "the allocations by kind, each memory space's peak and padding.",
             ),
             Key(
+                "a",
+                "advice",
+                "Advice",
+                show=False,
+                palette="Show the advice: what to change and the bytes it saves",
+                help="What to change and the bytes it saves, largest first: donation, "
+                "remat (what the forward pass saves for backward), replication, padding. "
+                "⏎ selects an item's values.",
+            ),
+            Key(
                 "s",
                 "toggle_sort",
                 "Sort",
@@ -632,6 +642,21 @@ SCOPES: tuple[Scope, ...] = (
                 key_display="⏎",
                 help="Close the list and select the allocation or value printed at (or "
                 "nearest above) the diagnostic's line.",
+            ),
+        ),
+    ),
+    Scope(
+        "advice",
+        "Advice",
+        _LIST_CURSOR
+        + (
+            Key(
+                "enter",
+                "jump",
+                "Select",
+                key_display="⏎",
+                help="Close the list and select the item's largest value in every pane, "
+                "with the timeline cursor on its step.",
             ),
         ),
     ),

@@ -27,7 +27,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
 
-from hlotop.model import ModuleDump
+from hlotop.model import Advice, ModuleDump
 from hlotop.model.memory_space import space_names
 from hlotop.ui.bindings import bindings
 from hlotop.ui.messages import MainScreenPainted, PaneActivated
@@ -95,6 +95,7 @@ class MainScreen(Screen):
         self.active = PANE_IDS[0]
         self._came_from: str | None = None
         self._search: SearchScreen | None = None  # open over this screen
+        self._advice: tuple[ModuleDump, list[Advice]] | None = None  # `a`, made once a dump
         self._loading_timer: Timer | None = None  # ticks the status bar during a preview
         self.grouped = False  # pane 3 shows the grouped view (v), not the flat live set
 
@@ -433,6 +434,18 @@ class MainScreen(Screen):
             self.notify("The figures are still being worked out: they come in a moment.")
             return
         self.app.push_screen(OverviewScreen(self.dump))
+
+    def action_advice(self) -> None:
+        if self.dump.preview is not None:
+            self.notify("The values are still loading: the advice comes once they are read.")
+            return
+        from hlotop.analysis.advice import advise
+        from hlotop.ui.screens.advice import AdviceScreen
+
+        dump = self.dump
+        if self._advice is None or self._advice[0] is not dump:
+            self._advice = (dump, advise(dump))
+        self.app.push_screen(AdviceScreen(dump, self._advice[1]))
 
     def action_toggle_sort(self) -> None:
         self.allocation_tree.toggle_sort()

@@ -1,0 +1,213 @@
+"""Advice (``--advise``, the browser's ``a``): each kind on real dumps, its predicted
+saving held against the same program compiled with the change (the generated pairs in
+sample_dumps/tpu and sample_dumps/cpu, with JAX's memory_analysis() of each), and the
+front ends. Expected figures are read from memory_analysis.json and the dump text."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import ROOT, SAMPLES
+from hlotop import load
+from hlotop.analysis.advice import advise, donation_advice, remat_advice, replication_advice
+from hlotop.analysis.advice.remat import remat_group, saved_for_backward
+from hlotop.analysis.labels import Labeller
+from hlotop.parse.entry_parameters import entry_parameters, parse_sharding
+from hlotop.ui.app import HlotopApp
+from test_app_pilot import pilot_test, started
+
+SCHEMA = ROOT / "tui/hlotop/report/hlotop.schema.json"
+
+
+def _entry(folder: str) -> Path:
+    return next((SAMPLES / folder).glob("*-buffer-assignment.txt"))
+
+
+def _jax(folder: str) -> dict:
+    return json.loads((SAMPLES / folder / "memory_analysis.json").read_text())
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "hlotop", *args], capture_output=True, cwd=ROOT, timeout=120
+    )
+
+
+# --- donation -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("platform", ["tpu/v5e_1x1-", "cpu/"])
+def test_donation_saving_is_what_the_donated_recompile_aliases(platform):
+    """mlp_adam donates nothing; donation is the same step with donate_argnums=(0, 1)
+    (params and optimizer state): the advice names both arguments, and its saving is
+    the bytes the donated recompile aliases, an upper bound on the drop of JAX's peak."""
+    module = load(_entry(platform + "mlp_adam"))
+    advice = donation_advice(module, Labeller(module))
+    assert sorted(a.groups[0].split("/")[0] for a in advice) == ["opt_state", "params"]
+    assert all(a.bound == "upper_bound" and a.step is None for a in advice)
+    saving = sum(a.saving_bytes for a in advice)
+    before, after = _jax(platform + "mlp_adam"), _jax(platform + "donation")
+    # what the donated compile aliases, up to the tiny count scalar it may leave unaliased
+    assert after["alias_size_in_bytes"] - 1024 <= saving <= after["alias_size_in_bytes"]
+    drop = before["peak_memory_in_bytes"] - after["peak_memory_in_bytes"]
+    assert 0 < drop <= saving
+    if platform == "cpu/":  # JAX's CPU peak is the static buffers: the drop is exact
+        assert saving == drop
+    fix = {a.groups[0].split("/")[0]: a.fix for a in advice}
+    assert "donate_argnames=('opt_state',)" in fix["opt_state"]
+
+
+@pytest.mark.parametrize("folder", ["tpu/v5e_1x1-donation", "cpu/donation", "cpu/gpt_loop"])
+def test_a_donated_program_gets_no_donation_advice(folder):
+    module = load(_entry(folder))
+    assert donation_advice(module, Labeller(module)) == []
+
+
+def test_donation_matches_parameters_to_outputs_of_their_shape_and_layout():
+    module = load(_entry("tpu/v5e_1x1-mlp_adam"))
+    text = _entry("tpu/v5e_1x1-mlp_adam").read_text()
+    params = {
+        int(m.group(1)): m.group(2)
+        for m in re.finditer(
+            r"^allocation \d+: size \d+, parameter (\d+), shape \|([^|]*)\|", text, re.M
+        )
+    }
+    (opt,) = [a for a in donation_advice(module, Labeller(module)) if a.groups[0].startswith("opt")]
+    numbers = [
+        int(m.group(1)) for line in opt.evidence if (m := re.match(r"parameter (\d+) ", line))
+    ]
+    assert numbers and all(params[n] for n in numbers)
+    # adam's mu and nu of every layer, and its step count (an s32[] output too)
+    assert {"opt_state/*/mu/*/w", "opt_state/*/nu/*/w", "opt_state/*/count"} <= set(opt.groups)
+
+
+# --- remat ----------------------------------------------------------------------------
+
+
+def test_saved_for_backward_is_forward_defined_backward_used_at_the_peak():
+    module = load(_entry("tpu/v5e_1x1-gpt_loop"))
+    labeller = Labeller(module)
+    saved = saved_for_backward(module, labeller)
+    live = module.live_range.instruction_sequence
+    a = module.analysis
+    assert saved and all(i in a.peak_values for i in saved)
+    for info in saved:
+        assert "jvp(" in labeller.origin(info)[0] and "transpose(" not in labeller.origin(info)[0]
+        assert info.live.start <= a.peak_step <= info.live.end
+        user = labeller.value_named(live[info.live.end])
+        assert "transpose(" in labeller.origin(user)[0]
+    groups = {a.groups[0]: a for a in remat_advice(module, labeller)}
+    assert {"GPT/Block_*/mlp", "GPT/Block_*/attn"} <= set(groups)
+    assert "over 3 layers" in groups["GPT/Block_*/mlp"].title
+    assert groups["GPT/Block_*/mlp"].saving_bytes == sum(
+        i.allocated_bytes for i in saved if labeller.label(i, "scope").startswith("GPT/Block_*/mlp")
+    )
+
+
+def test_remat_groups_cut_one_part_below_the_layer():
+    assert remat_group("GPT/Block_*/mlp/c_fc") == "GPT/Block_*/mlp"
+    assert remat_group("GPT/Block_*") == "GPT/Block_*"
+    assert remat_group("GPT/wte") == "GPT/wte"
+    assert remat_group(None) == remat_group("") == ""
+
+
+def test_remat_bound_covers_the_drop_of_the_rematerialised_recompile():
+    """transformer_remat is transformer_loop with every layer under jax.checkpoint: the
+    remat advice of the loop's saved values bounds the drop of XLA's peak."""
+    loop = load(_entry("tpu/v5e_1x1-transformer_loop"))
+    remat = load(_entry("tpu/v5e_1x1-transformer_remat"))
+    bound = sum(a.saving_bytes for a in remat_advice(loop, Labeller(loop)))
+    drop = loop.analysis.peak_bytes - remat.analysis.peak_bytes
+    assert 0 < drop <= bound
+    jax_drop = (
+        _jax("tpu/v5e_1x1-transformer_loop")["peak_memory_in_bytes"]
+        - _jax("tpu/v5e_1x1-transformer_remat")["peak_memory_in_bytes"]
+    )
+    assert 0 < jax_drop <= bound
+    # the rematerialised recompile keeps far less for backward
+    after = sum(a.saving_bytes for a in remat_advice(remat, Labeller(remat)))
+    assert after < bound / 4
+
+
+# --- replication ----------------------------------------------------------------------
+
+
+def test_shardings_read_as_hlo_sharding_prints_them():
+    assert parse_sharding("replicated").shards == 1
+    tiled = parse_sharding("devices=[2,2]<=[2,2]T(1,0)")
+    assert (tiled.kind, tiled.tile, tiled.shards) == ("tiled", (2, 2), 4)
+    partial = parse_sharding("devices=[2,1,2]<=[4] last_tile_dim_replicate")
+    assert (partial.tile, partial.replicated_dims, partial.shards) == ((2, 1, 2), 1, 2)
+    assert parse_sharding("devices=[1,2,2]<=[4] last_tile_dims={manual}").shards == 2
+    assert parse_sharding("devices=[4]0,1,2,3").shards == 4
+    assert parse_sharding("maximal device=0").kind == "maximal"
+
+
+def test_entry_parameters_of_a_sharded_program():
+    text = next((SAMPLES / "tpu/v5e_2x2-transformer_sharded").glob("*after_optimizations.txt"))
+    params = entry_parameters(line.rstrip("\n") for line in text.open())
+    printed = re.findall(
+        r"^  %\S+ = \S+ parameter\((\d+)\), sharding=\{([^}]*)\}", text.read_text(), re.M
+    )
+    assert [p.number for p in params] == sorted(int(n) for n, _ in printed)
+    by_number = {p.number: p for p in params}
+    for number, sharding in printed:
+        assert by_number[int(number)].sharding.text == sharding
+    assert by_number[3].op_name == "params['layers'][0]['w1']"
+    assert by_number[3].sharding.shards == 4 and by_number[1].sharding.kind == "replicated"
+
+
+def test_vectors_replicated_beside_sharded_matrices_are_not_flagged():
+    # the layer norms' f32[128] scales are replicated on purpose; every matrix is split
+    module = load(_entry("tpu/v5e_2x2-transformer_sharded"))
+    assert replication_advice(module) == []
+
+
+# --- front ends -----------------------------------------------------------------------
+
+
+def test_advise_in_summary_and_json():
+    entry = str(_entry("tpu/v5e_1x1-mlp_adam"))
+    summary = _run("--summary", "--advise", entry)
+    assert summary.returncode == 0, summary.stderr
+    text = summary.stdout.decode()
+    assert re.search(r"^Advice\s", text, re.M)
+    assert re.search(r"^ +1 +donation +≤ 4\.26MiB +donate opt_state", text, re.M)
+    doc = json.loads(_run("--json", "--advise", entry).stdout)
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    module = load(entry)
+    assert [a["title"] for a in doc["advice"]] == [a.title for a in advise(module)]
+    savings = [a["saving_bytes"] for a in doc["advice"]]
+    assert savings == sorted(savings, reverse=True)
+    assert json.loads(_run("--json", entry).stdout)["advice"] is None
+    assert "Advice" not in _run("--summary", entry).stdout.decode()
+
+
+@pilot_test
+async def test_a_lists_the_advice_and_enter_selects_its_values():
+    from hlotop.ui.screens.advice import AdviceScreen
+
+    path = str(_entry("tpu/v5e_1x1-gpt_loop"))
+    app = HlotopApp(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("a")
+        await pilot.pause()
+        advice_screen = app.screen
+        assert isinstance(advice_screen, AdviceScreen)
+        first = advice_screen.advice[0]
+        assert first.title == advise(app.dump)[0].title
+        assert "fix:" in advice_screen.detail_text(0).plain
+        screen.timeline.set_step(0)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+        assert screen.selected_value == first.values[0]
+        assert screen.step == first.step == app.dump.analysis.peak_step

@@ -1,0 +1,118 @@
+"""The remat lens: what the forward pass saves for the backward pass, live at the peak.
+
+A value is saved for backward when its defining instruction is in the forward pass
+(``jvp(`` in its ``op_name`` without ``transpose(``: :func:`hlotop.analysis.scope.
+phase_of`) and the instruction at the last step of its live range, the use that ends
+it, is in the backward pass (``transpose(jvp(``). XLA's live range of a value ends at
+its last use in the flattened schedule (``HloLiveRange``), so that instruction is the
+``InstructionSequence``'s at the range's end step. Rematerialising (``jax.checkpoint``,
+``flax.linen.remat``) the scope that made such values recomputes them in the backward
+pass instead of keeping them: at most their bytes leave the peak. It is an upper bound:
+the recomputation needs buffers of its own, and another step may become the peak."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from hlotop.analysis.labels import Labeller
+from hlotop.analysis.scope import scope_of
+from hlotop.model import Advice, ModuleDump, ValueInfo
+from hlotop.units import human_bytes
+
+FORWARD, BACKWARD = "forward", "backward"
+
+
+def last_use_phase(module: ModuleDump, labeller: Labeller, info: ValueInfo) -> str | None:
+    """The phase of the instruction at the end step of ``info``'s live range (its last
+    use): the phase of the value that instruction defines; None when the schedule or
+    that value is not in the dump."""
+    live = module.live_range
+    if info.live is None or live is None:
+        return None
+    sequence = live.instruction_sequence
+    end = info.live.end
+    if not 0 <= end < len(sequence):
+        return None
+    name = sequence[end]
+    user = labeller.value_named(name) if name else None
+    return labeller.phase(user) if user is not None else None
+
+
+def saved_for_backward(module: ModuleDump, labeller: Labeller) -> list[ValueInfo]:
+    """The values live at XLA's peak step that the forward pass defined and the
+    backward pass uses last, largest (allocated bytes) first. [] without a peak."""
+    a = module.analysis
+    if a.peak_step is None:
+        return []
+    found = [
+        info
+        for info in a.peak_values
+        if labeller.phase(info) == FORWARD and last_use_phase(module, labeller, info) == BACKWARD
+    ]
+    found.sort(key=lambda i: (-i.allocated_bytes, i.value.id))
+    return found
+
+
+def remat_group(scope: str | None) -> str:
+    """The scope a value's remat advice groups it under: its scope cut one part below
+    the first folded layer (``GPT/Block_*/mlp/c_fc`` -> ``GPT/Block_*/mlp``), where a
+    ``jax.checkpoint`` around each layer's sub-module would go; the whole scope when it
+    has no layer; ``""`` for none."""
+    if not scope:
+        return ""
+    parts = scope.split("/")
+    for i, part in enumerate(parts):
+        if "*" in part:
+            return "/".join(parts[: i + 2])
+    return scope
+
+
+def remat_advice(module: ModuleDump, labeller: Labeller) -> list[Advice]:
+    """One :class:`~hlotop.model.Advice` per scope (layer indices folded, so all
+    layers' ``Block_*/attn`` is one) whose values are saved for backward at XLA's peak
+    (:func:`saved_for_backward`): the saving is an upper bound, those values' allocated
+    bytes. Largest first. Raises nothing."""
+    a = module.analysis
+    by_scope: dict[str, list[ValueInfo]] = defaultdict(list)
+    layers: dict[str, set[str]] = defaultdict(set)
+    for info in saved_for_backward(module, labeller):
+        op_name = labeller.origin(info)[0]
+        scope = remat_group(scope_of(op_name, True, labeller.rules))
+        # the layer it is in: the unfolded scope cut where the group is (Block_3/mlp)
+        unfolded = "/".join((scope_of(op_name, False) or "").split("/")[: scope.count("/") + 1])
+        if not scope:  # no named scope (plain functions): the user's source line
+            scope = labeller.label(info, "source")
+        by_scope[scope].append(info)
+        layers[scope].add(unfolded)
+    out = []
+    for scope, infos in by_scope.items():
+        saving = sum(i.allocated_bytes for i in infos)
+        n = len(layers[scope])
+        over = f" over {n} {'layers' if scope.count('*') == 1 else 'instances'}" if n > 1 else ""
+        out.append(
+            Advice(
+                kind="remat",
+                title=f"{scope}: {human_bytes(saving)} saved for backward{over}; "
+                "rematerialising it saves at most that at this peak",
+                saving_bytes=saving,
+                bound="upper_bound",
+                step=a.peak_step,
+                values=tuple(i.value.id for i in infos),
+                groups=(scope,),
+                evidence=tuple(
+                    f"{i.value.name}{_index(i)} ({human_bytes(i.allocated_bytes)}): defined "
+                    f"in the forward pass at step {i.live.start if i.live else '?'}, last "
+                    f"used in the backward pass at step {i.live.end if i.live else '?'}"
+                    for i in infos[:8]
+                ),
+                fix=f"wrap the code of {scope or 'the model'} in jax.checkpoint (flax: "
+                "nn.remat), or save less with a checkpoint policy "
+                "(jax.checkpoint_policies)",
+            )
+        )
+    return out
+
+
+def _index(info: ValueInfo) -> str:
+    index = info.value.shape_index
+    return "{" + ",".join(map(str, index)) + "}" if index else ""
