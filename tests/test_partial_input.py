@@ -109,9 +109,11 @@ def test_the_empty_module_is_clean_for_strict_and_json():
 
 def _report_alone_message(assignment: str, holds: str) -> str:
     return (
-        "memory-usage report without its buffer assignment: the module's "
-        "-buffer-assignment.txt was not found beside it, so no allocation, value or live "
-        f"range is shown (open {assignment} to see them); the report lists {holds}"
+        "memory-usage report without its buffer assignment (the module's "
+        "-buffer-assignment.txt was not found beside it): only the report's total and the "
+        "allocations it lists are shown; no value, live range or schedule, hence no XLA "
+        "peak step or peak bytes and no memory_analysis() figures "
+        f"(open {assignment} to see them); the report lists {holds}"
     )
 
 
