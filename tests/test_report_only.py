@@ -180,3 +180,125 @@ def test_the_browser_shows_the_reports_allocations_and_total(tmp_path):
             assert "0B" not in figures.split("Allocations in")[0]
 
     asyncio.run(run())
+
+
+# -- a directory with modules known by their report alone ---------------------------
+
+TPU_RUNS = ("v5e_1x1-gpt_loop", "v5e_1x1-mlp_adam", "v5e_1x1-donation")
+CPU_RUN = SAMPLES / "dirs" / "jax-0.10.2-cpu-train"
+
+
+def mixed_run(tmp_path: Path) -> Path:
+    """Three TPU programs dumped as their memory-usage reports alone, and two whole
+    CPU modules: real files."""
+    for run in TPU_RUNS:
+        for report in (SAMPLES / "tpu" / run).glob(f"*{REPORT}"):
+            shutil.copyfile(report, tmp_path / report.name)
+    for module in ("module_0034.", "module_0036."):
+        for f in CPU_RUN.glob(f"{module}*"):
+            shutil.copyfile(f, tmp_path / f.name)
+    return tmp_path
+
+
+def tpu_total(run: str) -> int:
+    """The whole TPU module's Total bytes used."""
+    return load(next((SAMPLES / "tpu" / run).glob("*-buffer-assignment.txt"))).total_bytes_used
+
+
+def test_report_only_modules_are_listed_and_ranked_within_their_platform(tmp_path):
+    """Before: the three TPU programs (the largest) were not listed at all."""
+    from hlotop.loading.directory import list_modules, rank_modules
+
+    entries = list_modules(mixed_run(tmp_path))
+    assert len(entries) == 5
+    from hlotop.loading.directory import platform_ranks
+
+    assert sorted(e.platform for e in entries if e.report_only) == ["tpu"] * 3
+    figures = rank_modules(entries)
+    names = [f.entry.name.split(".")[1] for f in figures]
+    assert names == [
+        "jit_gpt_train_step",
+        "jit_train_step",
+        "jit_train_step_donated",
+        "jit_train_step",
+        "jit_evaluate",
+    ]
+    assert [f.entry.platform for f in figures] == ["tpu"] * 3 + ["cpu"] * 2
+    assert platform_ranks(figures) == [1, 2, 3, 1, 2]
+    # A report-only module's total is its report's: the whole module's Total bytes used.
+    assert [f.total_bytes_used for f in figures[:3]] == [tpu_total(r) for r in TPU_RUNS]
+    assert all(f.peak_bytes is None and f.memory_stats is None for f in figures[:3])
+
+
+def test_summary_and_json_of_a_mixed_directory_say_largest_per_platform(tmp_path):
+    """Before: the TPU programs vanished and the CPU module was called the largest."""
+    folder = str(mixed_run(tmp_path))
+    out = hlotop("--summary", folder)
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.decode().split())
+    assert "Largest single program:" not in text  # no largest across platforms
+    assert "Largest single program on cpu: 9.18MiB XLA peak, module_0034.jit_train_step." in text
+    assert (
+        "Largest module on tpu known by its memory-usage report alone: 34.33MiB total "
+        "(the report's; no peak), module_0000.jit_gpt_train_step.cl_933746096." in text
+    )
+    assert "module_0000.jit_gpt_train_step.cl_933746096 (report only) tpu - 34.33MiB" in text
+    doc = json.loads(hlotop("--json", folder).stdout)
+    first, cpu = doc["modules"][0], doc["modules"][3]
+    assert (first["platform"], first["rank"], first["report_only"]) == ("tpu", 1, True)
+    assert (first["total_bytes_used"], first["peak_bytes"]) == (tpu_total(TPU_RUNS[0]), None)
+    assert (cpu["platform"], cpu["rank"], cpu["report_only"]) == ("cpu", 1, False)
+    assert doc["largest_peak"] == {"cpu": {"module": cpu["name"], "bytes": cpu["peak_bytes"]}}
+    assert doc["largest_report_total"] == {
+        "tpu": {"module": first["name"], "bytes": first["total_bytes_used"]}
+    }
+    # A module known by its report alone is missing its siblings: --strict fails.
+    assert hlotop("--strict", "--summary", folder).returncode == 1
+    assert hlotop("--strict", "--json", folder).returncode == 1
+
+
+def test_a_directory_holding_one_report_opens_it(tmp_path):
+    """Before: 'no *-buffer-assignment.txt dump in this directory'."""
+    alone(tmp_path, TPU / f"{TPU_PREFIX}{REPORT}")
+    out = hlotop("--json", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["layout"] == "report-only"
+
+
+def test_the_modules_view_lists_report_only_modules_and_opens_one(tmp_path):
+    from hlotop.loading.directory import list_modules
+    from hlotop.ui.modules_app import ModulesApp
+    from hlotop.ui.widgets.report_tree import ReportTree
+
+    folder = mixed_run(tmp_path)
+
+    async def run() -> None:
+        app = ModulesApp(str(folder), list_modules(folder))
+        async with app.run_test(size=(140, 30)) as pilot:
+            await app.wait_until_ranked()
+            await app.wait_until_filled()
+            await pilot.pause()
+            rows = app.modules_screen.list.shown
+            assert [(r.rank, r.figures.entry.platform) for r in rows] == [
+                (1, "tpu"),
+                (2, "tpu"),
+                (3, "tpu"),
+                (1, "cpu"),
+                (2, "cpu"),
+            ]
+            assert [r.note for r in rows[:3]] == ["report only"] * 3
+            line = app.modules_screen.list.render_row(0).plain
+            assert line.split()[:5] == [
+                "1",
+                "module_0000.jit_gpt_train_step.cl_933746096",
+                "tpu",
+                "-",
+                "34.33MiB",
+            ]
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            tree = app.screen.query_one(ReportTree)
+            assert tree.row_count() == 54
+
+    asyncio.run(run())
