@@ -131,7 +131,8 @@ def check_siblings(
             message = report_alone(report, why)
         else:
             assignment = split[0] + "-buffer-assignment.txt"
-            message = report_alone(report, ASSIGNMENT_NOT_FOUND, assignment)
+            why = ASSIGNMENT_NOT_FOUND if report.era == "A" else SPLIT_NOT_FOUND
+            message = report_alone(report, why, assignment)
         diagnostics.append(Diagnostic(files[0].path, 0, message, "warning"))
         return
     if split is None:
@@ -153,7 +154,14 @@ def check_siblings(
         )
 
 
+# What a report alone misses (FORMATS.md 1): an era-A report (jax 0.4.35 .. 0.9.1) comes
+# with a combined -buffer-assignment.txt; an era-B one (jax >= 0.9.2) from jax 0.10 on
+# with the split module's three files.
 ASSIGNMENT_NOT_FOUND = "the module's -buffer-assignment.txt was not found beside it"
+SPLIT_NOT_FOUND = (
+    "the module's -buffer-assignment.txt (and, from jax 0.10, its "
+    "-buffer-assignment-values.txt and -live-range.txt) was not found beside it"
+)
 STDIN_REPORT = "standard input names no file, so the report's sibling files cannot be found"
 
 
