@@ -136,8 +136,8 @@ def _size(n: int | None) -> str:
 
 def render_modules(directory: str, figures: list[ModuleFigures], max_rows: int = MAX_ROWS) -> Group:
     """The ranking as text: one row per program compiled alike (with a count), each
-    platform's modules apart (a table each when there are several), the largest XLA
-    peak first, then the cross-module figures."""
+    platform's modules apart (a table each when there are several, of at most
+    ``max_rows`` rows), the largest XLA peak first, then the cross-module figures."""
     rows = collapse_identical(figures)
     how = "ranked by XLA's peak (the sum of its printed peak list)"
     if any(f.peak_bytes is None for f, _ in rows):
@@ -157,13 +157,14 @@ def render_modules(directory: str, figures: list[ModuleFigures], max_rows: int =
             style="dim",
         ),
     ]
-    by_platform = _by_platform(rows[:max_rows])
+    by_platform = _by_platform(rows)
     for platform, platform_rows in by_platform.items():
         if len(by_platform) > 1:
             parts += [Text(""), Text(platform, style="bold")]
-        parts.append(ModulesTable(platform_rows))
-    if len(rows) > max_rows:
-        parts.append(Text(f"… {len(rows) - max_rows} more (see --json)", style="dim"))
+        parts.append(ModulesTable(platform_rows[:max_rows]))
+        if len(platform_rows) > max_rows:
+            more = len(platform_rows) - max_rows
+            parts.append(Text(f"… {more} more (see --json)", style="dim"))
     across = _across(figures)
     if across:
         parts += [Text("")] + across

@@ -38,8 +38,8 @@ def total_note(module: ModuleDump) -> str:
         return ""
     if report.era == "B" and report.memory_spaces:
         return (
-            "the memory-usage report's: its memory spaces' 'Total bytes' added up "
-            "(XLA's Total bytes used)"
+            "the memory-usage report's: its memory spaces' 'Total bytes' added up, "
+            "which is XLA's Total bytes used"
         )
     return "the memory-usage report's Total bytes used"
 
@@ -52,36 +52,27 @@ def overview_rows(module: ModuleDump) -> list[tuple[str, Text]]:
     if report is None:
         return []
     total = report.total
-    rows = [
-        (
-            "Total bytes used",
-            Text.assemble(
-                (f"{human_bytes(total)}  ({total:,} B)", "")
-                if total is not None
-                else ("unknown", "bold"),
-                (
-                    f"  {total_note(module)}" if total is not None else "  the report prints none",
-                    "dim",
-                ),
-            ),
-        ),
-        (
-            "Allocations",
-            Text.assemble(
-                f"{report.listed():,}",
-                ("  listed by the memory-usage report (no buffer assignment read)", "dim"),
-            ),
-        ),
+    if total is None:
+        total_text = Text.assemble(("unknown", "bold"), ("  the report prints none", "dim"))
+    else:
+        total_text = Text.assemble(
+            f"{human_bytes(total)}  ({total:,} B)", (f"  {total_note(module)}", "dim")
+        )
+    listed = Text.assemble(
+        f"{report.listed():,}",
+        ("  listed by the memory-usage report (no buffer assignment read)", "dim"),
+    )
+    return [
+        ("Total bytes used", total_text),
+        ("Allocations", listed),
         ("Values", Text.assemble("none read", ("  the report gives shapes, not values", "dim"))),
         (
             "Peak",
             Text.assemble(
-                ("unknown", "bold"),
-                ("  no live ranges or schedule, so no XLA peak step", "dim"),
+                ("unknown", "bold"), ("  no live ranges or schedule, so no XLA peak step", "dim")
             ),
         ),
     ]
-    return rows
 
 
 def spaces_table(module: ModuleDump) -> Group | None:
