@@ -158,10 +158,11 @@ def _tail(module) -> dict[str, Any]:
         "analysis": {
             "platform": a.platform,
             "peak_step": a.peak_step,
-            "peak_bytes": a.peak_bytes,
+            # Without live ranges there is no peak: its figures are null, not 0.
+            "peak_bytes": None if a.peak_step is None else a.peak_bytes,
             "peak_bytes_source": a.peak_bytes_source,
-            "peak_logical_bytes": a.peak_logical_bytes,
-            "peak_occupied_bytes": a.peak_occupied_bytes,
+            "peak_logical_bytes": None if a.peak_step is None else a.peak_logical_bytes,
+            "peak_occupied_bytes": None if a.peak_step is None else a.peak_occupied_bytes,
             "peak_values": [
                 {
                     "id": v.value.id,
@@ -231,7 +232,10 @@ def _report(report) -> dict[str, Any]:
 
     return {
         "era": report.era,
-        "total_bytes": report.total_bytes,
+        # Era B prints a total per memory space: the report's is their sum.
+        "total_bytes": sum(s.total_bytes for s in report.memory_spaces)
+        if report.era == "B" and report.memory_spaces
+        else report.total_bytes,
         "allocations": [alloc(x) for x in report.allocations],
         "hidden_allocations": report.hidden_allocations,
         "memory_spaces": [

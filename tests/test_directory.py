@@ -64,7 +64,12 @@ def test_summary_and_json_of_a_directory():
     )
     assert first["memory_stats"] == module.analysis.memory_stats.as_dict()
     assert len(first["files"]) == 4 and sum(m["identical"] for m in doc["modules"]) == 19
-    assert doc["largest_peak"] == {"module": first["name"], "bytes": module.analysis.peak_bytes}
+    # The largest of each platform (one here); no module is known by its report alone.
+    assert doc["largest_peak"] == {
+        "cpu": {"module": first["name"], "bytes": module.analysis.peak_bytes}
+    }
+    assert doc["largest_report_total"] == {} and first["rank"] == 1
+    assert not any(m["report_only"] for m in doc["modules"])
     wrong = hlotop("--summary", "--group-by", "scope", path)
     assert wrong.returncode == 2 and "name one" in wrong.stderr.decode()
 

@@ -107,11 +107,18 @@ def test_the_empty_module_is_clean_for_strict_and_json():
 # -- a memory-usage report alone ------------------------------------------------------
 
 
-def _report_alone_message(assignment: str, holds: str) -> str:
+def _report_alone_message(assignment: str, holds: str, era: str = "A") -> str:
+    siblings = (
+        ""
+        if era == "A"
+        else " (and, from jax 0.10, its -buffer-assignment-values.txt and -live-range.txt)"
+    )
     return (
-        "memory-usage report without its buffer assignment: the module's "
-        "-buffer-assignment.txt was not found beside it, so no allocation, value or live "
-        f"range is shown (open {assignment} to see them); the report lists {holds}"
+        "memory-usage report without its buffer assignment (the module's "
+        f"-buffer-assignment.txt{siblings} was not found beside it): only the report's total and the "
+        "allocations it lists are shown; no value, live range or schedule, hence no XLA "
+        "peak step or peak bytes and no memory_analysis() figures "
+        f"(open {assignment} to see them); the report lists {holds}"
     )
 
 
@@ -130,6 +137,7 @@ def test_a_report_alone_says_what_is_missing_and_what_it_holds(tmp_path):
             _report_alone_message(
                 f"{BIG_PREFIX}-buffer-assignment.txt",
                 "51 allocations and a total of 7.86MiB (8245148 bytes)",
+                era="B",
             ),
             "warning",
         )

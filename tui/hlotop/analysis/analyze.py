@@ -34,6 +34,7 @@ from hlotop.model import (
     ValueInfo,
     ValuesById,
 )
+from hlotop.model.figures import NO_LIVE_RANGES
 from hlotop.model.memory_space import report_space_names, xla_space_name
 
 __all__ = [  # the analysis, and the pieces of it other layers and tests use
@@ -123,8 +124,8 @@ def analyze(
     # Worked out when first read: a report that shows no curve never does.
     curve = CurveOnFirstRead(lambda: live_bytes_per_step(live_infos, max_time)) if live else []
     peak_step: int | None = None
-    peak_bytes = 0
-    source: str | None = None
+    peak_bytes = 0  # unknown (see the source): no live ranges, no peak
+    source: str | None = NO_LIVE_RANGES
     peak_values: list[ValueInfo] = []
     if live is not None:
         # Every step swept, unless a damaged range is far from the rest.

@@ -246,6 +246,7 @@ def dump_beside(label: str) -> str | None:
         entries = list_modules(folder)
     except OSError:
         return None
+    entries = [e for e in entries if not e.report_only]  # a report alone has no values
     return str(entries[0].path) if len(entries) == 1 else None
 
 
@@ -280,7 +281,9 @@ def directory_report(args, entries: list) -> int:
         else:
             console = report_console()
             console.print(render_modules(args.path, figures))
-    return 1 if args.strict and any(f.error for f in figures) else 0
+    # As for one module: a module that cannot be read, or a report without its buffer
+    # assignment (whose load warns that its siblings are missing), fails --strict.
+    return 1 if args.strict and any(f.error or f.entry.report_only for f in figures) else 0
 
 
 def module_mapper(count: int):

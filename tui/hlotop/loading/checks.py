@@ -115,20 +115,29 @@ def check_siblings(
     """Warnings for the files of a split module (FORMATS.md 1) that were not found
     beside ``path`` (the file opened), one per missing file, at its path, line 0;
     nothing when the module is a combined dump. ``files`` are the files read, with
-    their kinds. A memory-usage report opened alone gets one warning instead, at its
-    own path, naming the buffer assignment to open and giving ``report``'s own total
-    (bytes) and allocation count (:func:`report_alone`). Raises nothing."""
+    their kinds. A memory-usage report read with no file of its buffer assignment
+    (``report``: what it holds) gets one warning instead, at its own path, whatever
+    its name (:func:`report_alone`). Raises nothing."""
+    if any(f.kind == "combined" for f in files):
+        return
     split = split_module_prefix(path)
-    if split is None or any(f.kind == "combined" for f in files):
+    have = {f.kind for f in files} - {"module-text"}
+    if have == {"memory-usage-report"} and report is not None:
+        if split is None:
+            why = (
+                "its name is not XLA's (<module>-memory-usage-report.txt), so no sibling "
+                "file can be found by it"
+            )
+            message = report_alone(report, why)
+        else:
+            assignment = split[0] + "-buffer-assignment.txt"
+            why = ASSIGNMENT_NOT_FOUND if report.era == "A" else SPLIT_NOT_FOUND
+            message = report_alone(report, why, assignment)
+        diagnostics.append(Diagnostic(files[0].path, 0, message, "warning"))
+        return
+    if split is None:
         return
     prefix = split[0]
-    have = {f.kind for f in files}
-    if have == {"memory-usage-report"} and report is not None:
-        assignment = prefix + "-buffer-assignment.txt"
-        diagnostics.append(
-            Diagnostic(files[0].path, 0, report_alone(assignment, report), "warning")
-        )
-        return
     for suffix, kind in SPLIT_SUFFIXES.items():
         if kind in have:
             continue
@@ -145,27 +154,38 @@ def check_siblings(
         )
 
 
-def report_alone(assignment: str, report: MemoryUsageReport) -> str:
-    """The warning for a memory-usage report opened without its buffer assignment
-    (``assignment``: the name of the file to open instead): what is missing, and what
-    the report holds, as read from ``BufferAssignment::MemoryUsageReport``'s text
-    (FORMATS.md 7): its allocation count and total in bytes (era A: the allocations it
-    lists and its ``Total bytes used``; era B: the sums over its memory spaces, whose
-    tables XLA cuts off after the largest). Raises nothing."""
-    if report.era == "B":
-        total: int | None = sum(s.total_bytes for s in report.memory_spaces)
-        count = sum(len(s.allocations) for s in report.memory_spaces)
-        spaces = len(report.memory_spaces)
-        where = f" in {spaces} memory spaces" if spaces > 1 else ""
-    else:
-        total, count, where = report.total_bytes, len(report.allocations), ""
+# What a report alone misses (FORMATS.md 1): an era-A report (jax 0.4.35 .. 0.9.1) comes
+# with a combined -buffer-assignment.txt; an era-B one (jax >= 0.9.2) from jax 0.10 on
+# with the split module's three files.
+ASSIGNMENT_NOT_FOUND = "the module's -buffer-assignment.txt was not found beside it"
+SPLIT_NOT_FOUND = (
+    "the module's -buffer-assignment.txt (and, from jax 0.10, its "
+    "-buffer-assignment-values.txt and -live-range.txt) was not found beside it"
+)
+STDIN_REPORT = "standard input names no file, so the report's sibling files cannot be found"
+
+
+def report_alone(report: MemoryUsageReport, why: str, assignment: str | None = None) -> str:
+    """The warning for a memory-usage report read without its buffer assignment
+    (``why`` says why that was not found; ``assignment``: the name of the file to open
+    instead, if known): what is missing and what that costs, and what the report
+    holds, as read from ``BufferAssignment::MemoryUsageReport``'s text (FORMATS.md 7):
+    its allocation count and total in bytes (:attr:`MemoryUsageReport.total`: era A
+    its ``Total bytes used``; era B the sum of its memory spaces' totals, the same
+    figure). Raises nothing."""
+    count = report.listed()
+    spaces = len(report.memory_spaces)
+    where = f" in {spaces} memory spaces" if spaces > 1 else ""
     holds = f"{count} allocation{'' if count == 1 else 's'}{where}"
+    total = report.total
     if total is not None:
         holds += f" and a total of {human_bytes(total)} ({total} bytes)"
+    see = f" (open {assignment} to see them)" if assignment else ""
     return (
-        "memory-usage report without its buffer assignment: the module's "
-        "-buffer-assignment.txt was not found beside it, so no allocation, value or live "
-        f"range is shown (open {assignment} to see them); the report lists {holds}"
+        f"memory-usage report without its buffer assignment ({why}): only the "
+        "report's total and the allocations it lists are shown; no value, live range or "
+        "schedule, hence no XLA peak step or peak bytes and no memory_analysis() "
+        f"figures{see}; the report lists {holds}"
     )
 
 

@@ -19,8 +19,11 @@ from pathlib import Path
 from hlotop.analysis.capacity import required_bytes
 from hlotop.analysis.platform import platform_of
 from hlotop.loading.discover import module_files, module_name, split_module_prefix
+from hlotop.loading.errors import LoadError
+from hlotop.loading.loader import load
 from hlotop.loading.preview import preview
 from hlotop.model import MemoryStats
+from hlotop.model.memory_space import PLATFORMS
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +31,9 @@ class ModuleEntry:
     """A module of a directory: the file to open it by and all its files."""
 
     name: str
-    path: Path  # its -buffer-assignment.txt (combined or split)
+    # its -buffer-assignment.txt (combined or split), or its -memory-usage-report.txt
+    # when it has no -buffer-assignment.txt (report_only)
+    path: Path
     files: tuple[Path, ...]
     size: int  # bytes in its files
 
@@ -37,15 +42,24 @@ class ModuleEntry:
         """``tpu``, ``gpu``, ``cpu`` from XLA's file name, else ``unknown``."""
         return platform_of(self.path.name, ())
 
+    @property
+    def report_only(self) -> bool:
+        """Whether the module is known by its memory-usage report alone: no
+        ``-buffer-assignment.txt`` beside it, so no allocation line, value or live
+        range (its figures are the report's total and allocation count)."""
+        return self.path.name.endswith(REPORT_SUFFIX)
+
 
 @dataclass(frozen=True, slots=True)
 class ModuleFigures:
     """What ranks a module, from its first look. Bytes are ints; None where the dump
-    does not say (no peak list, no allocation could be read)."""
+    does not say (no peak list, no allocation could be read). A report-only module
+    (``entry.report_only``) has the report's total and allocation count, and no peak
+    or ``memory_analysis()``."""
 
     entry: ModuleEntry
-    total_bytes_used: int | None
-    allocations: int
+    total_bytes_used: int | None  # a report-only module's: its memory-usage report's total
+    allocations: int  # a report-only module's: those its report lists
     peak_step: int | None
     peak_bytes: int | None  # the sum of XLA's printed peak list
     memory_stats: MemoryStats | None
@@ -104,18 +118,29 @@ def pair_modules(old: list[ModuleFigures], new: list[ModuleFigures]) -> list[Mod
             )
 
     def size(f: ModuleFigures | None) -> int:
-        return 0 if f is None else f.peak_bytes or f.total_bytes_used or 0
+        return 0 if f is None else size_of(f)
 
     pairs.sort(key=lambda p: (-max(size(p.old), size(p.new)), p.program))
     return pairs
 
 
+REPORT_SUFFIX = "-memory-usage-report.txt"
+
+
 def list_modules(directory: str | os.PathLike) -> list[ModuleEntry]:
-    """Every module in ``directory`` (not its subdirectories): each
-    ``*-buffer-assignment.txt``, combined or split (its siblings with it), by name.
-    Raises OSError when the directory cannot be listed."""
+    """Every module in ``directory`` (not its subdirectories), by name: each
+    ``*-buffer-assignment.txt``, combined or split (its siblings with it), and each
+    ``*-memory-usage-report.txt`` that has no ``-buffer-assignment.txt`` beside it
+    (report-only: :attr:`ModuleEntry.report_only`). Raises OSError when the directory
+    cannot be listed."""
     out = []
-    for path in sorted(Path(directory).glob("*-buffer-assignment.txt")):
+    folder = Path(directory)
+    paths = sorted(folder.glob("*-buffer-assignment.txt"))
+    for report in sorted(folder.glob("*" + REPORT_SUFFIX)):
+        split = split_module_prefix(report)
+        if split is not None and not report.with_name(split[0] + "-buffer-assignment.txt").exists():
+            paths.append(report)
+    for path in sorted(paths):
         if split_module_prefix(path) is None or not path.is_file():
             continue
         files = tuple(f for f, _ in module_files(path))
@@ -126,8 +151,10 @@ def list_modules(directory: str | os.PathLike) -> list[ModuleEntry]:
 
 def quick_figures(entry: ModuleEntry) -> ModuleFigures:
     """The ranking figures of one module from its first look (allocation lines,
-    ``Total bytes used``, XLA's peak list). Raises nothing: a module that cannot be
-    read has ``error`` set."""
+    ``Total bytes used``, XLA's peak list; of a report-only module, its report).
+    Raises nothing: a module that cannot be read has ``error`` set."""
+    if entry.report_only:
+        return _report_figures(entry)
     module = preview(entry.path, from_bytes=0)
     if module is None:
         return ModuleFigures(entry, None, 0, None, None, None, "", "no allocation could be read")
@@ -152,6 +179,43 @@ def quick_figures(entry: ModuleEntry) -> ModuleFigures:
     )
 
 
+def _report_figures(entry: ModuleEntry) -> ModuleFigures:
+    """:func:`quick_figures` of a report-only module: its report's total and
+    allocation count (:class:`~hlotop.model.MemoryUsageReport`); no peak, no
+    ``memory_analysis()``."""
+    try:
+        report = load(entry.path, lazy=True).memory_usage_report
+    except LoadError as err:
+        return ModuleFigures(entry, None, 0, None, None, None, "", err.reason)
+    if report is None:
+        return ModuleFigures(entry, None, 0, None, None, None, "", "no memory-usage report")
+    digest = hashlib.sha1(usedforsecurity=False)
+    digest.update(f"report:{program_of(entry.name)}:{report.total}:{report.listed()}".encode())
+    return ModuleFigures(entry, report.total, report.listed(), None, None, None, digest.hexdigest())
+
+
+def size_of(f: ModuleFigures) -> int:
+    """What ranks a module: XLA's peak (bytes), or where it has none (no peak list, a
+    report-only module) its total, which is at least the peak (every allocation)."""
+    return f.peak_bytes if f.peak_bytes is not None else f.total_bytes_used or 0
+
+
+def platform_order(platform: str) -> int:
+    """Where a platform's modules come: TPU, GPU, CPU, then unknown."""
+    return PLATFORMS.index(platform) if platform in PLATFORMS else len(PLATFORMS)
+
+
+def platform_ranks(figures: list[ModuleFigures]) -> list[int]:
+    """Each module's rank within its platform (from 1), in ``figures``' order (ranked
+    by :func:`rank_modules`)."""
+    seen: dict[str, int] = {}
+    ranks = []
+    for f in figures:
+        seen[f.entry.platform] = seen.get(f.entry.platform, 0) + 1
+        ranks.append(seen[f.entry.platform])
+    return ranks
+
+
 def rank_modules(
     entries: Iterable[ModuleEntry],
     mapper: Callable[
@@ -159,12 +223,21 @@ def rank_modules(
     ]
     | None = None,
 ) -> list[ModuleFigures]:
-    """:func:`quick_figures` of each module, largest XLA peak first (then total bytes,
-    then name). ``mapper(function, entries)``: how to map over the modules, e.g. a
+    """:func:`quick_figures` of each module, ranked within its platform (TPU, GPU, CPU,
+    unknown: programs of one platform share a device, and only they): the largest XLA
+    peak first, a module with none by its total (:func:`size_of`), then total bytes,
+    then name. ``mapper(function, entries)``: how to map over the modules, e.g. a
     process pool's ``map`` (the caller's choice; default: one at a time here)."""
     items = list(entries)
     figures = list((mapper or map)(quick_figures, items))
-    figures.sort(key=lambda f: (-(f.peak_bytes or 0), -(f.total_bytes_used or 0), f.entry.name))
+    figures.sort(
+        key=lambda f: (
+            platform_order(f.entry.platform),
+            -size_of(f),
+            -(f.total_bytes_used or 0),
+            f.entry.name,
+        )
+    )
     return figures
 
 

@@ -45,7 +45,12 @@ def module_files(path: Path) -> list[tuple[Path, str | None]]:
 
 
 def _find_module_in_dir(directory: Path) -> Path:
+    """The one module in ``directory``: its ``-buffer-assignment.txt``, or, where there
+    is none, its ``-memory-usage-report.txt`` (a report on its own). Raises
+    :class:`LoadError` for none, or several."""
     candidates = sorted(directory.glob("*-buffer-assignment.txt"))
+    if not candidates:  # a report on its own, if that is all there is
+        candidates = sorted(directory.glob("*-memory-usage-report.txt"))
     if not candidates:
         raise LoadError(str(directory), "no *-buffer-assignment.txt dump in this directory")
     if len(candidates) > 1:

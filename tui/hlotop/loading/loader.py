@@ -18,7 +18,13 @@ from typing import Any, AnyStr, cast
 
 from hlotop.analysis.analyze import BeforeLiveRanges, analyze
 from hlotop.loading.ahead import Job, Later, PartsAhead
-from hlotop.loading.checks import check_consistency, check_siblings, check_truncation
+from hlotop.loading.checks import (
+    STDIN_REPORT,
+    check_consistency,
+    check_siblings,
+    check_truncation,
+    report_alone,
+)
 from hlotop.loading.decode import read_bytes, read_text
 from hlotop.loading.discover import (
     SPLIT_SUFFIXES,
@@ -415,8 +421,12 @@ def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> Mo
     in diagnostics. ``lazy`` as for :func:`load`. Raises :class:`LoadError` like it."""
     diagnostics: list[Diagnostic] = []
     parsed = _parse_one(label, data, None, diagnostics)
-    check_truncation(label, parsed, _kind_of(parsed, None), diagnostics, stdin=True)
-    return _finish(label, (DumpFile(label, _kind_of(parsed, None)),), parsed, diagnostics, lazy)
+    kind = _kind_of(parsed, None)
+    check_truncation(label, parsed, kind, diagnostics, stdin=True)
+    report = parsed.memory_usage_report
+    if kind == "memory-usage-report" and report is not None:
+        diagnostics.append(Diagnostic(label, 0, report_alone(report, STDIN_REPORT), "warning"))
+    return _finish(label, (DumpFile(label, kind),), parsed, diagnostics, lazy)
 
 
 def read_stack_frames(path: Path, diagnostics: list[Diagnostic]) -> StackFrameTable | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hlotop.model.values import HloValue, ShapeIndex, ValueSlot
+from hlotop.model.values import HloValue, ShapeIndex, ValueSlot, format_shape_index
 
 # Allocation kinds, named as XLA's BufferAllocation::ToShortString prints them.
 KIND_PARAMETER = "parameter"
@@ -79,3 +79,18 @@ class BufferAllocation:
                 k for (k, _), yes in zip(KIND_FIELDS, has, strict=True) if yes
             )
         return kinds
+
+
+def kinds_text(alloc: BufferAllocation) -> str:
+    """``"parameter 4, maybe-live-out"``: the allocation's kinds in XLA's order, with the
+    parameter number (and its ShapeIndex when it is not ``{}``)."""
+    out = []
+    for kind in alloc.kinds:
+        if kind == "parameter":
+            idx = format_shape_index(alloc.parameter_shape_index)
+            out.append(
+                f"parameter {alloc.parameter}" + (f" {idx}" if idx not in ("", "{}") else "")
+            )
+        else:
+            out.append(kind)
+    return ", ".join(out)

@@ -92,8 +92,19 @@ class ModuleDump:
 
     @property
     def layout(self) -> str:
-        """``"split"`` (2026-04 on) or ``"combined"``."""
-        return "combined" if any(f.kind == "combined" for f in self.files) else "split"
+        """``"combined"`` (one ``-buffer-assignment.txt`` with every section, before
+        2026-04), ``"split"`` (2026-04 on: the sections in sibling files) or
+        ``"report-only"`` (a ``-memory-usage-report.txt`` and no file of the buffer
+        assignment: no allocation line, value record or live range was read)."""
+        kinds = {f.kind for f in self.files} - {"module-text"}
+        if "combined" in kinds:
+            return "combined"
+        return "report-only" if kinds == {"memory-usage-report"} else "split"
+
+    @property
+    def report_only(self) -> bool:
+        """Whether all the module has is its memory-usage report (:attr:`layout`)."""
+        return self.layout == "report-only"
 
     def read_records(self, progress: Callable[[int, int], bool | None] | None = None) -> None:
         """Parse every ``Used values`` record once, adding what cannot be read to

@@ -200,6 +200,12 @@ class ValuesById(Mapping[int, ValueInfo]):
         return len(self._values)
 
 
+# Analysis.peak_bytes_source of a dump without live ranges (a memory-usage report alone,
+# a -buffer-assignment.txt without its -live-range.txt, a dump from before 2021-04):
+# no peak step, so XLA's peak figure is unknown.
+NO_LIVE_RANGES = "no-live-ranges"
+
+
 @dataclass(slots=True)
 class Analysis:
     """The derived figures of one module. Bytes are ints; steps index the schedule."""
@@ -221,7 +227,9 @@ class Analysis:
     totals_by_color: dict[int, int]
     # allocation index -> allocation (a dict; the first look's reads them on first use)
     allocation_of: Mapping[int, BufferAllocation] = field(default_factory=dict)
-    # "list" (XLA's printed peak list), "sweep" (no list: XLA's sweep) or None.
+    # "list" (XLA's printed peak list), "sweep" (no list: XLA's sweep), NO_LIVE_RANGES
+    # (no peak step: peak_bytes is unknown, 0 here, null in --json) or None (not said:
+    # a first look).
     peak_bytes_source: str | None = None
     peak_logical_bytes: int = 0  # logical bytes of the values live at the peak step
     platform: str = "unknown"  # "tpu", "gpu", "cpu" or "unknown" (model.memory_space)

@@ -52,7 +52,24 @@ class MemoryUsageReport:
     allocations; era ``"B"`` (2026-03 on) groups them by memory space."""
 
     era: str
-    total_bytes: int | None
+    total_bytes: int | None  # its "Total bytes used" (era A; None in era B)
     allocations: tuple[ReportAllocation, ...] = ()
     hidden_allocations: int = 0
     memory_spaces: tuple[MemorySpaceReport, ...] = ()
+
+    @property
+    def total(self) -> int | None:
+        """The report's total in bytes: era A its ``Total bytes used``; era B the sum of
+        its memory spaces' ``Total bytes``, which is the same figure (XLA adds every
+        allocation's size into its colour's total, ``GetMemoryUsageReportProto`` in
+        ``xla/service/buffer_assignment.cc``, as ``ValuesToString`` adds them all into
+        ``Total bytes used``). None when the report prints neither."""
+        if self.era == "B" and self.memory_spaces:
+            return sum(s.total_bytes for s in self.memory_spaces)
+        return self.total_bytes
+
+    def listed(self) -> int:
+        """How many allocations the report lists: era A's, era B's tables."""
+        if self.era == "B":
+            return sum(len(s.allocations) for s in self.memory_spaces)
+        return len(self.allocations)

@@ -9,7 +9,13 @@ from functools import lru_cache
 
 from parsy import regex, seq, string
 
-from hlotop.model import MemorySpaceReport, MemoryUsageReport, ReportAllocation, ReportRow
+from hlotop.model import (
+    BufferAllocation,
+    MemorySpaceReport,
+    MemoryUsageReport,
+    ReportAllocation,
+    ReportRow,
+)
 from hlotop.parse.allocations import REPORT_ALLOCATION_LINE
 from hlotop.parse.line_form import Field, LineForm, Lit, Part, Skip
 from hlotop.parse.tokens import Sink, int_field, percent_field
@@ -116,6 +122,18 @@ _match_list_row = re.compile(
 _match_report_allocation = re.compile(REPORT_ALLOCATION_LINE.body_keeping(*_KEPT) + r"\Z").match
 _index, _size = (f.convert for f in REPORT_ALLOCATION_LINE.fields(*_KEPT))
 _match_table_row, _build_table_row = TABLE_ROW.pattern.match, TABLE_ROW.build
+
+
+def allocation_line(text: str, line: int = 0) -> BufferAllocation | None:
+    """The allocation an era-A report prints in ``text`` (``allocation 37: size
+    432.0KiB, color 1, preallocated-temp:``, ``BufferAllocation::ToShortString(true)``;
+    FORMATS.md 7): its index, colour, kinds and parameter, its size read back from
+    XLA's rounded ``HumanReadableNumBytes`` text, and no values; ``line`` (1-based) is
+    where it was printed. None if ``text`` is not such a line."""
+    m = REPORT_ALLOCATION_LINE.pattern.match(text)
+    if m is None:
+        return None
+    return BufferAllocation(**REPORT_ALLOCATION_LINE.build(m), line=line)
 
 
 def _table_head(line: str) -> bool:

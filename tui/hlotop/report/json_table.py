@@ -34,6 +34,7 @@ from hlotop.model import (
     StackFrameTable,
     stack_of,
 )
+from hlotop.model.figures import NO_LIVE_RANGES
 from hlotop.model.memory_space import PLATFORMS, space_name
 from hlotop.version import __version__
 
@@ -200,7 +201,14 @@ KINDS: dict[str, Kind] = {
             (
                 Key("hlotop_version", Str(), "VERSION", "the hlotop that wrote this"),
                 Key("module", Str(), "x.name", "the module's name, from the file name"),
-                Key("layout", Enum(("combined", "split")), "x.layout", "the dump's layout"),
+                Key(
+                    "layout",
+                    Enum(("combined", "split", "report-only")),
+                    "x.layout",
+                    "the dump's layout: one file (before jax 0.10), sibling files (jax >= "
+                    "0.10), or a memory-usage report with no file of its buffer assignment "
+                    "(no allocation, value or live range read: see memory_usage_report)",
+                ),
                 Key("files", List(Obj("file")), "x.files", "the files the module was read from"),
                 Key(
                     "allocations",
@@ -517,7 +525,14 @@ KINDS: dict[str, Kind] = {
                     "x.era",
                     "A (2024-10 .. 2026-03) lists allocations; B groups them by memory space",
                 ),
-                Key("total_bytes", Null(Int()), "x.total_bytes", "bytes, or null"),
+                Key(
+                    "total_bytes",
+                    Null(Int()),
+                    "x.total",
+                    "the report's total in bytes: era A its 'Total bytes used'; era B the "
+                    "sum of its memory spaces' 'Total bytes', the same figure (XLA adds "
+                    "every allocation into its colour's total); null if it prints neither",
+                ),
                 Key(
                     "allocations",
                     List(Obj("report_allocation")),
@@ -603,32 +618,37 @@ KINDS: dict[str, Kind] = {
                 ),
                 Key(
                     "peak_bytes",
-                    Int(),
-                    "x.peak_bytes",
+                    Null(Int()),
+                    "None if x.peak_step is None else x.peak_bytes",
                     "XLA's peak figure: the sum of its printed list 'Live ranges at N "
                     "(peak)', or where the dump prints none its sweep's bytes at the peak "
                     "step (logical bytes; a value of a tuple-shaped instruction at the "
-                    "whole instruction's size in V1 lists and in the sweep)",
+                    "whole instruction's size in V1 lists and in the sweep); null without "
+                    "live ranges (peak_bytes_source says so)",
                 ),
                 Key(
                     "peak_bytes_source",
-                    Null(Enum(("list", "sweep"))),
+                    Enum(("list", "sweep", NO_LIVE_RANGES)),
                     "x.peak_bytes_source",
-                    "where peak_bytes comes from: XLA's printed list, or its sweep",
+                    "where peak_bytes comes from: XLA's printed list, or its sweep; "
+                    f"{NO_LIVE_RANGES}: the dump has no HloLiveRange (a memory-usage "
+                    "report alone, a -buffer-assignment.txt without its -live-range.txt, a "
+                    "dump from before 2021-04), so no peak step and no peak figure",
                 ),
                 Key(
                     "peak_logical_bytes",
-                    Int(),
-                    "x.peak_logical_bytes",
+                    Null(Int()),
+                    "None if x.peak_step is None else x.peak_logical_bytes",
                     "hlotop's: logical bytes of the values live at the peak step, each at "
-                    "its own shape, tiling padding ignored",
+                    "its own shape, tiling padding ignored; null without live ranges",
                 ),
                 Key(
                     "peak_occupied_bytes",
-                    Int(),
-                    "x.peak_occupied_bytes",
+                    Null(Int()),
+                    "None if x.peak_step is None else x.peak_occupied_bytes",
                     "hlotop's: allocation bytes the values live at the peak step occupy, "
-                    "padding included, shared slices once, all memory spaces",
+                    "padding included, shared slices once, all memory spaces; null without "
+                    "live ranges",
                 ),
                 Key(
                     "peak_values",

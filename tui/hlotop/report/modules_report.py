@@ -1,11 +1,15 @@
 """``hlotop --summary DIR`` and ``hlotop --json DIR``: every module of a dump directory,
-ranked by XLA's peak, with its total, ``memory_analysis()`` sizes and platform, and the
-figures across modules (what each means is said beside it).
+ranked within its platform by XLA's peak, with its total, ``memory_analysis()`` sizes
+and platform, and the figures across each platform's modules (what each means is said
+beside it). A module with only its memory-usage report is listed with the report's
+total, marked as such.
 
-JSON: ``{directory, modules: [{name, files, platform, total_bytes_used, peak_step,
-peak_bytes, allocations, memory_stats, identical}], largest_peak: {module, bytes},
-largest_resident: {module, bytes}}``; ``identical`` counts the modules of the same
-program compiled alike that the row stands for.
+JSON: ``{directory, modules: [{name, files, platform, rank, report_only,
+total_bytes_used, peak_step, peak_bytes, allocations, memory_stats, identical}],
+largest_peak: {<platform>: {module, bytes}}, largest_report_total: {<platform>:
+{module, bytes}}, largest_resident: {<platform>: {module, bytes}}}``; ``rank`` is
+within the platform; ``identical`` counts the modules of the same program compiled
+alike that the row stands for; ``largest_report_total`` is of the report-only modules.
 """
 
 from __future__ import annotations
@@ -18,12 +22,18 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from hlotop.loading.directory import ModuleFigures, collapse_identical
+from hlotop.loading.directory import (
+    ModuleFigures,
+    collapse_identical,
+    platform_order,
+    platform_ranks,
+)
 from hlotop.report.text_fit import NAME_BREAKS, wrap
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
 MAX_ROWS = 40
+REPORT_ONLY = "report only"  # said after a report-only module's name
 
 
 def _resident(f: ModuleFigures) -> int | None:
@@ -60,13 +70,18 @@ class ModulesTable:
 
     def __init__(self, rows: list[tuple[ModuleFigures, int]]):
         self.cells: list[dict[str, str]] = []
-        for rank, (f, count) in enumerate(rows, 1):
+        ranks = platform_ranks([f for f, _ in rows])
+        for rank, (f, count) in zip(ranks, rows, strict=True):
             s = f.memory_stats
             name = printable(short_module_name(f.entry.name))
+            if f.error:
+                name += f"  ({printable(f.error)})"
+            elif f.entry.report_only:
+                name += f"  ({REPORT_ONLY})"
             self.cells.append(
                 {
                     "#": str(rank),
-                    "module": name + (f"  ({printable(f.error)})" if f.error else ""),
+                    "module": name,
                     "platform": f.entry.platform,
                     "XLA peak": _size(f.peak_bytes),
                     "total": _size(f.total_bytes_used),
@@ -120,49 +135,102 @@ def _size(n: int | None) -> str:
 
 
 def render_modules(directory: str, figures: list[ModuleFigures], max_rows: int = MAX_ROWS) -> Group:
-    """The ranking as text: one row per program compiled alike (with a count), the
-    largest XLA peak first, then the cross-module figures."""
+    """The ranking as text: one row per program compiled alike (with a count), each
+    platform's modules apart (a table each when there are several, of at most
+    ``max_rows`` rows), the largest XLA peak first, then the cross-module figures."""
     rows = collapse_identical(figures)
+    how = "ranked by XLA's peak (the sum of its printed peak list)"
+    if any(f.peak_bytes is None for f, _ in rows):
+        how += ", a module without one by its total"
+    if len({f.entry.platform for f, _ in rows}) > 1:
+        how = how.replace("ranked", "ranked within each platform", 1)
+    if any(f.entry.report_only for f, _ in rows):
+        how += (
+            f"; {REPORT_ONLY}: a module with only its -memory-usage-report.txt, its total and "
+            "allocations the report's (no peak, no memory_analysis())"
+        )
     parts: list = [
         Text.assemble(("Modules", "bold"), f"  {printable(directory)}: {len(figures)} modules"),
         Text(
-            "ranked by XLA's peak (the sum of its printed peak list); argument, output and "
-            "temp are memory_analysis() device sizes; ×: modules of the same program "
-            "compiled alike",
+            f"{how}; argument, output and temp are memory_analysis() device sizes; ×: "
+            "modules of the same program compiled alike",
             style="dim",
         ),
-        ModulesTable(rows[:max_rows]),
     ]
-    if len(rows) > max_rows:
-        parts.append(Text(f"… {len(rows) - max_rows} more (see --json)", style="dim"))
+    by_platform = _by_platform(rows)
+    for platform, platform_rows in by_platform.items():
+        if len(by_platform) > 1:
+            parts += [Text(""), Text(platform, style="bold")]
+        parts.append(ModulesTable(platform_rows[:max_rows]))
+        if len(platform_rows) > max_rows:
+            more = len(platform_rows) - max_rows
+            parts.append(Text(f"… {more} more (see --json)", style="dim"))
     across = _across(figures)
     if across:
         parts += [Text("")] + across
     return Group(*parts)
 
 
+def _by_platform(rows: list[tuple[ModuleFigures, int]]) -> dict[str, list]:
+    """``rows`` of each platform, the platforms in :func:`platform_order`."""
+    out: dict[str, list] = {}
+    for row in sorted(rows, key=lambda r: platform_order(r[0].entry.platform)):
+        out.setdefault(row[0].entry.platform, []).append(row)
+    return out
+
+
+def _largest(figures: list[ModuleFigures]) -> dict[str, dict[str, tuple[ModuleFigures, int]]]:
+    """For each platform (in :func:`platform_order`), its largest figures, each as the
+    module and its bytes: ``"peak"`` XLA's peak, ``"report"`` a report-only module's
+    total, ``"resident"`` argument + output - alias (:func:`_resident`)."""
+    out: dict[str, dict[str, tuple[ModuleFigures, int]]] = {}
+    for f in sorted(figures, key=lambda f: platform_order(f.entry.platform)):
+        top = out.setdefault(f.entry.platform, {})
+        for what, n in (
+            ("peak", f.peak_bytes),
+            ("report", f.total_bytes_used if f.entry.report_only else None),
+            ("resident", _resident(f)),
+        ):
+            if n is not None and (what not in top or n > top[what][1]):
+                top[what] = (f, n)
+    return out
+
+
 def _across(figures: list[ModuleFigures]) -> list[Text]:
+    """The largest single program and the largest resident arguments and outputs of
+    each platform (programs of one platform share its device; another's never), and
+    its largest module known by its memory-usage report alone."""
     out = []
-    peaks = [f for f in figures if f.peak_bytes is not None]
-    if peaks:
-        top = max(peaks, key=lambda f: f.peak_bytes or 0)
-        out.append(
-            Text(
-                f"Largest single program: {human_bytes(top.peak_bytes or 0)} XLA peak, "
-                f"{printable(short_module_name(top.entry.name))}. Programs run one at a time: this, "
-                "not a sum, is what must fit."
+    largest = _largest(figures)
+    several = len(largest) > 1
+    for platform, top in largest.items():
+        on = f" on {platform}" if several else ""
+        if "peak" in top:
+            f, n = top["peak"]
+            out.append(
+                Text(
+                    f"Largest single program{on}: {human_bytes(n)} XLA peak, "
+                    f"{printable(short_module_name(f.entry.name))}. Programs run one at a "
+                    "time: this, not a sum, is what must fit."
+                )
             )
-        )
-    resident = [(f, r) for f in figures if (r := _resident(f)) is not None]
-    if resident:
-        top_f, top_r = max(resident, key=lambda t: t[1])
-        out.append(
-            Text(
-                f"Largest resident arguments and outputs: {human_bytes(top_r)} "
-                f"(argument + output - alias), {printable(short_module_name(top_f.entry.name))}: "
-                "what stays on the device between its calls."
+        if "report" in top:
+            f, n = top["report"]
+            out.append(
+                Text(
+                    f"Largest module{on} known by its memory-usage report alone: {human_bytes(n)} "
+                    f"total (the report's; no peak), {printable(short_module_name(f.entry.name))}."
+                )
             )
-        )
+        if "resident" in top:
+            f, n = top["resident"]
+            out.append(
+                Text(
+                    f"Largest resident arguments and outputs{on}: {human_bytes(n)} "
+                    f"(argument + output - alias), {printable(short_module_name(f.entry.name))}: "
+                    "what stays on the device between its calls."
+                )
+            )
     return out
 
 
@@ -170,12 +238,15 @@ def modules_json(directory: str, figures: list[ModuleFigures]) -> dict[str, Any]
     """The ranking as a JSON-ready dict (shape in this module's docstring)."""
     rows = collapse_identical(figures)
     modules = []
-    for f, count in rows:
+    ranks = platform_ranks([f for f, _ in rows])
+    for rank, (f, count) in zip(ranks, rows, strict=True):
         modules.append(
             {
                 "name": f.entry.name,
                 "files": [str(p) for p in f.entry.files],
                 "platform": f.entry.platform,
+                "rank": rank,
+                "report_only": f.entry.report_only,
                 "total_bytes_used": f.total_bytes_used,
                 "peak_step": f.peak_step,
                 "peak_bytes": f.peak_bytes,
@@ -184,15 +255,21 @@ def modules_json(directory: str, figures: list[ModuleFigures]) -> dict[str, Any]
                 "identical": count,
             }
         )
-    peaks = [f for f in figures if f.peak_bytes is not None]
-    top = max(peaks, key=lambda f: f.peak_bytes or 0) if peaks else None
-    resident = [(f, r) for f in figures if (r := _resident(f)) is not None]
-    res = max(resident, key=lambda t: t[1]) if resident else None
+    largest = _largest(figures)
+
+    def each(what: str) -> dict[str, dict[str, Any]]:
+        return {
+            platform: {"module": top[what][0].entry.name, "bytes": top[what][1]}
+            for platform, top in largest.items()
+            if what in top
+        }
+
     return {
         "directory": directory,
         "modules": modules,
-        "largest_peak": {"module": top.entry.name, "bytes": top.peak_bytes} if top else None,
-        "largest_resident": {"module": res[0].entry.name, "bytes": res[1]} if res else None,
+        "largest_peak": each("peak"),
+        "largest_report_total": each("report"),
+        "largest_resident": each("resident"),
     }
 
 

@@ -26,6 +26,7 @@ from hlotop.report.figures import (
     spaces_table,
 )
 from hlotop.report.fitted_table import Wrapped
+from hlotop.report.report_text import overview_rows, report_parts
 from hlotop.report.text_fit import (
     NAME_BREAKS,
     PATH_BREAKS,
@@ -235,7 +236,10 @@ def render_summary(
     overview.add_column(style="bold")
     overview.add_column()
     total = module.total_bytes_used
-    if total is None and not module.allocations:  # e.g. a memory-usage report alone
+    if module.report_only:  # its total and allocations, said to be the report's
+        for label, text in overview_rows(module):
+            overview.add_row(label, text)
+    elif total is None and not module.allocations:  # nothing that says a total
         overview.add_row(
             "Total bytes used",
             Text.assemble(
@@ -246,8 +250,9 @@ def render_summary(
         if total is None:  # the allocations' own sum (30 000 at 46 MB: only when needed)
             total = sum(x.size for x in module.allocations)
         overview.add_row("Total bytes used", _bytes(total))
-    overview.add_row("Allocations", Text(f"{len(module.allocations):,}"))
-    overview.add_row("Values", Text(f"{len(a.values):,}"))
+    if not module.report_only:
+        overview.add_row("Allocations", Text(f"{len(module.allocations):,}"))
+        overview.add_row("Values", Text(f"{len(a.values):,}"))
     live = module.live_range
     if live is not None:
         overview.add_row(
@@ -281,6 +286,8 @@ def render_summary(
     for table in (*tables, padding_table(module)):
         if table is not None:
             parts += [Text(""), table]
+    if module.report_only:
+        parts += report_parts(module)
 
     if groups is not None:
         from hlotop.report.grouped_text import grouped_table

@@ -33,6 +33,7 @@ from hlotop.loading.directory import ModuleEntry, ModuleFigures, list_modules, r
 from hlotop.loading.loader import load
 from hlotop.model import ModuleDump
 from hlotop.process import gc_paused
+from hlotop.report.modules_report import REPORT_ONLY
 from hlotop.safe_text import printable
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.background_load import EXIT_LOAD_ERROR
@@ -64,9 +65,8 @@ class _Filled:
 def _outcome(entry: ModuleEntry, module: ModuleDump) -> _Filled:
     curve = module.analysis.occupied_bytes.get(0) or []
     spark = sparkline(curve) if curve else None
-    return _Filled(
-        entry, module, spark, None if spark else "no live ranges", required_bytes(module)
-    )
+    note = None if spark else REPORT_ONLY if module.report_only else "no live ranges"
+    return _Filled(entry, module, spark, note, required_bytes(module))
 
 
 class ModulesApp(HlotopApp):

@@ -27,6 +27,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
 
+from hlotop.analysis.report_listing import ReportListing
 from hlotop.model import Advice, ModuleDump
 from hlotop.model.memory_space import space_names
 from hlotop.ui.bindings import bindings
@@ -42,6 +43,7 @@ from hlotop.ui.widgets.key_bar import KeyBar
 from hlotop.ui.widgets.legend import Legend
 from hlotop.ui.widgets.live_set import LiveSet
 from hlotop.ui.widgets.pane_tabs import PANES, PaneTabs, pane_of, set_pane_3
+from hlotop.ui.widgets.report_tree import ReportTree
 from hlotop.ui.widgets.status_bar import StatusBar
 from hlotop.ui.widgets.steps import LiveIndex, StepIndex, step_summary
 from hlotop.ui.widgets.summary_bar import SummaryBar
@@ -123,8 +125,14 @@ class MainScreen(Screen):
         live = LiveSet(self.dump, indexes.steps, index=indexes.live, owner=self)
         grouped = GroupedView(self.dump, owner=self)
         set_pane_3(live, grouped, self.grouped)
+        # A memory-usage report alone: pane 1 lists the report's allocations.
+        tree: AllocationTree | ReportTree = (
+            ReportTree(self.dump, on_cursor=self._report_allocation)
+            if self.dump.report_only
+            else AllocationTree(self.dump, layout=indexes.tree, owner=self)
+        )
         return [
-            AllocationTree(self.dump, layout=indexes.tree, owner=self),
+            tree,
             Timeline(self.dump, indexes.steps, owner=self),
             live,
             grouped,
@@ -138,7 +146,15 @@ class MainScreen(Screen):
 
     @property
     def allocation_tree(self) -> AllocationTree:
+        """Pane 1 of a dump with a buffer assignment (a first look has one)."""
         return self.query_one(AllocationTree)
+
+    @property
+    def allocations_pane(self) -> AllocationTree | ReportTree:
+        """Pane 1: the allocation tree, or a memory-usage report's allocations."""
+        pane = self.query_one("#allocations")
+        assert isinstance(pane, AllocationTree | ReportTree)
+        return pane
 
     @property
     def timeline(self) -> Timeline:
@@ -177,7 +193,7 @@ class MainScreen(Screen):
         self._apply_step(self.step)
         self.grouped_view.set_active(self.grouped)
         self.activate(PANE_IDS[0] if carry is None else carry["active"])
-        tree = self.allocation_tree
+        tree = self.allocations_pane
         self._first_value = None
         here = tree.current()
         if here is not None:
@@ -187,6 +203,8 @@ class MainScreen(Screen):
                 self.select_value(self._first_value, origin=tree.id)
             else:
                 self.highlight_allocation(alloc.index, tree.id)
+        elif isinstance(tree, ReportTree):
+            tree.cursor_moved(tree.cursor)  # its first allocation in the detail pane
         elif self.dump.analysis.values:
             self.select_value(self.dump.analysis.values[0].value.id)
         if carry is not None:
@@ -329,7 +347,7 @@ class MainScreen(Screen):
         if info is None:
             return
         self.selected_value = value_id
-        for pane in (self.allocation_tree, self.timeline, self.live, self.grouped_view):
+        for pane in (self.allocations_pane, self.timeline, self.live, self.grouped_view):
             if pane.id != origin:
                 pane.show_value(value_id)
         self.detail.show_value(value_id)
@@ -356,6 +374,10 @@ class MainScreen(Screen):
         self.query_one(StatusBar).set_allocation(alloc, self.dump.preview is not None)
         if open_detail:
             self._open_detail()
+
+    def _report_allocation(self, listing: ReportListing) -> None:
+        """Pane 1 of a memory-usage report alone moved to ``listing``: its card."""
+        self.detail.show_report_allocation(listing)
 
     def step_changed(self, step: int) -> None:
         """The timeline's cursor moved to ``step``: the live set and the status bar follow."""
@@ -448,7 +470,7 @@ class MainScreen(Screen):
         self.app.push_screen(AdviceScreen(dump, self._advice[1]))
 
     def action_toggle_sort(self) -> None:
-        self.allocation_tree.toggle_sort()
+        self.allocations_pane.toggle_sort()
 
     def action_search(self) -> None:
         def chosen(value_id: int | None) -> None:

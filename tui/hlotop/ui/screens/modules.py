@@ -16,7 +16,8 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from hlotop.loading.directory import ModuleEntry, ModuleFigures
+from hlotop.loading.directory import ModuleEntry, ModuleFigures, platform_ranks
+from hlotop.report.modules_report import REPORT_ONLY
 from hlotop.ui.bindings import keys
 from hlotop.ui.widgets.key_bar import KeyBar
 from hlotop.ui.widgets.modules_header import ModulesHeader
@@ -25,7 +26,9 @@ from hlotop.ui.widgets.modules_list import SCREEN_ACTIONS, SORTS, ModuleRow, Mod
 
 def module_rows(figures: list[ModuleFigures]) -> list[ModuleRow]:
     """One row per program compiled alike (the same fingerprint), in ``figures``' order
-    (XLA's peak first), numbered from 1; each row names all its modules."""
+    (XLA's peak first, within each platform), numbered from 1 within each platform; each
+    row names all its modules. A report-only module's row says so where the sparkline
+    goes (it has no live ranges)."""
     members: dict[str, list[str]] = {}
     for f in figures:
         if f.fingerprint:
@@ -40,9 +43,13 @@ def module_rows(figures: list[ModuleFigures]) -> list[ModuleRow]:
         names = (
             tuple(members.get(f.fingerprint, [f.entry.name])) if f.fingerprint else (f.entry.name,)
         )
-        rows.append(ModuleRow(len(rows) + 1, f, names, need_of(f)))
+        rows.append(ModuleRow(0, f, names, need_of(f)))
         if f.error:
             rows[-1].note = "unreadable"
+        elif f.entry.report_only:
+            rows[-1].note = REPORT_ONLY
+    for row, rank in zip(rows, platform_ranks([r.figures for r in rows]), strict=True):
+        row.rank = rank
     return rows
 
 

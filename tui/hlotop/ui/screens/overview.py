@@ -1,6 +1,7 @@
 """The figures screen (``o``): the module's figures as ``--summary`` prints them, each
 saying whose it is: XLA's peak, JAX's ``memory_analysis()`` sizes, the allocations by
-kind, each memory space's total, occupied peak and padding, the most padded values."""
+kind, each memory space's total, occupied peak and padding, the most padded values;
+of a memory-usage report alone, the report's total, memory spaces and allocations."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from hlotop.report.figures import (
     peak_rows,
     spaces_table,
 )
+from hlotop.report.report_text import overview_rows, report_parts
 from hlotop.ui.bindings import bindings
 from hlotop.units import human_bytes
 
@@ -29,6 +31,10 @@ def figures_renderable(dump: ModuleDump) -> Group:
     overview = Table.grid(padding=(0, 2))
     overview.add_column(style="bold", no_wrap=True)
     overview.add_column()
+    if dump.report_only:  # the report's total and allocations, said to be the report's
+        for label, text in overview_rows(dump):
+            overview.add_row(label, text)
+        return Group(overview, *report_parts(dump))
     total = dump.total_bytes_used
     allocated = sum(x.size for x in dump.allocations)
     overview.add_row(

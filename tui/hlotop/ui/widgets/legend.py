@@ -21,6 +21,7 @@ from textual.widget import Widget
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_name, space_names, space_tag
 from hlotop.model.memory_space import space_style as space_colour
+from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
 _FILLS = {0: "█", 1: "▓", 2: "▒"}
@@ -83,13 +84,18 @@ class Legend(Widget):
         flat = plain(self)
         names = space_names(self.dump)
         totals = self.dump.analysis.totals_by_color
+        spaces = [(c, space_label(c, names), totals.get(c)) for c in spaces_in(self.dump)]
+        report = self.dump.memory_usage_report
+        if self.dump.report_only and report is not None and report.memory_spaces:
+            # A memory-usage report alone (era B): its memory spaces, names and totals.
+            spaces = [(s.color, printable(s.name), s.total_bytes) for s in report.memory_spaces]
         text = Text("spaces ", style="bold", no_wrap=True, overflow="ellipsis")
-        for color in spaces_in(self.dump):
+        for color, label, total in spaces:
             text.append(" ")
             text.append(space_fill(color) * 2, style=space_style(color, flat))
-            text.append(" " + space_label(color, names), style=f"bold {space_style(color, flat)}")
-            if color in totals:
-                text.append(" " + human_bytes(totals[color]))
+            text.append(" " + label, style=f"bold {space_style(color, flat)}")
+            if total is not None:
+                text.append(" " + human_bytes(total))
         stats = self.dump.analysis.memory_stats
         if stats is None and self.dump.reading_allocations:  # a first look, a moment
             text.append(" │ memory_analysis: loading…", style="italic")

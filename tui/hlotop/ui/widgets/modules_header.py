@@ -1,6 +1,7 @@
 """The modules view's header: the directory, how many modules and rows, the sort and
 the filter; then the figures across modules as ``hlotop --summary DIR`` words them
-(the largest single program, the largest resident arguments and outputs) and, with a
+(of each platform: the largest single program, the largest module known by its
+memory-usage report alone, the largest resident arguments and outputs) and, with a
 capacity, how many modules need more than it."""
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """The modules of a dump directory, one row per program compiled alike, with a cursor.
 
-A :class:`~hlotop.ui.widgets.row_list.RowList`: rank (by XLA's peak), name (the program
-part in bold), platform, XLA's peak, total, ``memory_analysis()`` device argument /
-output / temp, allocation count, ``×N`` for modules compiled alike, and a sparkline of
-the module's occupied main-memory bytes over the schedule once it has been loaded in
-the background. With a capacity, a column says each module's headroom or excess.
+A :class:`~hlotop.ui.widgets.row_list.RowList`: rank (by XLA's peak, within the
+platform), name (the program part in bold), platform, XLA's peak, total,
+``memory_analysis()`` device argument / output / temp, allocation count, ``×N`` for
+modules compiled alike, and a sparkline of the module's occupied main-memory bytes over
+the schedule once it has been loaded in the background (a module known by its
+memory-usage report alone says so there). With a capacity, a column says each module's headroom or excess.
 Columns that do not fit the width are left out (the border says how many), the name
 giving way first.
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from hlotop.loading.directory import ModuleFigures
+from hlotop.loading.directory import ModuleFigures, platform_order
 from hlotop.report.modules_report import DROP_ORDER, NAME_LEAST, short_module_name
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import keys
@@ -58,14 +59,15 @@ def sparkline(curve: Sequence[int], width: int = SPARK_W) -> str:
 @dataclass(slots=True)
 class ModuleRow:
     """A row: the first of the modules compiled alike (``figures``), by XLA's peak
-    ``rank``; ``spark`` once the module has been loaded, else why not (``note``)."""
+    ``rank`` within its platform; ``spark`` once the module has been loaded, else why
+    not (``note``)."""
 
     rank: int
     figures: ModuleFigures
     members: tuple[str, ...]  # the name of every module the row stands for
     need: int | None  # argument + output - alias + temp device bytes
     spark: str | None = None
-    note: str | None = None  # "no live ranges", "unreadable"
+    note: str | None = None  # "no live ranges", "unreadable", "report only"
 
     @property
     def count(self) -> int:
@@ -92,7 +94,7 @@ def _sort_key(sort: str):
     if sort == "temp":
         s = lambda r: r.figures.memory_stats  # noqa: E731
         return lambda r: (-(s(r).temp_size_in_bytes if s(r) else -1), r.rank)
-    return lambda r: r.rank
+    return lambda r: (platform_order(r.figures.entry.platform), r.rank)
 
 
 def _size(n: int | None) -> str:
@@ -204,6 +206,8 @@ class ModulesList(RowList):
         natural = max(
             [len("module")] + [len(short_module_name(r.figures.entry.name)) for r in self.rows]
         )
+        # Ranks start again on each platform: with several, the platform stays.
+        keep = {"platform"} if len({r.figures.entry.platform for r in self.rows}) > 1 else set()
         whole, natural = natural, min(natural, _NAME_MOST)
         # The width less the gutter and, when the rows overflow, the vertical scrollbar.
         room = self.size.width - 1
@@ -211,7 +215,7 @@ class ModulesList(RowList):
             room -= self.styles.scrollbar_size_vertical
         room = max(room, 40)
         dropped: list[str] = []
-        for key in _DROP_ORDER:
+        for key in (k for k in _DROP_ORDER if k not in keep):
             rest = sum(widths[k] + 1 for k in order if k != "name") + 2  # name + 2 spaces
             # The platform (the same in most runs) gives way to the whole name; the
             # others only to keep NAME_LEAST of it.

@@ -1,5 +1,6 @@
-"""The header line: module name, total bytes, XLA's peak figure (the sum of its printed
-peak list, or its sweep's) and the diagnostics count."""
+"""The header line: module name, total bytes (a memory-usage report alone: the report's),
+XLA's peak figure (the sum of its printed peak list, or its sweep's) and the
+diagnostics count."""
 
 from __future__ import annotations
 
@@ -54,7 +55,13 @@ class SummaryBar(Widget):
         wide = self.size.width >= 110
         text = Text(no_wrap=True, end="")
         total = d.total_bytes_used
-        if total is None and not d.allocations and d.preview is None:
+        report = d.memory_usage_report
+        if d.report_only and report is not None and report.total is not None:
+            text.append(" │ memory-usage report's total ")
+            text.append(human_bytes(report.total), style="bold")
+            if wide:
+                text.append(f" in {spaced_bytes(report.listed())} allocations")
+        elif total is None and not d.allocations and d.preview is None:
             text.append(" │ total ")
             text.append("unknown: no buffer assignment", style="bold yellow")
         else:

@@ -1,6 +1,7 @@
 """The allocation tree's layout: its column widths and its rows by size, worked out in
 one pass over a dump's allocations and values (off the UI thread, before the widget
-is made: :class:`hlotop.ui.screens.main.PaneIndexes`), and the kinds text of a row."""
+is made: :class:`hlotop.ui.screens.main.PaneIndexes`); a row's kinds text is
+:func:`hlotop.model.allocation.kinds_text`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
-from hlotop.model import AllocationLines, BufferAllocation, ModuleDump, format_shape_index
+from hlotop.model import AllocationLines, BufferAllocation, ModuleDump
+from hlotop.model.allocation import kinds_text
 from hlotop.model.memory_space import space_names
 from hlotop.ui.widgets.legend import space_label
 from hlotop.ui.widgets.row_list import longest
@@ -28,22 +30,9 @@ _kinds_key = attrgetter(
     "maybe_live_out",
     "is_preallocated_temp",
 )
+__all__ = ["SIZE_W", "TreeLayout", "kinds_text", "sorted_allocations"]
 _LABEL_MAX = 40
 _FIRST_ROWS = 200  # a first look's rows its layout reads (see TreeLayout.of)
-
-
-def kinds_text(alloc: BufferAllocation) -> str:
-    """``"parameter 4, maybe-live-out"``: the kinds, with the parameter number."""
-    out = []
-    for kind in alloc.kinds:
-        if kind == "parameter":
-            idx = format_shape_index(alloc.parameter_shape_index)
-            out.append(
-                f"parameter {alloc.parameter}" + (f" {idx}" if idx not in ("", "{}") else "")
-            )
-        else:
-            out.append(kind)
-    return ", ".join(out)
 
 
 def _digits(parameter: int | None) -> int:

@@ -20,6 +20,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from hlotop.analysis.report_listing import ReportListing
 from hlotop.model import BufferAllocation, ModuleDump, UsedValues, ValueInfo
 from hlotop.model.memory_space import space_names
 from hlotop.report.figures import advise_quietly
@@ -172,6 +173,19 @@ class ValueDetail(ScrollView, can_focus=True):
         self.value_id, self.allocation = None, index
         self.border_title = f"4 Allocation {index}"
         self._set_card(("allocation", index), lambda: self.allocation_card(alloc))
+
+    def show_report_allocation(self, listing: ReportListing) -> None:
+        """Show an allocation of a memory-usage report read alone (no buffer assignment:
+        :mod:`hlotop.analysis.report_listing`): what the report prints of it."""
+        self.value_id, self.allocation = None, None
+        where = (
+            f"allocation {listing.index}"
+            if listing.index is not None
+            else f"{printable(listing.space)} table {listing.number}"
+        )
+        self.border_title = f"4 {where} (memory-usage report)"
+        key = ("report", listing.color, listing.number)
+        self._set_card(key, lambda: self.report_card(listing))
 
     # -- lines ------------------------------------------------------------------------
     def _set_card(self, key: tuple, make: Callable[[], RenderableType]) -> None:
@@ -339,6 +353,57 @@ class ValueDetail(ScrollView, can_focus=True):
                 Text("from instruction:", style="dim"),
                 Text(printable(instr.text), style="italic", overflow="fold"),
             ]
+        return Group(*parts)
+
+    def report_card(self, x: ReportListing) -> Group:
+        """A memory-usage report's allocation: its line as printed (era A), memory
+        space, kinds, and its table's rows: offset, the largest size there, how many
+        values, their shapes."""
+        style = space_style(x.color, plain(self))
+        head = x.head
+        title = Text(
+            f"allocation {x.index}"
+            if x.index is not None
+            else f"table {x.number} of {printable(x.space)}",
+            style=f"bold {style}",
+        )
+        t = _grid()
+        if head is not None:
+            t.add_row("as printed", Text(printable(x.table.summary), style="italic"))
+            t.add_row("size", Text(f"{human_bytes(head.size)} (XLA's rounded text)"))
+            t.add_row("kinds", Text(printable(x.kinds) or "-"))
+            if head.parameter_shape or head.output_shape:
+                t.add_row("shape", Text(printable(head.parameter_shape or head.output_shape or "")))
+        t.add_row("memory space", Text(f"{printable(x.space)} (color {x.color})", style=style))
+        if x.rows:
+            hidden = f" (+ {x.table.hidden_rows} XLA leaves out)" if x.table.hidden_rows else ""
+            t.add_row("offsets", Text(f"{len(x.rows)}{hidden}"))
+            t.add_row("cumulative", Text(f"{x.cumulative} (the sizes at its offsets added up)"))
+        t.add_row("values", Text("none read: the report gives their shapes", style="dim"))
+        if x.table.line:
+            t.add_row("report line", Text(str(x.table.line)))
+        parts: list[RenderableType] = [title, t]
+        if x.rows:
+            rows = _grid()
+            for row in x.rows[:_MAX_VALUES]:
+                rows.add_row(
+                    Text(f"@{row.offset}"),
+                    Text(
+                        printable(f"{row.size:>9}  {row.used_by_n_values}×: {x.shapes_text(row)}")
+                    ),
+                )
+            parts += [
+                Text(""),
+                Text("offsets (offset, largest size there, values: shapes):", style="dim"),
+                rows,
+            ]
+            if len(x.rows) > _MAX_VALUES:
+                parts.append(
+                    Text(
+                        f"… {len(x.rows) - _MAX_VALUES} more (pane 1 lists them all: → expands it)",
+                        style="dim",
+                    )
+                )
         return Group(*parts)
 
     def allocation_card(self, alloc: BufferAllocation) -> Group:
