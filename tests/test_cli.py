@@ -200,7 +200,7 @@ def test_bad_lines_become_diagnostics_and_strict_fails(tmp_path):
 def test_an_internal_error_is_one_line_and_a_log_file(tmp_path, monkeypatch, capsys):
     import hlotop.report.summary
 
-    def broken(module, console=None, groups=None, fit=None):
+    def broken(module, console=None, **figures):
         raise RuntimeError("simulated bug")
 
     monkeypatch.setattr(hlotop.report.summary, "print_summary", broken)
