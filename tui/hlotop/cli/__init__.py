@@ -256,7 +256,7 @@ def _main(args) -> int:
 
     directory = modules_of(args.path)
     if directory is not None and not interactive:
-        return directory_report(args, directory)
+        return directory_report(args, directory, capacity)
     if directory is not None:
         from hlotop.ui.modules_app import run_modules_browser
 

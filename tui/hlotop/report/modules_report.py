@@ -3,9 +3,13 @@ ranked by XLA's peak, with its total, ``memory_analysis()`` sizes and platform, 
 figures across modules (what each means is said beside it).
 
 JSON: ``{directory, modules: [{name, files, platform, total_bytes_used, peak_step,
-peak_bytes, allocations, memory_stats, identical}], largest_peak: {module, bytes},
-largest_resident: {module, bytes}}``; ``identical`` counts the modules of the same
-program compiled alike that the row stands for.
+peak_bytes, allocations, memory_stats, identical, required_bytes, headroom_bytes}],
+largest_peak: {module, bytes}, largest_resident: {module, bytes}, capacity}``;
+``identical`` counts the modules of the same program compiled alike that the row
+stands for; ``required_bytes`` is what a module needs on its device
+(:func:`hlotop.analysis.capacity.required_bytes`), ``headroom_bytes`` the capacity
+less that (``--capacity``; else null) and ``capacity`` ``{capacity_bytes, label,
+over}`` (``over``: the modules that need more) or null.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hlotop.loading.directory import ModuleFigures, collapse_identical
+from hlotop.report.capacity_text import FIT, fit_cell, modules_fit_line, over_capacity
 from hlotop.report.text_fit import NAME_BREAKS, wrap
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
@@ -58,7 +63,8 @@ class ModulesTable:
     wrapped after a dot, a dash or an underscore; a line under the table says which
     columns were left out."""
 
-    def __init__(self, rows: list[tuple[ModuleFigures, int]]):
+    def __init__(self, rows: list[tuple[ModuleFigures, int]], capacity: int | None = None):
+        self.capacity = capacity  # --capacity's bytes: a column of each module's room
         self.cells: list[dict[str, str]] = []
         for rank, (f, count) in enumerate(rows, 1):
             s = f.memory_stats
@@ -75,6 +81,7 @@ class ModulesTable:
                     "temp": _size(s.temp_size_in_bytes if s else None),
                     "allocs": f"{f.allocations:,}",
                     "×": str(count) if count > 1 else "",
+                    FIT: fit_cell(f.required_bytes, capacity),
                 }
             )
 
@@ -84,6 +91,8 @@ class ModulesTable:
         columns = ["#", "module", "platform", *_FIGURES]
         if not any(c["×"] for c in self.cells):
             columns.remove("×")
+        if self.capacity is not None:
+            columns.append(FIT)
         widths = {k: max([cell_len(k)] + [cell_len(c[k]) for c in self.cells]) for k in columns}
         name = widths["module"]
         dropped: list[str] = []
@@ -119,9 +128,16 @@ def _size(n: int | None) -> str:
     return human_bytes(n) if n is not None else "-"
 
 
-def render_modules(directory: str, figures: list[ModuleFigures], max_rows: int = MAX_ROWS) -> Group:
+def render_modules(
+    directory: str,
+    figures: list[ModuleFigures],
+    max_rows: int = MAX_ROWS,
+    capacity: tuple[int, str] | None = None,
+) -> Group:
     """The ranking as text: one row per program compiled alike (with a count), the
-    largest XLA peak first, then the cross-module figures."""
+    largest XLA peak first, then the cross-module figures; with ``capacity`` (bytes,
+    label: ``--capacity``) a column of each module's room or excess and a line of how
+    many need more."""
     rows = collapse_identical(figures)
     parts: list = [
         Text.assemble(("Modules", "bold"), f"  {printable(directory)}: {len(figures)} modules"),
@@ -131,11 +147,13 @@ def render_modules(directory: str, figures: list[ModuleFigures], max_rows: int =
             "compiled alike",
             style="dim",
         ),
-        ModulesTable(rows[:max_rows]),
+        ModulesTable(rows[:max_rows], capacity[0] if capacity else None),
     ]
     if len(rows) > max_rows:
         parts.append(Text(f"… {len(rows) - max_rows} more (see --json)", style="dim"))
     across = _across(figures)
+    if capacity is not None:
+        across.append(modules_fit_line(figures, *capacity))
     if across:
         parts += [Text("")] + across
     return Group(*parts)
@@ -166,7 +184,9 @@ def _across(figures: list[ModuleFigures]) -> list[Text]:
     return out
 
 
-def modules_json(directory: str, figures: list[ModuleFigures]) -> dict[str, Any]:
+def modules_json(
+    directory: str, figures: list[ModuleFigures], capacity: tuple[int, str] | None = None
+) -> dict[str, Any]:
     """The ranking as a JSON-ready dict (shape in this module's docstring)."""
     rows = collapse_identical(figures)
     modules = []
@@ -182,6 +202,12 @@ def modules_json(directory: str, figures: list[ModuleFigures]) -> dict[str, Any]
                 "allocations": f.allocations,
                 "memory_stats": f.memory_stats.as_dict() if f.memory_stats else None,
                 "identical": count,
+                "required_bytes": f.required_bytes,
+                "headroom_bytes": (
+                    capacity[0] - f.required_bytes
+                    if capacity is not None and f.required_bytes is not None
+                    else None
+                ),
             }
         )
     peaks = [f for f in figures if f.peak_bytes is not None]
@@ -193,9 +219,21 @@ def modules_json(directory: str, figures: list[ModuleFigures]) -> dict[str, Any]
         "modules": modules,
         "largest_peak": {"module": top.entry.name, "bytes": top.peak_bytes} if top else None,
         "largest_resident": {"module": res[0].entry.name, "bytes": res[1]} if res else None,
+        "capacity": None
+        if capacity is None
+        else {
+            "capacity_bytes": capacity[0],
+            "label": capacity[1],
+            "over": [f.entry.name for f in over_capacity(figures, capacity[0])],
+        },
     }
 
 
-def write_modules_json(directory: str, figures: list[ModuleFigures], out: IO[str]) -> None:
-    json.dump(modules_json(directory, figures), out)
+def write_modules_json(
+    directory: str,
+    figures: list[ModuleFigures],
+    out: IO[str],
+    capacity: tuple[int, str] | None = None,
+) -> None:
+    json.dump(modules_json(directory, figures, capacity), out)
     out.write("\n")
