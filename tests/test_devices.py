@@ -6,14 +6,17 @@ import pytest
 
 from hlotop.model import DEVICES, parse_capacity
 from hlotop.model.devices import ALIASES, JAX_GPU_FRACTION, device_named, is_gpu
+from hlotop.units import human_bytes
 
 GIB = 1 << 30
 
 
 def test_every_preset_has_a_size_a_note_and_a_source():
-    for name, (capacity, note, source) in DEVICES.items():
-        assert capacity > 0 and capacity % GIB == 0, name
-        assert note and source.startswith("https://"), name
+    for name, d in DEVICES.items():
+        assert d.hbm_bytes > 0 and d.hbm_bytes % GIB == 0, name
+        assert d.note and d.source.startswith("https://"), name
+        assert (d.pool_bytes is None) == (not d.pool_measured), name
+        assert d.pool_bytes is None or is_gpu(name)
     assert set(ALIASES.values()) <= set(DEVICES)
 
 
@@ -38,7 +41,7 @@ def test_every_preset_has_a_size_a_note_and_a_source():
     ],
 )
 def test_preset_capacities(name, gib):
-    assert DEVICES[name][0] == gib * GIB
+    assert DEVICES[name].hbm_bytes == gib * GIB  # the nominal HBM
 
 
 @pytest.mark.parametrize(
@@ -73,14 +76,37 @@ def test_a_tpu_preset_is_its_hbm():
     assert not is_gpu("tpu-v5e")
 
 
-def test_a_gpu_preset_is_the_jax_pool_and_says_so():
+@pytest.mark.parametrize(
+    "text, pool, nominal, above",
+    [
+        # jax 0.11.2 memory_stats()['bytes_limit'], default settings (issue 31); hlotop
+        # said 0.75 of the nominal HBM, 0.90 GiB (920 MiB) and 0.62 GiB more
+        ("h200", 112_583_507_968, 141 * GIB, 920 << 20),
+        ("h100", 63_763_906_560, 80 * GIB, 630 << 20),
+    ],
+)
+def test_a_gpu_preset_is_the_pool_jax_measured(text, pool, nominal, above):
+    size, label = parse_capacity(text)
+    assert size == pool and size % (2 << 20) == 0  # XLA rounds the pool up to 2 MiB
+    assert int(nominal * JAX_GPU_FRACTION) - size == above
+    assert f"{human_bytes(pool)}, JAX's default pool, measured ({pool:,} bytes" in label
+    assert "memory_stats()['bytes_limit']" in label and "jax 0.11.2" in label
+    assert f"nominal HBM {human_bytes(nominal)}" in label and "gpu_helpers.cc" in label
+
+
+def test_an_unmeasured_gpu_preset_is_an_estimate_and_says_by_how_much_it_erred():
     size, label = parse_capacity("a100-80gb")
-    assert JAX_GPU_FRACTION == 0.75
-    assert size == 60 * GIB
-    assert "the JAX pool: 0.75 of 80.00GiB" in label and "XLA_CLIENT_MEM_FRACTION" in label
-    size, label = parse_capacity("h100", gpu_fraction=0.9)
-    assert size == int(80 * GIB * 0.9) and "0.9 of 80.00GiB" in label
-    assert is_gpu("h100-80gb")
+    assert JAX_GPU_FRACTION == 0.75 and size == 60 * GIB
+    assert label.split(" (")[0] == (
+        "a100-80gb: 60.00GiB, JAX's default pool, estimated from the nominal HBM"
+    )
+    assert "630.00MiB on h100-80gb, 920.00MiB on h200-141gb" in label
+    assert "XLA_CLIENT_MEM_FRACTION" in label and is_gpu("a100-80gb")
+    measured = {n for n, d in DEVICES.items() if d.pool_bytes is not None}
+    for name in DEVICES:  # every GPU preset says which it is
+        if is_gpu(name):
+            _, said = parse_capacity(name)
+            assert ("measured" if name in measured else "estimated") in said.split(" (")[0]
 
 
 @pytest.mark.parametrize(

@@ -222,15 +222,21 @@ def test_the_summary_fits_80_columns_with_names_and_shapes_whole_where_they_fit(
             piece = line[at[name] : at[end]].strip()
             if piece:
                 cells[-1][name].append(piece)
-    assert [("".join(c["value"]), "".join(c["shape"])) for c in cells] == [
+
+    def joined(pieces: list[str]) -> str:  # a line ending "→" lost the space after it
+        return "".join(p + " " if p.endswith("→") else p for p in pieces)
+
+    assert [("".join(c["value"]), joined(c["shape"])) for c in cells] == [
         (row[2], row[3]) for row in table.rows
     ]
-    for c in cells:  # broken after . _ - in a name, at a comma or a brace in a shape
+    for c in cells:  # broken after . _ - in a name, at a comma, a brace or → in a shape
         assert all(piece[-1] in "._-" for piece in c["value"][:-1]), c
         assert all(
-            piece[-1] in ",:" or after[0] in "{("
+            piece[-1] in ",:→" or after[0] in "{("
             for piece, after in zip(c["shape"], c["shape"][1:], strict=False)
         ), c
+    # A value matched at another shape (batch 8 and 16) shows both shapes.
+    assert any(" → " in row[3] for row in table.rows)
 
 
 def test_each_record_is_read_once_in_one_pass_not_once_a_key(monkeypatch):
@@ -258,3 +264,123 @@ def test_each_record_is_read_once_in_one_pass_not_once_a_key(monkeypatch):
         (c.change, c.matched_by) for c in eager.changes
     ]
     assert diff.groups == eager.groups and diff.count("grown") > 200
+
+
+JAX = SAMPLES / "jax"
+# Real pairs where values of different shapes were paired by position or scope and
+# called grown or shrunk: jax 0.4.36 -> 0.5.3 (copy.4 f32[256,128] "grown" into
+# f32[256,256] by position), remat off -> on on v5e (f32[512,128] "shrunk" into
+# f32[8,128] by position, bf16[8,128,512] into bf16[8,128,128] by scope), jax 0.7.2 ->
+# 0.9.0 (mul.6 f32[6,128,128] "shrunk" into a reduce-window's f32[1,4,4] by scope).
+RESHAPED_PAIRS = [
+    (JAX / "jax-0.4.36" / "mlp_train", JAX / "jax-0.5.3" / "mlp_train"),
+    (REMAT_OFF, REMAT_ON),
+    (JAX / "jax-0.7.2" / "scan_layers", JAX / "jax-0.9.0" / "scan_layers"),
+    (JAX / "jax-0.10.2" / "scan_layers", JAX / "jax-0.4.23" / "scan_layers"),
+]
+
+
+@pytest.mark.parametrize(
+    "old, new", RESHAPED_PAIRS, ids=lambda p: str(p.relative_to(SAMPLES)).replace("/", ":")
+)
+def test_values_of_different_shapes_pair_only_as_one_instruction(old, new):
+    """Two values of different shapes are paired only when they are one instruction
+    (the same op_name path, opcode and tuple index, element type and rank) at two
+    shapes, marked reshaped; else they are removed and added."""
+    from hlotop.analysis.labels import Labeller
+    from hlotop.analysis.scope import strip_params
+
+    def shape(info) -> str:  # without layout or tuple index comments
+        return re.sub(r"\{[^{}]*\}|/\*[^*]*\*/", "", info.shape)
+
+    def kind(info) -> tuple[str, int]:  # element type and rank
+        return shape(info).split("[")[0], shape(info).count(",") + ("[]" not in shape(info))
+
+    def path(labeller, info) -> str:  # jit(f)/ and jax <= 0.6's jit(main)/ left out
+        return re.sub(r"^jit\([^)]*\)/(jit\(main\)/)?", "", strip_params(labeller.origin(info)[0]))
+
+    a, b = load(old), load(new)
+    diff = diff_modules(a, b)
+    la, lb = Labeller(a), Labeller(b)
+    pairs = [c for c in diff.changes if c.old is not None and c.new is not None]
+    reshaped = [c for c in pairs if shape(c.old) != shape(c.new)]
+    assert [c.matched_by for c in reshaped] == ["op_name"] * len(reshaped)
+    for c in reshaped:
+        assert path(la, c.old) == path(lb, c.new) and la.opcode(c.old) == lb.opcode(c.new)
+        assert kind(c.old) == kind(c.new)
+    assert [c.reshaped for c in diff.changes] == [c in reshaped for c in diff.changes]
+
+
+def test_a_value_at_another_shape_shows_both_shapes_everywhere():
+    """Batch 8 and 16 of the CPU GPT step: one instruction at two shapes is matched
+    (by op_name) and shown with both shapes in the text, in JSON (``reshaped``) and in
+    the browser's values pane (one shape was shown, NEW's)."""
+    from hlotop.report.diff_report import ValuesTable
+
+    def shape(info) -> str:
+        return re.sub(r"\{[^{}]*\}", "", info.shape)
+
+    cpu = SAMPLES / "cpu"
+    diff = diff_modules(load(cpu / "gpt_loop"), load(cpu / "gpt_loop_batch16"))
+    pairs = [c for c in diff.changes if c.old is not None and c.new is not None]
+    reshaped = [c for c in pairs if shape(c.old) != shape(c.new)]
+    assert len(reshaped) > 100 and {c.matched_by for c in reshaped} == {"op_name"}
+    big = max(reshaped, key=lambda c: abs(c.delta_bytes))
+    both = f"{big.old.shape} → {big.new.shape}"
+    row = next(r for r in ValuesTable([big]).rows)
+    assert row[3] == both and row[1] == "op_name, reshaped"
+    doc = diff_json(diff)
+    changed = doc["values"]["changed"]
+    assert [c.get("reshaped") for c in changed] == [
+        c in reshaped for c in diff.changes if c.matched_by and c.change != "unchanged"
+    ]
+    from hlotop.ui.widgets.diff_values import _shape
+
+    assert _shape(big) == both
+
+
+def test_a_figure_growing_from_0_bytes_is_no_new_figure():
+    """v5e MLP against host offload: OLD's host memory peak is 0 B. Its change is
+    growth from 0 ("+2.51MiB (from 0B)"), not "(new)": the figure was there, 0."""
+    from hlotop.report.diff_report import percent
+
+    out = hlotop(
+        "diff",
+        "--summary",
+        str(SAMPLES / "tpu" / "v5e_1x1-mlp_adam"),
+        str(SAMPLES / "tpu" / "v5e_1x1-host_offload"),
+    )
+    text = out.stdout.decode()
+    row = next(line for line in text.splitlines() if line.startswith("host occupied peak"))
+    assert row.split()[3:] == ["0B", "2.51MiB", "+2.51MiB", "(from", "0B)"]
+    assert "(new)" not in text
+    assert percent(0, 5) == "from 0B" and percent(0, 0) == "0%"
+    # the gate says it once: "grew by 2.51MiB, from 0B to 2.51MiB"
+    from hlotop.report.diff_report import growth
+
+    assert growth(0, 1024) == "1.0KiB" and growth(1024, 2048) == "1.0KiB (+100.0%)"
+
+
+def test_jax_06s_jit_main_is_no_new_large_group():
+    """jax 0.6.2 against 0.7.2 by scope: every group is in both, unchanged (0.6.2's
+    values sat under ``jit(main)``: a "new, large" ``(top level)`` and a vanished
+    ``jit(main)``), and the op_name round matches most values (it matched 8)."""
+    old, new = JAX / "jax-0.6.2" / "mlp_train", JAX / "jax-0.7.2" / "mlp_train"
+    text = hlotop("diff", "--summary", "--group-by", "scope", str(old), str(new)).stdout.decode()
+    assert "jit(main)" not in text and "new, large" not in text
+    diff = diff_modules(load(old), load(new), keys=("scope",))
+    assert sum(c.matched_by == "op_name" for c in diff.changes) >= 40
+    assert all(g.in_old and g.delta_bytes == 0 for g in diff.groups)
+
+
+def test_an_op_xla_computes_another_way_is_no_value_at_another_shape():
+    """jax 0.9.2 and 0.10.2 compile the 16-layer transformer apart (0.9.2's CPU
+    backend through reduce-window partial sums, 0.10.2's through YNNPACK fusions): 137
+    values were "grown" and 99 "shrunk" into values of other shapes, by scope and
+    position (64 f32[2,32,2] partial sums "grew +3100%" into f32[2,32,64]). A shared
+    op_name path with different counts on each side pairs nothing either."""
+    big = "transformer_big"
+    diff = diff_modules(load(JAX / "jax-0.9.2" / big), load(JAX / "jax-0.10.2" / big))
+    changed = [c for c in diff.changes if c.change in ("grown", "shrunk")]
+    assert changed == [] and not any(c.reshaped for c in diff.changes)
+    assert diff.count("unchanged") > 2000

@@ -272,14 +272,17 @@ async def test_selecting_a_value_shows_both_sides():
     app = app_of(TPU)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await started(app, pilot)
-        await press(pilot, "4", "c", "c", "c")  # added, removed, shrunk: matched pairs
-        assert screen.values.filter == "shrunk"
+        # added, removed, entered peak: matched pairs (its 3 "shrunk" pairs were values
+        # of other shapes paired by scope or position, bf16[8,128,512] with
+        # bf16[8,128,128]: now removed and added)
+        await press(pilot, "4", "c", "c", "c")
+        assert screen.values.filter == "entered peak"
         await press(pilot, "enter")
         assert screen.active == "detail"  # a small terminal shows the detail pane
         change = diff.changes[screen.detail.change]
-        assert change.change == "shrunk" and change.old and change.new
+        assert change.change == "entered peak" and change.old and change.new
         shown = text(app)
-        assert "5 Detail · shrunk · matched by " + change.matched_by in shown
+        assert "5 Detail · entered peak · matched by " + change.matched_by in shown
         for info in (change.old, change.new):
             assert str(info.value) in shown
             assert human_bytes(info.allocated_bytes) in shown

@@ -51,6 +51,48 @@ def test_scope_and_phase_of_op_names(op_name, scope, phase):
     assert phase_of(op_name, is_argument=False) == phase
 
 
+@pytest.mark.parametrize(
+    "op_name",
+    [
+        # jax <= 0.6 put jit(main) under the jitted function (sample_dumps/jax/jax-0.6.2)
+        "jit(train_step)/jit(main)/jvp(MLP)/layers_2/dot_general[dimension_numbers=x]",
+        "jit(train_step)/jvp(MLP)/layers_2/dot_general",  # jax >= 0.7
+        "jit(main)/jvp(MLP)/layers_2/dot_general",  # a function called main
+        "jvp(MLP)/layers_2/dot_general",  # no jitted function at all
+    ],
+)
+def test_the_jitted_function_and_jax_06s_jit_main_are_no_scope(op_name):
+    """The same instruction under ``jit(f)/jit(main)/`` (jax <= 0.6), ``jit(f)/``
+    and no prefix has one scope and one op_name path; ``jit(main)`` was a scope of its
+    own (a "new, large" group of every diff across the two eras)."""
+    assert scope_of(op_name) == "MLP/layers_*"
+    assert scope_of(op_name, fold=False) == "MLP/layers_2"
+    from hlotop.analysis.scope import op_path  # the diff's op_name key
+
+    assert op_path(op_name) == "jvp(MLP)/layers_2/dot_general"
+
+
+def test_a_jit_the_user_called_stays_in_the_scope():
+    # only the outermost jit and, right under it, jit(main) go
+    op_name = "jit(train_step)/jit(main)/jvp(jit(log_softmax))/sub"
+    assert scope_of(op_name) == "jit(log_softmax)"
+    assert scope_of("jit(_normal)/jit(_normal_real)/jit(_uniform)/add") == (
+        "jit(_normal_real)/jit(_uniform)"
+    )
+
+
+def test_the_live_set_of_two_jax_eras_groups_alike_by_scope():
+    """jax 0.6.2 and 0.7.2 compile the MLP train step alike (the same values live at
+    the peak); 0.6.2's op_names start ``jit(train_step)/jit(main)/``: its 678.5KiB at
+    the peak were the scope ``jit(main)``, 0.7.2's ``(top level)``."""
+    jax = SAMPLES / "jax"
+    old, new = (
+        {r.key: r.bytes for r in group_live_set(load(jax / v / "mlp_train"), ("scope",)).rows}
+        for v in ("jax-0.6.2", "jax-0.7.2")
+    )
+    assert old == new and old[("(top level)",)] == 694828
+
+
 def test_scope_rules_no_fold_and_pytree_paths():
     op_name = "jit(step)/jvp(GPT)/Block_3/attn/dot_general"
     assert scope_of(op_name, fold=False) == "GPT/Block_3/attn"

@@ -5,14 +5,29 @@ change by group.
 Values are matched in rounds, each on a key that survives a recompile better than the
 next (FEATURES.md: how pprof, Bloaty and ``hlo_diff`` match):
 
-1. ``op_name``: the op_name path (primitive parameters stripped) + the shape without
-   layout + the opcode + the tuple index;
-2. ``scope``: the scope (:func:`hlotop.analysis.scope.scope_of`, layer indices kept) +
-   the element type + the rank;
+1. ``op_name``: the op_name path (:func:`hlotop.analysis.scope.op_path`: primitive
+   parameters, the jitted function and JAX <= 0.6's ``jit(main)`` left out) + the
+   opcode + the tuple index + the shape without layout; then, among the values left,
+   the same with the shape's element type and rank only, where both sides have as
+   many values of that key (the same instructions, each at another shape: a batch
+   size changed, ``f32[8,128]`` and ``f32[16,128]``; where the counts differ, XLA
+   computed that op another way, and pairing in order paired an ``f32[2,64]`` partial
+   sum with an ``f32[128,64]`` gradient). This is the one way two values of different
+   shapes are paired; each such pair is marked (:attr:`ValueChange.reshaped`) and
+   shown with both shapes;
+2. ``scope``: the scope (:func:`hlotop.analysis.scope.scope_of`, layer indices kept;
+   not the top level, which names no part of the program) + the shape without layout;
 3. ``source``: the user's source line + the shape without layout;
-4. ``position``: the same opcode and element type, and the nearest relative position
-   in the schedule (the first step over the schedule's length), at most
+4. ``position``: the same opcode and shape without layout, and the nearest relative
+   position in the schedule (the first step over the schedule's length), at most
    :data:`POSITION_TOLERANCE` apart.
+
+``scope`` and ``source`` are tried with the opcode first: one scope or line of code
+makes many values of one shape, and the same instruction is the likelier match. A
+value's scope, source line or place in the schedule says little of which value it
+is: paired by them, an ``f32[1,4,1]`` "grew +700%" into an ``f32[4,8,128,4]`` (a guess
+shown as a fact), so they pair only values of one shape; values of different shapes
+that are not one instruction are ``removed`` and ``added``.
 
 Within a key, values pair up in schedule order. A value left over is ``added`` (only
 in NEW) or ``removed`` (only in OLD).
@@ -22,20 +37,22 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hlotop.analysis.grouping import Grouping, group_live_set
 from hlotop.analysis.labels import Labeller
-from hlotop.analysis.scope import scope_of, strip_params, user_frame
+from hlotop.analysis.scope import op_path, scope_of, user_frame
 from hlotop.model import ModuleDump, ValueInfo, shape_of
 from hlotop.shapes import ArrayShape
 
 MATCH_KEYS = ("op_name", "scope", "source", "position")
 POSITION_TOLERANCE = 0.02  # of the schedule's length
 CLASSES = ("added", "removed", "grown", "shrunk", "entered peak", "left peak", "unchanged")
-_LAYOUT = re.compile(r"\{[^{}]*\}")
+# A layout ({1,0}, {1,0:T(8,128)}) and a tuple's index comment (/*index=5*/): what
+# two prints of one shape may differ in.
+_LAYOUT = re.compile(r"\{[^{}]*\}|/\*[^*]*\*/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +77,14 @@ class ValueChange:
     change: str  # one of CLASSES
 
     @property
+    def reshaped(self) -> bool:
+        """Whether both sides are there and their shapes (without layout) differ: one
+        instruction (the ``op_name`` round) at two shapes."""
+        if self.old is None or self.new is None:
+            return False
+        return plain_shape(self.old) != plain_shape(self.new)
+
+    @property
     def delta_bytes(self) -> int:
         """NEW's allocated bytes minus OLD's (a missing side counts 0)."""
         new = self.new.allocated_bytes if self.new is not None else 0
@@ -74,6 +99,7 @@ class GroupDelta:
     key: tuple[str, ...]
     old_bytes: int
     new_bytes: int
+    in_old: bool = True  # whether OLD's live set has the group (its bytes may be 0)
 
     @property
     def delta_bytes(self) -> int:
@@ -114,7 +140,9 @@ def side_of(module: ModuleDump) -> Side:
     )
 
 
-def _shape(info: ValueInfo) -> str:
+def plain_shape(info: ValueInfo) -> str:
+    """``info``'s shape without its layout and tuple index comments
+    (``f32[8,128]{1,0}`` -> ``f32[8,128]``); ``?`` when the dump gives none."""
     return _LAYOUT.sub("", info.shape) if info.shape else "?"
 
 
@@ -130,47 +158,83 @@ def _position(info: ValueInfo, max_time: int) -> float:
     return live.start / max_time if live is not None and max_time else 0.0
 
 
-def _key_functions(labeller: Labeller) -> dict[str, Callable[[ValueInfo], tuple | None]]:
+Key = Callable[[ValueInfo], tuple | None]  # a value's key in a round; None: it has none
+# How the values of one key pair: in schedule order; in order where both sides have as
+# many; each with the nearest in the schedule (within POSITION_TOLERANCE).
+IN_ORDER, ONE_TO_ONE, NEAREST = "in order", "one to one", "nearest"
+
+
+def _rounds(labeller: Labeller) -> list[tuple[str, Key, str]]:
+    """The rounds of matching in order (the module's docstring), each ``(its key's
+    name, a value's key, how the values of one key pair)``: ``op_name`` twice (its
+    shape, then its rank), ``scope`` and ``source`` twice (with the opcode, then
+    without: one scope or line of code makes many values of one shape, and the same
+    opcode is the likelier match; a new XLA may fuse it, hence the second)."""
+
     def opcode(info: ValueInfo) -> str:
         return labeller.opcode(info) or "?"
 
-    def by_op_name(info: ValueInfo):
+    def instruction(info: ValueInfo):
         op_name = labeller.origin(info)[0]
         if not op_name:
             return None
-        return (strip_params(op_name), _shape(info), opcode(info), info.value.shape_index)
+        return (op_path(op_name), opcode(info), info.value.shape_index)
+
+    def by_op_name(info: ValueInfo):
+        path = instruction(info)
+        return None if path is None else (*path, plain_shape(info))
+
+    def by_op_name_at_any_shape(info: ValueInfo):
+        path = instruction(info)
+        return None if path is None else (*path, *_dtype_rank(info))
 
     def by_scope(info: ValueInfo):
         scope = scope_of(labeller.origin(info)[0], fold=False)
-        return None if scope is None else (scope, *_dtype_rank(info))
+        # the top ("", no scope under the jitted function) names no part of the program
+        return (scope, plain_shape(info)) if scope else None
 
     def by_source(info: ValueInfo):
         frame = user_frame(labeller.origin(info)[1])
         where = f"{frame.file}:{frame.line}" if frame is not None else labeller.source(info)
-        return None if where is None else (where, _shape(info))
+        return None if where is None else (where, plain_shape(info))
+
+    def same_opcode(key: Key) -> Key:
+        def keyed(info: ValueInfo):
+            found = key(info)
+            return None if found is None else (*found, opcode(info))
+
+        return keyed
 
     def by_kind(info: ValueInfo):
-        return (opcode(info), _dtype_rank(info)[0])
+        return (opcode(info), plain_shape(info))
 
-    return {"op_name": by_op_name, "scope": by_scope, "source": by_source, "position": by_kind}
+    return [
+        ("op_name", by_op_name, IN_ORDER),
+        ("op_name", by_op_name_at_any_shape, ONE_TO_ONE),
+        ("scope", same_opcode(by_scope), IN_ORDER),
+        ("scope", by_scope, IN_ORDER),
+        ("source", same_opcode(by_source), IN_ORDER),
+        ("source", by_source, IN_ORDER),
+        ("position", by_kind, NEAREST),
+    ]
 
 
 def match_values(
     old: ModuleDump, new: ModuleDump, old_labeller: Labeller, new_labeller: Labeller
 ) -> list[tuple[ValueInfo | None, ValueInfo | None, str | None]]:
     """Pair the values of ``old`` and ``new`` (those with an allocation slot or a live
-    range) by the rounds of :data:`MATCH_KEYS`; returns ``(old, new, key)`` for each
-    pair, then ``(None, new, None)`` for each value only in NEW and ``(old, None,
+    range) by the rounds of :data:`MATCH_KEYS` (the module's docstring); returns
+    ``(old, new, key)`` for each pair, then ``(None, new, None)`` for each value only in NEW and ``(old, None,
     None)`` for each only in OLD. Raises nothing."""
     left = [i for i in old.analysis.values if i.slot is not None or i.live is not None]
     right = [i for i in new.analysis.values if i.slot is not None or i.live is not None]
     old_max, new_max = old.analysis.max_time, new.analysis.max_time
-    old_keys, new_keys = _key_functions(old_labeller), _key_functions(new_labeller)
+    rounds = zip(_rounds(old_labeller), _rounds(new_labeller), strict=True)
     pairs: list[tuple[ValueInfo | None, ValueInfo | None, str | None]] = []
-    for name in MATCH_KEYS:
+    for (name, old_key, rule), (_, new_key, _) in rounds:
         by_key: dict[tuple, list[ValueInfo]] = defaultdict(list)
         for info in right:
-            key = new_keys[name](info)
+            key = new_key(info)
             if key is not None:
                 by_key[key].append(info)
         for bucket in by_key.values():
@@ -178,18 +242,21 @@ def match_values(
         # the position round: each bucket's positions beside it (found by bisection)
         positions = (
             {key: [_position(i, new_max) for i in bucket] for key, bucket in by_key.items()}
-            if name == "position"
+            if rule == NEAREST
             else {}
         )
+        old_keys = [(info, old_key(info)) for info in left]
+        if rule == ONE_TO_ONE:  # only keys with as many values on each side
+            counts = Counter(key for _, key in old_keys if key is not None)
+            by_key = defaultdict(list, {k: b for k, b in by_key.items() if counts.get(k) == len(b)})
         taken: set[int] = set()
         unmatched_old = []
-        for info in sorted(left, key=lambda i: (_position(i, old_max), i.value.id)):
-            key = old_keys[name](info)
+        for info, key in sorted(old_keys, key=lambda t: (_position(t[0], old_max), t[0].value.id)):
             candidates = by_key.get(key) if key is not None else None
             if key is None or not candidates:
                 unmatched_old.append(info)
                 continue
-            if name == "position":  # the nearest in the schedule, if near enough
+            if rule == NEAREST:  # the nearest in the schedule, if near enough
                 here = _position(info, old_max)
                 where = positions[key]
                 at = bisect_left(where, here)
@@ -232,11 +299,15 @@ def _classify(
 
 
 def group_deltas(old: Grouping, new: Grouping) -> list[GroupDelta]:
-    """Each group of either side's live set (same keys) with its bytes on both sides,
+    """Each group of either side's live set (same keys) with its bytes on both sides
+    (0 on a side without it, :attr:`GroupDelta.in_old` saying whether OLD has it),
     sorted by the absolute change, largest first, then key."""
     before = {row.key: row.bytes for row in old.rows}
     after = {row.key: row.bytes for row in new.rows}
-    out = [GroupDelta(k, before.get(k, 0), after.get(k, 0)) for k in before.keys() | after.keys()]
+    out = [
+        GroupDelta(k, before.get(k, 0), after.get(k, 0), k in before)
+        for k in before.keys() | after.keys()
+    ]
     out.sort(key=lambda g: (-abs(g.delta_bytes), g.key))
     return out
 

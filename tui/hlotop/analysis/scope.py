@@ -25,6 +25,10 @@ _WRAPPERS = re.compile(
     r"^(?:transpose|jvp|vmap|pmap|remat|checkpoint|custom_jvp_call|custom_vjp_call)\((.*)\)$"
 )
 _CALLS = re.compile(r"^(?:jit|pjit)\(.*\)$")  # the jitted function: the same for all
+# What JAX up to 0.6 wrapped the lowered program in, under the jitted function:
+# ``jit(train_step)/jit(main)/jvp(MLP)/dot_general`` (jax 0.6.2) is
+# ``jit(train_step)/jvp(MLP)/dot_general`` from jax 0.7 on (sample_dumps/jax/).
+_MAIN = re.compile(r"^p?jit\(main\)$")
 _PYTREE_KEY = re.compile(r"\[\\?'([^']*)\\?'\]|\[(\d+)\]|\.(\w+)")
 
 PHASES = ("argument", "forward", "backward", "optimizer", "other")
@@ -96,6 +100,26 @@ def _segments(op_name: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def _program_path(segments: list[str]) -> list[str]:
+    """``segments`` without the jitted function (``jit(f)``, the same for every value)
+    and, under it, the ``jit(main)`` that JAX up to 0.6 wrapped the program in."""
+    if segments and _CALLS.match(segments[0]):
+        segments = segments[1:]
+        if segments and _MAIN.match(segments[0]):
+            segments = segments[1:]
+    return segments
+
+
+@lru_cache(maxsize=1 << 16)
+def op_path(op_name: str) -> str:
+    """``op_name`` as the same instruction's path in any compile of the program: the
+    primitive parameters stripped, without the jitted function and the ``jit(main)``
+    JAX up to 0.6 put under it (:func:`scope_of`'s rule, the primitive kept):
+    ``jit(step)/jit(main)/jvp(MLP)/dot_general[...]`` and ``jit(step)/jvp(MLP)/
+    dot_general`` are both ``jvp(MLP)/dot_general``."""
+    return "/".join(_program_path(_segments(op_name)))
+
+
 def _unwrap(segment: str) -> str:
     """``transpose(jvp(GPT))`` -> ``GPT``; ``jvp()`` -> ``""``."""
     while (m := _WRAPPERS.match(segment)) is not None:
@@ -109,8 +133,7 @@ def _scope(op_name: str, fold: bool) -> str:
     segments = _segments(op_name)
     if len(segments) > 1:
         segments = segments[:-1]
-    if segments and _CALLS.match(segments[0]):
-        segments = segments[1:]  # the jitted function: the same for every value
+    segments = _program_path(segments)
     kept: list[str] = []
     for segment in segments:
         segment = _unwrap(segment)
@@ -124,7 +147,8 @@ def _scope(op_name: str, fold: bool) -> str:
 
 def scope_of(op_name: str | None, fold: bool = True, rules: Sequence[ScopeRule] = ()) -> str | None:
     """The scope of an instruction: its ``op_name`` path without the primitive (the
-    last segment) and the jitted function (``jit(f)``), primitive parameters stripped,
+    last segment) and the jitted function (``jit(f)``, and under it the ``jit(main)``
+    of JAX up to 0.6, so that both eras' scopes are alike), primitive parameters stripped,
     ``jvp(...)``/``transpose(jvp(...))`` unwrapped, layer indices folded to ``*``
     (unless ``fold`` is False), then ``rules`` applied in order. A one-segment
     ``op_name`` is its own scope. ``jit(f)/jvp(GPT)/Block_3/attn/dot_general[...]`` ->

@@ -129,8 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--capacity",
         metavar="SIZE|DEVICE",
         help="the device's memory: a size (16GiB, 15.48G, 80GB) or a device (v5e, v4, "
-        "v5p, v6e, a100-80gb, h100 ...; a GPU's pool is JAX's default 75%%): says the "
-        "headroom or by how much the program is over, and what to shed to fit",
+        "v5p, v6e, a100-80gb, h100 ...; a GPU's is JAX's default pool: measured for "
+        "h100 and h200, else estimated as 75%% of its nominal HBM): says the headroom "
+        "or by how much the program is over, and what to shed to fit; with a directory, "
+        "each module's",
     )
     parser.add_argument(
         "--advise",
@@ -262,7 +264,7 @@ def _main(args) -> int:
 
     directory = modules_of(args.path)
     if directory is not None and not interactive:
-        return directory_report(args, directory)
+        return directory_report(args, directory, capacity)
     if directory is not None:
         from hlotop.ui.modules_app import run_modules_browser
 

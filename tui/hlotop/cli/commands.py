@@ -264,9 +264,10 @@ def modules_of(path: str) -> list | None:
     return entries if len(entries) > 1 else None
 
 
-def directory_report(args, entries: list) -> int:
+def directory_report(args, entries: list, capacity: tuple[int, str] | None = None) -> int:
     """``--summary DIR`` / ``--json DIR``: the modules ranked, read in parallel across
-    the cores (forked workers, each reads its modules' first look)."""
+    the cores (forked workers, each reads its modules' first look); with
+    ``capacity`` (``--capacity``), each module's room or excess."""
     from hlotop.loading.directory import rank_modules
     from hlotop.report.modules_report import render_modules, write_modules_json
 
@@ -277,10 +278,10 @@ def directory_report(args, entries: list) -> int:
     with reporting():
         figures = rank_modules(entries, module_mapper(len(entries)))
         if args.json:
-            write_modules_json(args.path, figures, sys.stdout)
+            write_modules_json(args.path, figures, sys.stdout, capacity)
         else:
             console = report_console()
-            console.print(render_modules(args.path, figures))
+            console.print(render_modules(args.path, figures, capacity=capacity))
     # As for one module: a module that cannot be read, or a report without its buffer
     # assignment (whose load warns that its siblings are missing), fails --strict.
     return 1 if args.strict and any(f.error or f.entry.report_only for f in figures) else 0

@@ -1,4 +1,5 @@
-"""``--capacity SIZE|DEVICE``: how far the program is from fitting, as text."""
+"""``--capacity SIZE|DEVICE``: how far the program is from fitting, as text; for a
+dump directory, how far each module is (``--summary DIR``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hlotop.analysis.capacity import Fit
+from hlotop.loading.directory import ModuleFigures
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -29,10 +31,30 @@ def fit_line(fit: Fit) -> Text:
     return text
 
 
+def temp_line(fit: Fit) -> Text | None:
+    """On TPU, which temp the need counts and why: HBM's, the other memory spaces'
+    temp (VMEM ...) left out, with their bytes; None when nothing is left out."""
+    if not fit.temp_left_out:
+        return None
+    spaces = ", ".join(f"{printable(name)} {human_bytes(size)}" for name, size in fit.temp_left_out)
+    left = fit.temp_left_out_bytes
+    return Text(
+        f"temp counted: {fit.memory}'s preallocated temp, {human_bytes(fit.temp_bytes)}. "
+        f"The dump's memory_analysis() temp, {human_bytes(fit.temp_bytes + left)}, also "
+        f"counts {spaces}: memory spaces other than HBM (colour 0; VMEM and SMEM are "
+        f"the core's own on-chip memories), so {human_bytes(left)} ({left:,} B) of it "
+        "is left out.",
+        style="dim",
+    )
+
+
 def capacity_block(fit: Fit) -> Group:
-    """The fit line and, when over, the fewest values live at XLA's peak whose occupied
-    bytes cover the excess."""
+    """The fit line, on TPU which temp it counts (:func:`temp_line`), and, when over,
+    the fewest values live at XLA's peak whose occupied bytes cover the excess."""
     parts: list[Text | Table] = [fit_line(fit)]
+    temp = temp_line(fit)
+    if temp is not None:
+        parts.append(temp)
     if not fit.fits and fit.shed:
         if fit.shed_bytes >= fit.over_bytes:
             said = (
@@ -59,3 +81,36 @@ def capacity_block(fit: Fit) -> Group:
             )
         parts.append(table)
     return Group(*parts)
+
+
+FIT = "vs capacity"  # the modules table's column of each module's room or excess
+
+
+def fit_cell(need: int | None, capacity: int | None) -> str:
+    """A module's room (``room 1.20GiB``) or excess (``over 3.00MiB``) against
+    ``capacity`` bytes; ``-`` when its need is unknown or there is no capacity."""
+    if need is None or capacity is None:
+        return "-"
+    room = capacity - need
+    return f"room {human_bytes(room)}" if room >= 0 else f"over {human_bytes(-room)}"
+
+
+def over_capacity(figures: list[ModuleFigures], capacity: int) -> list[ModuleFigures]:
+    """The modules whose need (:attr:`ModuleFigures.required_bytes`) is above
+    ``capacity`` bytes, in the given order."""
+    return [f for f in figures if f.required_bytes is not None and f.required_bytes > capacity]
+
+
+def modules_fit_line(figures: list[ModuleFigures], capacity: int, label: str) -> Text:
+    """One line: the capacity, what each module is compared by, and how many modules
+    need more (the browser's modules view says the same)."""
+    short = label.split(":")[0].split(" = ")[0].strip()  # a preset's name, not a size
+    named = f" ({printable(short)})" if short and not short[0].isdigit() else ""
+    over = len(over_capacity(figures, capacity))
+    return Text.assemble(
+        ("Capacity ", "bold"),
+        f"{human_bytes(capacity)}{named} against each module's need, argument + output − "
+        "alias + temp (memory_analysis(), device; on TPU HBM's alone; a lower bound): ",
+        (f"{over} of {len(figures)} modules over" if over else "every module fits", "bold"),
+        ".",
+    )

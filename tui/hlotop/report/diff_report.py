@@ -5,12 +5,15 @@ JSON shape: ``{old: FIGURES, new: FIGURES, delta: FIGURES, values: {matched,
 matched_by: {key: count}, changes: {class: count}, added: [VALUE], removed: [VALUE],
 changed: [CHANGE]}, groups: {keys, accounting, rows: [{key, old_bytes, new_bytes,
 delta_bytes}]}}``, FIGURES being ``{module, total_bytes_used, peak_step, peak_bytes,
-memory_stats, memory_space_peaks}`` (``delta``: NEW minus OLD, steps left out).
+memory_stats, memory_space_peaks}`` (``delta``: NEW minus OLD, steps left out) and
+CHANGE ``{change, matched_by, reshaped, old: VALUE, new: VALUE, delta_bytes}``
+(``reshaped``: its two shapes differ, each VALUE's ``shape`` says which).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -74,17 +77,26 @@ def gate(diff: ModuleDiff, threshold: Threshold) -> str | None:
     ):
         if threshold.exceeded(old, new):
             return (
-                f"hlotop diff: {label} grew by {human_bytes(new - old)} ({percent(old, new)}), "
+                f"hlotop diff: {label} grew by {growth(old, new)}, "
                 f"from {human_bytes(old)} to {human_bytes(new)}: over the {threshold} allowed"
             )
     return None
 
 
 def percent(old: int, new: int) -> str:
-    """``+84.8%``, ``-13.9%``, ``new`` (from 0) or ``0%``."""
+    """``+84.8%``, ``-13.9%``, ``from 0B`` (growth from nothing: no percent, and not
+    "new": a figure of 0 bytes, such as an empty memory space's peak, was there) or
+    ``0%``."""
     if not old:
-        return "new" if new else "0%"
+        return f"from {human_bytes(0)}" if new else "0%"
     return f"{100 * (new - old) / old:+.1f}%"
+
+
+def growth(old: int, new: int) -> str:
+    """How much NEW grew: ``2.68MiB (+16.1%)``, or without a percent from 0 bytes (the
+    line goes on "from 0B to ...")."""
+    grew = human_bytes(new - old)
+    return f"{grew} ({percent(old, new)})" if old else grew
 
 
 def signed(delta: int) -> str:
@@ -233,7 +245,7 @@ def _groups_table(diff: ModuleDiff) -> Group:
     for g in diff.groups[:MAX_GROUPS]:
         if not g.delta_bytes:
             continue
-        flag = "new, large" if not g.old_bytes and g.new_bytes >= big else ""
+        flag = "new, large" if not g.in_old and g.new_bytes >= big else ""
         rows.append(
             [
                 *(printable(k) for k in g.key),
@@ -250,6 +262,29 @@ def _groups_table(diff: ModuleDiff) -> Group:
 
 def _name(info) -> str:
     return printable(info.value.label) if info is not None else "-"
+
+
+RESHAPED = "→"  # between OLD's and NEW's shapes of a value matched at another shape
+_RESHAPED_BREAK = re.compile(rf"(?<={RESHAPED} )")
+
+
+def shape_change(c: ValueChange) -> str:
+    """The value's shape as printed, once when both sides print it alike, else ``OLD
+    → NEW`` (one instruction at two shapes, :attr:`ValueChange.reshaped`, or a layout
+    changed); an added or removed value's own."""
+    if c.old is None or c.new is None:
+        either = c.new if c.old is None else c.old
+        return printable((either.shape if either is not None else None) or "?")
+    old, new = printable(c.old.shape or "?"), printable(c.new.shape or "?")
+    return old if old == new else f"{old} {RESHAPED} {new}"
+
+
+def matched_text(c: ValueChange) -> str:
+    """The key that matched the pair (``op_name``), ``, reshaped`` added when its
+    shapes differ; "" for an added or removed value."""
+    if c.matched_by is None:
+        return ""
+    return c.matched_by + (", reshaped" if c.reshaped else "")
 
 
 def _value(c: ValueChange) -> str:
@@ -273,16 +308,14 @@ class ValuesTable:
     def __init__(self, changes: list[ValueChange]):
         self.rows: list[tuple[str, str, str, str, Text]] = []
         for c in changes:
-            either = c.new if c.new is not None else c.old
-            shape = either.shape if either is not None else None
             old_bytes = c.old.allocated_bytes if c.old else 0
             new_bytes = c.new.allocated_bytes if c.new else 0
             self.rows.append(
                 (
                     c.change,
-                    c.matched_by or "",
+                    matched_text(c),
                     _value(c),
-                    printable(shape or "?"),
+                    shape_change(c),
                     change_text(old_bytes, new_bytes),
                 )
             )
@@ -322,7 +355,7 @@ class ValuesTable:
         for change, matched, value, shape, delta in self.rows:
             if narrow:
                 value = wrap(value, narrow["value"], NAME_BREAKS)
-                shape = wrap(shape, narrow["shape"], *SHAPE_ALL_BREAKS)
+                shape = wrap(shape, narrow["shape"], _RESHAPED_BREAK, *SHAPE_ALL_BREAKS)
             cells: dict[str, str | Text] = dict(
                 zip(self.COLUMNS, (change, matched, value, shape, delta), strict=True)
             )
@@ -397,6 +430,7 @@ def diff_json(diff: ModuleDiff) -> dict[str, Any]:
                 {
                     "change": c.change,
                     "matched_by": c.matched_by,
+                    "reshaped": c.reshaped,
                     "old": _value_json(c.old),
                     "new": _value_json(c.new),
                     "delta_bytes": c.delta_bytes,

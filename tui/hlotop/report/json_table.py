@@ -839,6 +839,28 @@ KINDS: dict[str, Kind] = {
                     "capacity minus required; negative when over",
                 ),
                 Key(
+                    "memory",
+                    Enum(("device", "HBM")),
+                    "x.memory",
+                    "which memory required_bytes counts: device (every memory space but "
+                    "host), or HBM on TPU (colour 0 alone)",
+                ),
+                Key(
+                    "temp_bytes",
+                    Int(),
+                    "x.temp_bytes",
+                    "the temp in required_bytes: memory_analysis()'s temp_size_in_bytes; "
+                    "on TPU, HBM's preallocated temp alone",
+                ),
+                Key(
+                    "temp_left_out",
+                    Map(Int()),
+                    "dict(x.temp_left_out)",
+                    "on TPU, the preallocated temp of each device memory space other "
+                    "than HBM (VMEM, SMEM, ...), by XLA's name: in the dump's "
+                    "memory_analysis() temp, left out of required_bytes; {} elsewhere",
+                ),
+                Key(
                     "shed",
                     List(Int()),
                     "[i.value.id for i in x.shed]",

@@ -22,7 +22,7 @@ from rich.console import Group
 from rich.text import Text
 
 from hlotop.loading.directory import ModuleFigures, ModulePair
-from hlotop.report.diff_report import Threshold, change_text, percent
+from hlotop.report.diff_report import Threshold, change_text, growth
 from hlotop.report.fitted_table import Cell, Column, FittedTable
 from hlotop.report.modules_report import short_module_name
 from hlotop.report.text_fit import NAME_BREAKS
@@ -71,7 +71,7 @@ def gate_modules(pairs: list[ModulePair], threshold: Threshold) -> list[str]:
             if threshold.exceeded(old, new):
                 out.append(
                     f"hlotop diff: {printable(short_module_name(pair.program))}: {label} grew by "
-                    f"{human_bytes(new - old)} ({percent(old, new)}), from {human_bytes(old)} "
+                    f"{growth(old, new)}, from {human_bytes(old)} "
                     f"to {human_bytes(new)}: over the {threshold} allowed"
                 )
             break  # the peak when both sides print one, else the total

@@ -5,11 +5,15 @@ beside it). A module with only its memory-usage report is listed with the report
 total, marked as such.
 
 JSON: ``{directory, modules: [{name, files, platform, rank, report_only,
-total_bytes_used, peak_step, peak_bytes, allocations, memory_stats, identical}],
-largest_peak: {<platform>: {module, bytes}}, largest_report_total: {<platform>:
-{module, bytes}}, largest_resident: {<platform>: {module, bytes}}}``; ``rank`` is
-within the platform; ``identical`` counts the modules of the same program compiled
-alike that the row stands for; ``largest_report_total`` is of the report-only modules.
+total_bytes_used, peak_step, peak_bytes, allocations, memory_stats, identical,
+required_bytes, headroom_bytes}], largest_peak: {<platform>: {module, bytes}},
+largest_report_total: {<platform>: {module, bytes}}, largest_resident: {<platform>:
+{module, bytes}}, capacity}``; ``rank`` is within the platform; ``identical`` counts
+the modules of the same program compiled alike that the row stands for;
+``largest_report_total`` is of the report-only modules; ``required_bytes`` is what a
+module needs on its device (:func:`hlotop.analysis.capacity.required_bytes`),
+``headroom_bytes`` the capacity less that (``--capacity``; else null) and ``capacity``
+``{capacity_bytes, label, over}`` (``over``: the modules that need more) or null.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from hlotop.loading.directory import (
     platform_order,
     platform_ranks,
 )
+from hlotop.report.capacity_text import FIT, fit_cell, modules_fit_line, over_capacity
 from hlotop.report.text_fit import NAME_BREAKS, wrap
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
@@ -68,7 +73,8 @@ class ModulesTable:
     wrapped after a dot, a dash or an underscore; a line under the table says which
     columns were left out."""
 
-    def __init__(self, rows: list[tuple[ModuleFigures, int]]):
+    def __init__(self, rows: list[tuple[ModuleFigures, int]], capacity: int | None = None):
+        self.capacity = capacity  # --capacity's bytes: a column of each module's room
         self.cells: list[dict[str, str]] = []
         ranks = platform_ranks([f for f, _ in rows])
         for rank, (f, count) in zip(ranks, rows, strict=True):
@@ -90,6 +96,7 @@ class ModulesTable:
                     "temp": _size(s.temp_size_in_bytes if s else None),
                     "allocs": f"{f.allocations:,}",
                     "×": str(count) if count > 1 else "",
+                    FIT: fit_cell(f.required_bytes, capacity),
                 }
             )
 
@@ -99,6 +106,8 @@ class ModulesTable:
         columns = ["#", "module", "platform", *_FIGURES]
         if not any(c["×"] for c in self.cells):
             columns.remove("×")
+        if self.capacity is not None:
+            columns.append(FIT)
         widths = {k: max([cell_len(k)] + [cell_len(c[k]) for c in self.cells]) for k in columns}
         name = widths["module"]
         dropped: list[str] = []
@@ -134,10 +143,17 @@ def _size(n: int | None) -> str:
     return human_bytes(n) if n is not None else "-"
 
 
-def render_modules(directory: str, figures: list[ModuleFigures], max_rows: int = MAX_ROWS) -> Group:
+def render_modules(
+    directory: str,
+    figures: list[ModuleFigures],
+    max_rows: int = MAX_ROWS,
+    capacity: tuple[int, str] | None = None,
+) -> Group:
     """The ranking as text: one row per program compiled alike (with a count), each
     platform's modules apart (a table each when there are several, of at most
-    ``max_rows`` rows), the largest XLA peak first, then the cross-module figures."""
+    ``max_rows`` rows), the largest XLA peak first, then the cross-module figures; with
+    ``capacity`` (bytes, label: ``--capacity``) a column of each module's room or excess
+    and a line of how many need more."""
     rows = collapse_identical(figures)
     how = "ranked by XLA's peak (the sum of its printed peak list)"
     if any(f.peak_bytes is None for f, _ in rows):
@@ -161,11 +177,13 @@ def render_modules(directory: str, figures: list[ModuleFigures], max_rows: int =
     for platform, platform_rows in by_platform.items():
         if len(by_platform) > 1:
             parts += [Text(""), Text(platform, style="bold")]
-        parts.append(ModulesTable(platform_rows[:max_rows]))
+        parts.append(ModulesTable(platform_rows[:max_rows], capacity[0] if capacity else None))
         if len(platform_rows) > max_rows:
             more = len(platform_rows) - max_rows
             parts.append(Text(f"… {more} more (see --json)", style="dim"))
     across = _across(figures)
+    if capacity is not None:
+        across.append(modules_fit_line(figures, *capacity))
     if across:
         parts += [Text("")] + across
     return Group(*parts)
@@ -234,7 +252,9 @@ def _across(figures: list[ModuleFigures]) -> list[Text]:
     return out
 
 
-def modules_json(directory: str, figures: list[ModuleFigures]) -> dict[str, Any]:
+def modules_json(
+    directory: str, figures: list[ModuleFigures], capacity: tuple[int, str] | None = None
+) -> dict[str, Any]:
     """The ranking as a JSON-ready dict (shape in this module's docstring)."""
     rows = collapse_identical(figures)
     modules = []
@@ -253,6 +273,12 @@ def modules_json(directory: str, figures: list[ModuleFigures]) -> dict[str, Any]
                 "allocations": f.allocations,
                 "memory_stats": f.memory_stats.as_dict() if f.memory_stats else None,
                 "identical": count,
+                "required_bytes": f.required_bytes,
+                "headroom_bytes": (
+                    capacity[0] - f.required_bytes
+                    if capacity is not None and f.required_bytes is not None
+                    else None
+                ),
             }
         )
     largest = _largest(figures)
@@ -270,9 +296,21 @@ def modules_json(directory: str, figures: list[ModuleFigures]) -> dict[str, Any]
         "largest_peak": each("peak"),
         "largest_report_total": each("report"),
         "largest_resident": each("resident"),
+        "capacity": None
+        if capacity is None
+        else {
+            "capacity_bytes": capacity[0],
+            "label": capacity[1],
+            "over": [f.entry.name for f in over_capacity(figures, capacity[0])],
+        },
     }
 
 
-def write_modules_json(directory: str, figures: list[ModuleFigures], out: IO[str]) -> None:
-    json.dump(modules_json(directory, figures), out)
+def write_modules_json(
+    directory: str,
+    figures: list[ModuleFigures],
+    out: IO[str],
+    capacity: tuple[int, str] | None = None,
+) -> None:
+    json.dump(modules_json(directory, figures, capacity), out)
     out.write("\n")

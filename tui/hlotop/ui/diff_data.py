@@ -304,7 +304,7 @@ class DiffTree:
                     level,
                     level,
                     rows=tuple(under),
-                    large_new=not old and new >= self.large and new > 0,
+                    large_new=not any(r.in_old for r in under) and new >= self.large and new > 0,
                 )
             )
         nodes.sort(key=_by_change)

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from hlotop.model import ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_names
-from hlotop.report.diff_report import change_text
+from hlotop.report.diff_report import change_text, matched_text
 from hlotop.safe_text import printable
 from hlotop.ui.diff_data import DiffData
 from hlotop.ui.widgets.legend import plain, space_label
@@ -82,7 +82,7 @@ class DiffDetail(ValueDetail):
         c = self.data.changes[index]
         self.change = index
         self.border_title = f"5 Detail · {c.change}" + (
-            f" · matched by {c.matched_by}" if c.matched_by else ""
+            f" · matched by {matched_text(c)}" if c.matched_by else ""
         )
         self._set_card(("change", index), lambda: self.change_card(index))
 
@@ -95,7 +95,7 @@ class DiffDetail(ValueDetail):
         ]
         title = Text(no_wrap=False)
         title.append(c.change, style="bold")
-        title.append(f" · matched by {c.matched_by}" if c.matched_by else " · no match")
+        title.append(f" · matched by {matched_text(c)}" if c.matched_by else " · no match")
         title.append(" · allocated ")
         old = c.old.allocated_bytes if c.old is not None else 0
         new = c.new.allocated_bytes if c.new is not None else 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual import events
 
-from hlotop.report.diff_report import change_style, signed
+from hlotop.report.diff_report import change_style, matched_text, signed
 from hlotop.safe_text import printable
 from hlotop.ui.diff_data import DiffData, DiffGroups, DiffNode, DiffTree, Key
 from hlotop.ui.diff_keys import LIST_ACTIONS, diff_bindings
@@ -128,7 +128,7 @@ class DiffGroupTree(RowList, TreeKeys):
         if node.change is None:
             return width + (12 if node.large_new else 0)
         c = self.data.changes[node.change]
-        return width + len(c.change) + 1 + (4 + len(c.matched_by) if c.matched_by else 0)
+        return width + len(c.change) + 1 + (4 + len(matched_text(c)) if c.matched_by else 0)
 
     def render_row(self, index: int) -> Text:
         node = self.rows[index]
@@ -149,7 +149,7 @@ class DiffGroupTree(RowList, TreeKeys):
             text.append(f"{c.change} ", style="italic")
             text.append(printable(node.label))
             if c.matched_by:
-                text.append(f"  by {c.matched_by}", style="dim")
+                text.append(f"  by {matched_text(c)}", style="dim")
             return text
         text.append("▾ " if node.key in self.expanded else "▸ ", style="dim")
         text.append(printable(node.label))

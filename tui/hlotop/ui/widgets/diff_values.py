@@ -1,7 +1,8 @@
 """Pane 4 of the diff browser: every value change, the largest absolute change in
 allocated bytes first, shown all or one change class at a time (``c``: added, removed,
 grown, shrunk, entered peak, left peak, unchanged). A row: class, the key that matched
-the pair, OLD's and NEW's allocated bytes, the change, OLD's and NEW's names, shape.
+the pair, OLD's and NEW's allocated bytes, the change, OLD's and NEW's names, the
+shape (``OLD → NEW`` when they differ: one instruction at two shapes).
 The figures come first so that they show at 80 columns; shift+→ scrolls to the rest.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from hlotop.analysis.diff import MATCH_KEYS, ValueChange
-from hlotop.report.diff_report import change_style, signed
+from hlotop.report.diff_report import change_style, shape_change, signed
 from hlotop.safe_text import printable
 from hlotop.ui.diff_data import FILTERS, DiffData
 from hlotop.ui.diff_keys import LIST_ACTIONS, diff_bindings
@@ -31,8 +32,8 @@ def _name(change: ValueChange, side: str) -> str:
 
 
 def _shape(change: ValueChange) -> str:
-    either = change.new if change.new is not None else change.old
-    return printable(either.shape or "?") if either is not None else "?"
+    """The shape once, or ``OLD → NEW`` when the two sides' differ (report's rule)."""
+    return shape_change(change)
 
 
 class DiffValueList(RowList):
