@@ -219,14 +219,14 @@ def largest_fitting_size(line: Line, capacity_bytes: int) -> Largest:
             if fitting
             else f"; no compiled size fits (the smallest, {low}, is over)"
         )
-        note = f"{not_linear(line)}; not extrapolated outside {low}..{high}{compiled}"
-        return Largest(capacity_bytes, None, source, note=note)
-    note = f"{not_linear(line)}; interpolated all the same" if not line.linear else None
+        refused = f"{not_linear(line)}; not extrapolated outside {low}..{high}{compiled}"
+        return Largest(capacity_bytes, None, source, note=refused)
+    doubt = f"{not_linear(line)}; interpolated all the same" if not line.linear else None
     return Largest(
         capacity_bytes,
         size,
         source,
         _figure(line, size, floor),
         _figure(line, size + 1, ceil),
-        note,
+        doubt,
     )
