@@ -89,18 +89,18 @@ def test_a_line_that_is_not_linear_is_not_extrapolated_but_interpolated_with_a_w
     assert (at.source, at.bytes, at.warning) == (COMPILED, 256000, None)
 
 
-def test_the_linearity_threshold_is_two_percent_of_each_compiles_figure():
-    """A compile 1.97% off the line keeps it linear; 2.03% off does not."""
+def test_the_linearity_threshold_is_a_tenth_of_a_percent_of_each_compiles_figure():
+    """A compile 0.099% off the line keeps it linear; 0.101% off does not."""
 
     def linear(bump: int) -> bool:
-        # 1000, 2000 + bump, 3000: the line's slope stays 1000 and it moves up by
-        # bump / 3, so the first compile lies bump / 3 off, over 1000 (the middle's
-        # 2 bump / 3 over 2000 + bump is less)
-        return fit_line([1, 2, 3], [1000, 2000 + bump, 3000]).linear
+        # 100 000, 200 000 + bump, 300 000: the line's slope stays 100 000 and it moves
+        # up by bump / 3, so the first compile lies bump / 3 off, over 100 000 (the
+        # middle's 2 bump / 3 over 200 000 + bump is less)
+        return fit_line([1, 2, 3], [100_000, 200_000 + bump, 300_000]).linear
 
-    assert linear(59)  # 19.67 / 1000 = 1.97%
-    assert not linear(61)  # 20.33 / 1000 = 2.03%
-    assert LINEARITY_THRESHOLD == Fraction(2, 100)
+    assert linear(297)  # 99 / 100 000
+    assert not linear(303)  # 101 / 100 000
+    assert LINEARITY_THRESHOLD == Fraction(1, 1000)
 
 
 def test_a_zero_figure_is_measured_against_the_largest_of_its_series():
@@ -151,12 +151,12 @@ def test_a_line_that_is_not_linear_gives_no_largest_size_outside_its_compiles():
 
 def test_the_compiles_overrule_the_line_on_the_largest_fitting_size():
     """The line says 33 fits, but the compile at 32 is over: the answer is 31."""
-    line = fit_line([16, 32, 48], [1600, 3290, 4800])  # 32 lies 1.8% above the line
+    line = fit_line([16, 32, 48], [160000, 160200 * 2, 480000])  # 32 lies 0.08% above it
     assert line.linear
-    cap = 3250
+    cap = 320200
     assert (cap - line.a) / line.b >= 32  # by the line alone, 32 fits
     found = largest_fitting_size(line, cap)
-    assert found.size == 31 and found.next_bytes == 3290
+    assert found.size == 31 and found.next_bytes == 320400
 
 
 # --- the sizes --------------------------------------------------------------------------
@@ -264,6 +264,10 @@ def test_the_pairs_figures_are_the_dumps_and_jaxs_and_the_lines_go_through_them(
     temp = pair.figures["temp_size_in_bytes"]
     assert temp.b == Fraction(141763652 - 72635460, 8)
     assert pair.figures["output_size_in_bytes"].b == 0  # params and optimizer state
+    assert [(s.name, s.line.bytes) for s in pair.spaces] == [
+        ("default", tuple(c.module.total_bytes_used for c in pair.compiles))
+    ]
+    assert pair.platform == "cpu" and pair.growing_elsewhere() == ()
 
 
 def test_the_pairs_predictions_and_largest_size(pair):

@@ -13,7 +13,9 @@ The figures fitted, each where every compile has it:
   ``xla/pjrt/compiled_memory_stats.h``; on TPU of its HBM alone). The largest size
   that fits a capacity is worked out on this figure;
 * JAX's ``memory_analysis()`` sizes by their JAX names (``temp_size_in_bytes`` ...) and,
-  on CPU and GPU, ``peak_memory_in_bytes`` (:mod:`hlotop.analysis.memory_stats`).
+  on CPU and GPU, ``peak_memory_in_bytes`` (:mod:`hlotop.analysis.memory_stats`);
+* apart, each memory space's allocation bytes (:attr:`hlotop.model.MemorySpace.
+  total_bytes`): on TPU, what grows in VMEM is left out of the need.
 
 What grows with the size: the values live at each compile's XLA peak grouped by keys
 (``scope`` by default), as ``hlotop diff`` groups them, each group's bytes fitted; and
@@ -35,6 +37,7 @@ from hlotop.analysis.labels import NOT_A_PARAMETER, Labeller
 from hlotop.analysis.linear_fit import Largest, Line, Prediction, fit_line, largest_fitting_size
 from hlotop.analysis.linear_fit import predict as predict_line
 from hlotop.model import ModuleDump, ValueInfo
+from hlotop.model.memory_space import HOST_MEMORY_SPACE
 
 FIGURE_PEAK = "peak_bytes"
 FIGURE_REQUIRED = "required_bytes"
@@ -68,6 +71,15 @@ class GroupFit:
 
 
 @dataclass(frozen=True, slots=True)
+class SpaceFit:
+    """A memory space's allocation bytes (the sizes of its allocations) fitted."""
+
+    color: int
+    name: str  # XLA's name for the colour on the platform (HBM, VMEM, default ...)
+    line: Line
+
+
+@dataclass(frozen=True, slots=True)
 class ValueFit:
     """A value matched in every compile: its name and shape in the largest and its
     allocated bytes fitted."""
@@ -89,6 +101,8 @@ class SizeFit:
     sizes_given: bool
     dimensions: tuple[SizeDimension, ...]
     figures: dict[str, Line]  # figure name -> its line, in figures_of's order
+    platform: str  # the first compile's (hlotop.model.memory_space.PLATFORMS)
+    spaces: tuple[SpaceFit, ...]  # those every compile has, colours ascending
     keys: tuple[str, ...]
     accounting: str
     groups: tuple[GroupFit, ...]  # the largest growth (b) first, then key
@@ -97,6 +111,22 @@ class SizeFit:
     @property
     def program(self) -> str:
         return self.compiles[0].program
+
+    def growing_elsewhere(self) -> tuple[SpaceFit, ...]:
+        """On TPU, the memory spaces the need (:data:`FIGURE_REQUIRED`, HBM alone)
+        leaves out whose bytes grow faster with the size than the need does: the
+        on-chip memories (VMEM, SMEM ...; host memory is not the device's). While they
+        hold what grows, the need grows slowly; once one is full, the compiler places
+        values in HBM and the need grows faster than its line. () elsewhere (CPU and
+        GPU count every device memory space) and without the need."""
+        need = self.figures.get(FIGURE_REQUIRED)
+        if self.platform != "tpu" or need is None:
+            return ()
+        return tuple(
+            s
+            for s in self.spaces
+            if s.color not in (0, HOST_MEMORY_SPACE) and s.line.b > 0 and s.line.b > need.b
+        )
 
 
 def _parameter_name(labeller: Labeller):
@@ -196,12 +226,20 @@ def fit_compiles(
     per_compile = [figures_of(c.module) for c in ordered]
     names = [n for n in per_compile[0] if all(n in f for f in per_compile)]
     figures = {n: fit_line(size_list, [f[n] for f in per_compile]) for n in names}
+    spaces = [{s.color: s for s in c.module.analysis.memory_spaces} for c in ordered]
+    space_fits = tuple(
+        SpaceFit(color, space.name, fit_line(size_list, [s[color].total_bytes for s in spaces]))
+        for color, space in sorted(spaces[0].items())
+        if all(color in s for s in spaces)
+    )
     return SizeFit(
         ordered,
         size_list,
         found.given,
         dimensions,
         figures,
+        ordered[0].module.analysis.platform,
+        space_fits,
         tuple(keys),
         accounting,
         _group_fits(ordered, size_list, labellers, keys, accounting),

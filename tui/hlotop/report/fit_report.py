@@ -167,6 +167,11 @@ def _at_table(report: FitReport) -> Group:
     jax = [short_label(n) for n in names if n not in LABELS]
     if jax:
         legend.append(f"{', '.join(jax)}: JAX's memory_analysis() sizes")
+    if fit.platform == "tpu" and "temp_size_in_bytes" in fit.figures:
+        legend.append(
+            "on TPU, temp is the dump's preallocated-temp allocations (VMEM included); "
+            "libtpu's temp_size_in_bytes comes from its own metadata and differs"
+        )
     parts: list = [
         Text.assemble(("At each size", "bold"), ("  the figures that change with it", "dim")),
         FittedTable(columns, rows),
@@ -215,11 +220,45 @@ def _capacity(report: FitReport) -> Text | None:
         )
     if largest.note:
         text.append(f"; {printable(largest.note)}", style="yellow")
+    for space in report.fit.growing_elsewhere():
+        text.append(
+            f"\n{printable(space.name)} grows too, {_bytes(space.line.b)} per size "
+            f"({human_bytes(space.line.bytes[-1])} at {max(report.fit.sizes)}), and "
+            f"{CAPACITY_FIGURE} leaves it out: once it is full, the compiler places values "
+            "in HBM and the figure grows faster than its line",
+            style="yellow",
+        )
     return text
 
 
 def _ends(line: Line) -> tuple[str, str]:
     return human_bytes(line.bytes[0]), human_bytes(line.bytes[-1])
+
+
+def _spaces_table(fit: SizeFit) -> Group | None:
+    if len(fit.spaces) < 2:
+        return None
+    low, high = min(fit.sizes), max(fit.sizes)
+    columns = [
+        Column("memory space"),
+        Column("b (per size)", right=True),
+        Column(f"at {low}", right=True),
+        Column(f"at {high}", right=True),
+        Column("max residual", right=True, optional=1),
+    ]
+    rows: list[list[Cell]] = [
+        [
+            printable(f"{s.name} (colour {s.color})"),
+            _bytes(s.line.b),
+            *_ends(s.line),
+            _percent(s.line.max_relative_residual) if s.line.checked else "exact",
+        ]
+        for s in fit.spaces
+    ]
+    heading = Text.assemble(
+        ("Memory spaces", "bold"), ("  the sizes of their allocations, fitted", "dim")
+    )
+    return Group(heading, FittedTable(columns, rows))
 
 
 def _groups_table(fit: SizeFit) -> Group | None:
@@ -274,7 +313,7 @@ def render_fit(report: FitReport) -> Group:
     capacity = _capacity(report)
     if capacity is not None:
         parts += [Text(""), capacity]
-    for block in (_groups_table(fit), _values_table(fit)):
+    for block in (_spaces_table(fit), _groups_table(fit), _values_table(fit)):
         if block is not None:
             parts += [Text(""), block]
     return Group(*parts)

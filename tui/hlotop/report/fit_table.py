@@ -143,6 +143,12 @@ KINDS: dict[str, Kind] = {
                     "{k: v for k, v in x.fit.figures.items() if k in MEMORY_STATS}",
                     "JAX's memory_analysis() sizes fitted, by JAX's names",
                 ),
+                Key(
+                    "memory_spaces",
+                    List(Obj("space_fit")),
+                    "x.fit.spaces",
+                    "each memory space's allocation bytes fitted, colours ascending",
+                ),
                 Key("at", List(Obj("at")), "x.at", "the figures at each --at size, as asked"),
                 Key(
                     "capacity",
@@ -286,6 +292,14 @@ KINDS: dict[str, Kind] = {
                     "the figure at the next size (over the capacity)",
                 ),
                 Key("note", Null(Str()), "x[0].note", "why there is no size, or it is in doubt"),
+                Key(
+                    "growing_elsewhere",
+                    List(Str()),
+                    "[s.name for s in report.fit.growing_elsewhere()]",
+                    "on TPU, the on-chip memory spaces (VMEM ...) whose bytes grow with the "
+                    "size, which the figure leaves out: once one is full the compiler places "
+                    "values in HBM and the figure grows faster than its line",
+                ),
             ),
         ),
         Kind(
@@ -306,6 +320,15 @@ KINDS: dict[str, Kind] = {
             "group_fit",
             "A group's bytes fitted.",
             (Key("key", List(Str()), "list(x.key)", "one label per grouping key"), *LINE_KEYS),
+        ),
+        Kind(
+            "space_fit",
+            "A memory space's allocation bytes fitted.",
+            (
+                Key("color", Int(), "x.color", "its colour (memory space number)"),
+                Key("name", Str(), "x.name", "XLA's name for it on the platform"),
+                *LINE_KEYS,
+            ),
         ),
         Kind(
             "value_fit",
@@ -363,7 +386,8 @@ _BUILDER = _Builder(KINDS)
 
 def fit_json(report: FitReport) -> dict[str, Any]:
     """The ``hlotop fit --json`` document of ``report`` (shape: :data:`KINDS`)."""
-    return _BUILDER.build(DOCUMENT, report, {**NAMES, "sizes": report.fit.sizes})
+    names = {**NAMES, "sizes": report.fit.sizes, "report": report}
+    return _BUILDER.build(DOCUMENT, report, names)
 
 
 def write_fit_json(report: FitReport, out) -> None:
