@@ -84,7 +84,7 @@ def test_a_line_that_is_not_linear_is_not_extrapolated_but_interpolated_with_a_w
     assert below.bytes is None and below.refused
     between = predict_line(line, 24)
     assert between.source == INTERPOLATED and between.bytes is not None
-    assert "not linear" in between.warning
+    assert "not linear" in between.warning and "read off the compiles" in between.warning
     at = predict_line(line, 16)  # a compiled size: its own figure
     assert (at.source, at.bytes, at.warning) == (COMPILED, 256000, None)
 
@@ -129,7 +129,11 @@ def test_the_largest_fitting_size_is_exact():
 def test_the_largest_fitting_size_when_there_is_none():
     grows = fit_line([8, 16], [1000, 2000])
     none = largest_fitting_size(grows, 100)
-    assert none.size is None and none.note == "even size 1 is over" and none.next_bytes == 125
+    assert (
+        none.size is None
+        and none.note == "no size fits: even size 1 is over"
+        and none.next_bytes == 125
+    )
     flat = fit_line([8, 16], [500, 500])
     assert "every size fits" in largest_fitting_size(flat, 600).note
     assert "no size fits" in largest_fitting_size(flat, 400).note
@@ -138,15 +142,32 @@ def test_the_largest_fitting_size_when_there_is_none():
 
 def test_a_line_that_is_not_linear_gives_no_largest_size_outside_its_compiles():
     sizes = [8, 16, 32]
-    line = fit_line(sizes, [1000 * s * s for s in sizes])
+    line = fit_line(sizes, [1000 * s * s for s in sizes])  # 64 000, 256 000, 1 024 000
     outside = largest_fitting_size(line, 10**7)
     assert outside.size is None
     assert (
-        "not extrapolated" in outside.note
-        and "the largest compiled size that fits is 32" in outside.note
+        "not extrapolated" in outside.note and "the largest compiled size, 32, fits" in outside.note
     )
-    inside = largest_fitting_size(line, 500_000)  # between 16 (256 000) and 32 (1 024 000)
-    assert inside.size is not None and 16 <= inside.size < 32 and "not linear" in inside.note
+    below = largest_fitting_size(line, 10_000)
+    assert below.size is None and "the smallest compiled size, 8, is over" in below.note
+    # between 16 (256 000) and 32 (1 024 000), on their segment: 48 000 bytes per size
+    inside = largest_fitting_size(line, 500_000)
+    assert (inside.size, inside.source) == (21, INTERPOLATED)  # 16 + 244 000 // 48 000
+    assert (inside.bytes, inside.next_bytes) == (496_000, 544_000)
+    assert "read off the compiles at 16 and 32" in inside.note
+    assert largest_fitting_size(line, 300_000).source == COMPILED  # 16: 256 000
+
+
+def test_a_line_that_is_not_linear_is_read_between_its_compiles():
+    line = fit_line([8, 16, 32], [1000 * s * s for s in (8, 16, 32)])
+    at = predict_line(line, 24)  # half way from 16 to 32 on their segment
+    assert at.bytes == (256_000 + 1_024_000) // 2 and "16 and 32" in at.warning
+
+
+def test_compiles_that_do_not_grow_steadily_give_no_largest_size():
+    line = fit_line([8, 16, 32], [1000, 500, 2000])  # 8 over, 16 fits
+    found = largest_fitting_size(line, 800)
+    assert found.size is None and "do not grow steadily: 16 fits but 8 is over" in found.note
 
 
 def test_the_compiles_overrule_the_line_on_the_largest_fitting_size():

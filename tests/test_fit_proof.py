@@ -143,9 +143,9 @@ def test_the_held_out_batch_12_on_the_tpu_by_the_command(series, capsys):
     assert at["source"] == "interpolated" and "peak_bytes" not in at["notes"]
     assert at["peak_bytes"] == series["v5e_1x1"][12][2]["xla_peak_bytes"]
     # hlotop's TPU temp (VMEM included) is packed differently at each batch: 0.66% off
-    # its line, so its figure at 12 comes with a warning
+    # its line, so its figure at 12 is read between 8 and 16, with a warning
     assert fit["memory_stats"]["temp_size_in_bytes"]["linear"] is False
-    assert "interpolated all the same" in at["notes"]["temp_size_in_bytes"]
+    assert "read off the compiles at 8 and 16" in at["notes"]["temp_size_in_bytes"]
     # the need is HBM's, and VMEM holds what grows: said
     assert "VMEM" in [s["name"] for s in fit["memory_spaces"]]
 

@@ -125,7 +125,16 @@ def _lines_table(fit: SizeFit) -> Group:
     heading = Text.assemble(
         ("Each figure as a + b × size", "bold"), ("  least squares over the compiles", "dim")
     )
-    return Group(heading, FittedTable(columns, rows))
+    parts: list = [heading, FittedTable(columns, rows)]
+    if fit.platform == "tpu" and "temp_size_in_bytes" in _shown(fit):
+        parts.append(
+            Text(
+                "on TPU, temp_size_in_bytes is the dump's preallocated-temp allocations (VMEM "
+                "included); libtpu's own comes from its metadata and differs",
+                style="dim",
+            )
+        )
+    return Group(*parts)
 
 
 def _at_table(report: FitReport) -> Group:
@@ -167,14 +176,10 @@ def _at_table(report: FitReport) -> Group:
     jax = [short_label(n) for n in names if n not in LABELS]
     if jax:
         legend.append(f"{', '.join(jax)}: JAX's memory_analysis() sizes")
-    if fit.platform == "tpu" and "temp_size_in_bytes" in fit.figures:
-        legend.append(
-            "on TPU, temp is the dump's preallocated-temp allocations (VMEM included); "
-            "libtpu's temp_size_in_bytes comes from its own metadata and differs"
-        )
+
     parts: list = [
         Text.assemble(("At each size", "bold"), ("  the figures that change with it", "dim")),
-        FittedTable(columns, rows),
+        FittedTable(columns, rows) if names else Text("No figure changes with the size."),
     ]
     if legend:
         parts.append(Text("; ".join(legend), style="dim"))
@@ -201,9 +206,8 @@ def _capacity(report: FitReport) -> Text | None:
         f" · the largest size whose {CAPACITY_FIGURE} fits: ",
     )
     if largest.size is None:
-        text.append("none given", style="bold red")
-        if largest.note:
-            text.append(f" ({printable(largest.note)})", style="red")
+        style = "bold green" if (largest.note or "").startswith("every size") else "bold red"
+        text.append(printable(largest.note or "none"), style=style)
         return text
     text.append(str(largest.size), style="bold green")
     line = report.fit.figures[CAPACITY_FIGURE]
