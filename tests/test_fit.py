@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import jsonschema
 import pytest
 
-from conftest import SAMPLES
+from conftest import ROOT, SAMPLES
 from hlotop.analysis.capacity import required_bytes
 from hlotop.analysis.diff import diff_modules
 from hlotop.analysis.fit import fit_compiles, largest, predict
@@ -449,3 +449,15 @@ def test_every_option_says_what_it_does():
 
     parser = build_fit_parser()
     assert [a.dest for a in parser._actions if not (a.help or "").strip()] == []
+
+
+def test_the_readme_names_every_key_of_the_document():
+    import re
+
+    from hlotop.report.fit_table import KINDS
+
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## What if the batch") : text.index("## Big dumps")]
+    named = set(re.findall(r"[a-z_]+", section[section.index("`--json` writes") :]))
+    keys = {key.name for kind in KINDS.values() for key in kind.keys}
+    assert keys - named == set()

@@ -35,7 +35,7 @@ def build_fit_parser() -> argparse.ArgumentParser:
         "at several sizes, each figure (XLA's peak, the bytes --capacity measures, JAX's "
         "memory_analysis() sizes) fitted as a + b * size by least squares, with its "
         "residuals; the figures at other sizes, and the largest size that fits a "
-        "capacity. A fit that is not linear (3 sizes or more, a compile over 0.1%% off its "
+        "capacity. A fit that is not linear (3 sizes or more, a compile over 0.1% off its "
         "line) is not extrapolated.",
         epilog="examples:\n"
         "  hlotop fit b8/ b16/ b32/                    (the size found from the shapes)\n"
