@@ -130,11 +130,11 @@ class SizeFit:
 
 
 def _parameter_name(labeller: Labeller):
-    """``name_of(module, (parameter, ShapeIndex))`` for :func:`find_sizes`: the
-    parameter's pytree path, from its value's op_name, or ""."""
+    """``name_of((parameter, ShapeIndex))`` for :func:`find_sizes`: the parameter's
+    pytree path in ``labeller``'s module, from its value's op_name, or ""."""
     module = labeller.module
 
-    def name_of(_module: ModuleDump, key: tuple[int, tuple[int, ...]]) -> str:
+    def name_of(key: tuple[int, tuple[int, ...]]) -> str:
         a = module.analysis
         for alloc in module.allocations:
             if (alloc.parameter, tuple(alloc.parameter_shape_index or ())) != key:

@@ -134,11 +134,11 @@ def _proportional(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
 def find_sizes(
     compiles: Sequence[Compile],
     given: Sequence[int] | None = None,
-    name_of: Callable[[ModuleDump, tuple[int, tuple[int, ...]]], str] | None = None,
+    name_of: Callable[[tuple[int, tuple[int, ...]]], str] | None = None,
 ) -> Sizes:
     """The size of each of ``compiles`` (two or more; see the module's docstring):
     ``given`` (one positive integer a compile) if given, else found from
-    the varying dimensions. ``name_of(module, (parameter, ShapeIndex))``: a
+    the varying dimensions. ``name_of((parameter, ShapeIndex))``: a
     parameter's name for the messages and :class:`SizeDimension` (default: none).
 
     Raises SizeError, its message naming the compiles and parameters: compiles of
@@ -149,8 +149,7 @@ def find_sizes(
         raise SizeError("give two compiles at least")
     params = [entry_parameters(c.module) for c in compiles]
     _check_one_program(compiles, params)
-    last = compiles[-1].module
-    varying = _varying(params, lambda key: name_of(last, key) if name_of else "")
+    varying = _varying(params, name_of or (lambda key: ""))
     base = min(varying, key=lambda v: (min(v.extents), v.parameter, v.dimension), default=None)
     apart = next((v for v in varying if base and not _proportional(base.extents, v.extents)), None)
     dimensions = tuple(varying) if base is not None and apart is None else ()
