@@ -77,16 +77,29 @@ def _object(kind: Kind) -> dict[str, Any]:
     }
 
 
-def schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of the ``--json`` document."""
+def document_schema(
+    kinds: dict[str, Kind], document: str, title: str, comment: str
+) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a document made from a table of ``kinds``
+    (:class:`~hlotop.report.json_table.Kind` by name) whose top object is of the kind
+    ``document``, the others under ``$defs``."""
     return {
         "$schema": DIALECT,
-        "title": "hlotop --json",
-        "$comment": "Generated from hlotop/report/json_table.py: python -m "
-        "hlotop.report.json_schema --write",
-        **_object(KINDS[DOCUMENT]),
-        "$defs": {name: _object(kind) for name, kind in KINDS.items() if name != DOCUMENT},
+        "title": title,
+        "$comment": comment,
+        **_object(kinds[document]),
+        "$defs": {name: _object(kind) for name, kind in kinds.items() if name != document},
     }
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the ``--json`` document."""
+    return document_schema(
+        KINDS,
+        DOCUMENT,
+        "hlotop --json",
+        "Generated from hlotop/report/json_table.py: python -m hlotop.report.json_schema --write",
+    )
 
 
 def schema_text() -> str:
