@@ -7,6 +7,7 @@ import os
 import sys
 
 from hlotop.cli.common import (
+    EXIT_PARTIAL,
     error,
     reattach_terminal,
     report_console,
@@ -119,7 +120,9 @@ def directories_diff(args, old_modules: list, new_modules: list, threshold) -> i
             report_console().print(rendered)
     for line in over:
         print(printable(line), file=sys.stderr)
-    return 1 if over else 0
+    if over:
+        return 1
+    return EXIT_PARTIAL if any(f.error for f in old + new) else 0
 
 
 def capacity_of(text: str | None) -> tuple[int, str] | None:
@@ -280,7 +283,9 @@ def directory_report(args, entries: list) -> int:
         else:
             console = report_console()
             console.print(render_modules(args.path, figures))
-    return 1 if args.strict and any(f.error for f in figures) else 0
+    if any(f.error for f in figures):  # a module not read: named, with why, above
+        return 1 if args.strict else EXIT_PARTIAL
+    return 0
 
 
 def module_mapper(count: int):

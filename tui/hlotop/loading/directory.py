@@ -19,7 +19,7 @@ from pathlib import Path
 from hlotop.analysis.capacity import required_bytes
 from hlotop.analysis.platform import platform_of
 from hlotop.loading.discover import module_files, module_name, split_module_prefix
-from hlotop.loading.preview import preview
+from hlotop.loading.preview import PastInt64, preview
 from hlotop.model import MemoryStats
 
 
@@ -127,13 +127,29 @@ def list_modules(directory: str | os.PathLike) -> list[ModuleEntry]:
 def quick_figures(entry: ModuleEntry) -> ModuleFigures:
     """The ranking figures of one module from its first look (allocation lines,
     ``Total bytes used``, XLA's peak list). Raises nothing: a module that cannot be
-    read has ``error`` set."""
-    module = preview(entry.path, from_bytes=0)
+    read has ``error`` set, saying why (a size of 2^63 or more names its line; an
+    hlotop bug names its exception)."""
+    try:
+        return _quick_figures(entry)
+    except PastInt64 as err:
+        return unread(entry, err.reason)
+    except Exception as err:  # noqa: BLE001 - an hlotop bug: this module, not the rest
+        return unread(entry, f"internal error ({type(err).__name__}: {err})")
+
+
+def unread(entry: ModuleEntry, reason: str) -> ModuleFigures:
+    """The figures of a module that could not be read, and why (``reason``)."""
+    return ModuleFigures(entry, None, 0, None, None, None, "", reason)
+
+
+def _quick_figures(entry: ModuleEntry) -> ModuleFigures:
+    module = preview(entry.path, from_bytes=0, explain=True)
     if module is None:
-        return ModuleFigures(entry, None, 0, None, None, None, "", "no allocation could be read")
+        return unread(entry, "no allocation could be read")
     a = module.analysis
     digest = hashlib.sha1(usedforsecurity=False)
-    digest.update(program_of(entry.name).encode())  # the program, not its number
+    # the program, not its number (a file name's bytes as the file system has them)
+    digest.update(os.fsencode(program_of(entry.name)))
     for alloc in module.allocations:
         digest.update(
             f"{alloc.size},{alloc.color},{alloc.parameter},{alloc.maybe_live_out},"

@@ -3,9 +3,10 @@ ranked by XLA's peak, with its total, ``memory_analysis()`` sizes and platform, 
 figures across modules (what each means is said beside it).
 
 JSON: ``{directory, modules: [{name, files, platform, total_bytes_used, peak_step,
-peak_bytes, allocations, memory_stats, identical}], largest_peak: {module, bytes},
-largest_resident: {module, bytes}}``; ``identical`` counts the modules of the same
-program compiled alike that the row stands for.
+peak_bytes, allocations, memory_stats, identical, error}], largest_peak: {module,
+bytes}, largest_resident: {module, bytes}}``; ``identical`` counts the modules of the
+same program compiled alike that the row stands for; ``error`` says why a module could
+not be read (null when it was).
 """
 
 from __future__ import annotations
@@ -182,6 +183,7 @@ def modules_json(directory: str, figures: list[ModuleFigures]) -> dict[str, Any]
                 "allocations": f.allocations,
                 "memory_stats": f.memory_stats.as_dict() if f.memory_stats else None,
                 "identical": count,
+                "error": f.error,
             }
         )
     peaks = [f for f in figures if f.peak_bytes is not None]
