@@ -1,22 +1,27 @@
 """One bad module never loses the rest: a size or a peak-list entry of 2^63 or more (no
 int64 XLA prints) is a diagnostic in every mode, and in a directory the module that has
 one is named with its reason while every other is reported, as is a module whose file
-name is not UTF-8; the status says "partial" (3)."""
+name is not UTF-8 and one whose worker process is killed; the status says "partial" (3).
+Ctrl-c while a directory is ranked prints one line."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from conftest import BIG, ROOT, SAMPLES, sample
 from hlotop.cli import main
+from hlotop.loading import directory
 from hlotop.loading.loader import load
 
 RUN = SAMPLES / "dirs" / "jax-0.10.2-cpu-train"
@@ -156,3 +161,74 @@ def test_the_modules_view_ranks_a_directory_with_bad_modules(tmp_path):
     shown = asyncio.run(rows())
     assert len(shown) == 18  # 19 modules, two compiled alike
     assert {name for name, error in shown if error} == {STAGE, SEED}
+
+
+def _with_workers(monkeypatch, read) -> None:
+    """Rank modules on two forked workers, each module read by ``read(entry)`` (the
+    real reading where it returns None)."""
+    import hlotop.process
+
+    real = directory.quick_figures
+    monkeypatch.setattr(hlotop.process, "report_workers", lambda: 2)
+    monkeypatch.setattr(directory, "quick_figures", lambda entry: read(entry) or real(entry))
+
+
+@pytest.mark.parametrize("killed", ["always", "once"])
+def test_a_worker_killed_on_a_module_loses_that_module_only(tmp_path, monkeypatch, capsys, killed):
+    """A worker killed by SIGKILL (as the out-of-memory killer does) while it reads
+    module_0012: the others are reported; module_0012 is read again alone, and named
+    with the signal if that is killed too (status 3), or reported if not (status 0)."""
+    parent, flag = os.getpid(), tmp_path / "killed once"
+
+    def read(entry):
+        if os.getpid() != parent and entry.name == NORMAL and not flag.exists():
+            if killed == "once":
+                flag.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    _with_workers(monkeypatch, read)
+    code = main(["--json", str(RUN)])
+    doc = json.loads(capsys.readouterr().out)
+    errors = {m["name"]: m["error"] for m in doc["modules"]}
+    assert sum(m["identical"] for m in doc["modules"]) == 19
+    if killed == "always":
+        assert code == 3
+        assert errors[NORMAL] == (
+            "the worker process reading it was killed by SIGKILL "
+            "(as the kernel's out-of-memory killer does)"
+        )
+        assert [n for n, e in errors.items() if e] == [NORMAL]
+    else:
+        assert code == 0 and not any(errors.values())
+        assert flag.exists()
+    assert not multiprocessing.active_children()
+
+
+@pytest.mark.parametrize("command", ["--summary", "diff"])
+def test_ctrl_c_while_modules_are_ranked_prints_one_line(tmp_path, monkeypatch, capsys, command):
+    """Ctrl-c while the workers read the modules (each waits here until the test lets it
+    go): one line, status 130, and no worker left."""
+    parent, go = os.getpid(), tmp_path / "go"
+
+    def read(entry):
+        if os.getpid() != parent:
+            for _ in range(500):  # at most 10 s
+                if go.exists():
+                    break
+                threading.Event().wait(0.02)
+
+    _with_workers(monkeypatch, read)
+    threading.Timer(0.5, os.kill, (parent, signal.SIGINT)).start()
+    threading.Timer(1.5, go.touch).start()  # the old code waited for its workers
+    args = (
+        ["--summary", str(RUN)]
+        if command == "--summary"
+        else ["diff", "--summary", str(RUN), str(RUN)]
+    )
+    try:
+        code = main(args)
+    except KeyboardInterrupt:
+        pytest.fail("ctrl-c reached the caller: a traceback")
+    assert code == 130
+    assert capsys.readouterr().err == "hlotop: interrupted\n"
+    assert not multiprocessing.active_children()

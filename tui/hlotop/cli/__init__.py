@@ -5,7 +5,11 @@ directory of modules, an out-of-memory text) and ``hlotop diff`` are in
 
 Exit status: 0 on success; 1 with ``--strict`` when the dump has diagnostics, or when
 ``hlotop diff --fail-over`` is exceeded; 2 when the input cannot be opened (one line on
-stderr: ``hlotop: error: <path>: <reason>``); 70 for an hlotop bug.
+stderr: ``hlotop: error: <path>: <reason>``); 3 when a directory's report is partial
+(a module could not be read: the report names it and why); 70 for an hlotop bug; 130
+after ctrl-c (one line on stderr). SIGTERM and SIGHUP stop the worker processes and
+remove their temporary files before hlotop ends as the signal would have it
+(:func:`hlotop.loading.workers.stop_with_signals`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from hlotop.cli.commands import (
 )
 from hlotop.cli.common import (
     EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
     error,
     reattach_terminal,
     reporting,
@@ -150,10 +155,12 @@ def run() -> None:
     millions of objects, and freeing them one by one at interpreter shutdown took a
     second at 100 MB after the output was complete; the OS frees it all in one go.
     Big buffers are given back to the OS when freed (:func:`~hlotop.process.give_back_big_buffers`)."""
+    from hlotop.loading.workers import stop_with_signals
     from hlotop.process import exit_frees_memory, give_back_big_buffers
 
     exit_frees_memory()
     give_back_big_buffers()
+    stop_with_signals()  # SIGTERM, SIGHUP: the workers and their files go too
     code = main()
     try:
         sys.stdout.flush()
@@ -215,7 +222,8 @@ def build_diff_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run ``hlotop`` with ``argv`` (default ``sys.argv[1:]``); return the exit status
     (0, 1 for --strict with diagnostics or a --fail-over that is exceeded, 2 for input
-    that is not a dump, 70 for a bug)."""
+    that is not a dump, 3 for a directory's report that lacks a module it could not
+    read, 70 for a bug, 130 after ctrl-c)."""
     argv = sys.argv[1:] if argv is None else argv
     diff = argv[:1] == ["diff"]
     args = build_diff_parser().parse_args(argv[1:]) if diff else build_parser().parse_args(argv)
@@ -224,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # hlotop --json DUMP | head: the reader has all it wants
         stdout_to_devnull()  # so that the final flush does not fail again
         return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:  # ctrl-c: the workers are stopped on the way out
+        print("hlotop: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception as err:  # an hlotop bug: a log file, one line, never a traceback
         from hlotop.crashlog import write_crash_log
 
@@ -292,8 +303,6 @@ def _main(args) -> int:
         return error(str(err))
     except GroupingError as err:
         return error(str(err))
-    except KeyboardInterrupt:
-        return 130
 
 
 def _summary_imports() -> None:

@@ -105,8 +105,8 @@ def directories_diff(args, old_modules: list, new_modules: list, threshold) -> i
 
     with reporting():
         count = len(old_modules) + len(new_modules)
-        old = rank_modules(old_modules, module_mapper(count))
-        new = rank_modules(new_modules, module_mapper(count))
+        old = rank_modules(old_modules, workers=module_workers(count))
+        new = rank_modules(new_modules, workers=module_workers(count))
         pairs = pair_modules(old, new)
         over = gate_modules(pairs, threshold) if threshold is not None else []
         if args.json:
@@ -277,7 +277,7 @@ def directory_report(args, entries: list) -> int:
             f"{args.path}: a directory of {len(entries)} modules; name one to group or export its live set"
         )
     with reporting():
-        figures = rank_modules(entries, module_mapper(len(entries)))
+        figures = rank_modules(entries, workers=module_workers(len(entries)))
         if args.json:
             write_modules_json(args.path, figures, sys.stdout)
         else:
@@ -288,22 +288,14 @@ def directory_report(args, entries: list) -> int:
     return 0
 
 
-def module_mapper(count: int):
-    """A process pool's map over modules when there are enough of them and forking is
-    allowed (hlotop.process), else None (one at a time)."""
+def module_workers(count: int) -> int:
+    """How many worker processes read ``count`` modules' first looks: one a core when
+    there are enough modules (8 a worker) and forking is allowed (hlotop.process),
+    else 0 (one at a time here)."""
     from hlotop.process import report_workers
 
     workers = min(report_workers(), count // 8)
-    if workers < 2:
-        return None
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    def mapper(function, items):
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            yield from pool.map(function, items, chunksize=4)
-
-    return mapper
+    return workers if workers >= 2 else 0
 
 
 class GroupingError(Exception):

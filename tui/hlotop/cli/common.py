@@ -37,6 +37,7 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer the pipe cl
 # could not read (each named with its reason in the report); not 1 (--strict,
 # --fail-over), 2 (not a dump, a bad argument) or 70 (an hlotop bug).
 EXIT_PARTIAL = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: ctrl-c
 
 
 def stdout_to_devnull() -> None:

@@ -20,6 +20,7 @@ from hlotop.analysis.capacity import required_bytes
 from hlotop.analysis.platform import platform_of
 from hlotop.loading.discover import module_files, module_name, split_module_prefix
 from hlotop.loading.preview import PastInt64, preview
+from hlotop.loading.workers import OrderedMap
 from hlotop.model import MemoryStats
 
 
@@ -56,6 +57,7 @@ class ModuleFigures:
     required_bytes: int | None = None
 
 
+MODULES_A_TASK = 4  # modules a worker reads at a time (rank_modules)
 MODULE_NUMBER = re.compile(r"^module_\d+\.")  # the number a run gives a module
 COMPILER_BUILD = re.compile(r"\.cl_\d+(?=\.|$)")  # a TPU compiler's build
 
@@ -174,12 +176,26 @@ def rank_modules(
         [Callable[[ModuleEntry], ModuleFigures], list[ModuleEntry]], Iterator[ModuleFigures]
     ]
     | None = None,
+    workers: int = 0,
 ) -> list[ModuleFigures]:
     """:func:`quick_figures` of each module, largest XLA peak first (then total bytes,
-    then name). ``mapper(function, entries)``: how to map over the modules, e.g. a
-    process pool's ``map`` (the caller's choice; default: one at a time here)."""
+    then name). ``mapper(function, entries)``: how to map over the modules (the
+    caller's choice), else up to ``workers`` forked processes
+    (:class:`~hlotop.loading.workers.OrderedMap`, four modules a task; 0: one at a time
+    here). A module whose worker is killed reading it (even alone) has ``error`` set,
+    saying by which signal; the others are read."""
     items = list(entries)
-    figures = list((mapper or map)(quick_figures, items))
+    if mapper is not None:
+        figures = list(mapper(quick_figures, items))
+    else:
+        with OrderedMap(
+            lambda i: quick_figures(items[i]),
+            len(items),
+            workers,
+            chunk=MODULES_A_TASK,
+            lost=lambda i, reason: unread(items[i], reason),
+        ) as read:
+            figures = list(read)
     figures.sort(key=lambda f: (-(f.peak_bytes or 0), -(f.total_bytes_used or 0), f.entry.name))
     return figures
 
