@@ -1,14 +1,18 @@
 """Worker processes and the signals that end hlotop, as real processes: the workers die
 with their parent whatever kills it, SIGTERM and SIGHUP take the temporary files with
-them, ctrl-c prints one line; and the ordered map
+them and restore the browser's terminal, ctrl-c prints one line; and the ordered map
 every worker runs under (hlotop.loading.workers) keeps its order when a worker dies."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import textwrap
 import time
 from pathlib import Path
@@ -23,6 +27,7 @@ SPLIT = (
     "jax/jax-0.10.2/transformer_big/module_0016.jit_transformer_train_step"
     ".cpu_after_optimizations-buffer-assignment.txt"
 )
+SMALL = "seeds/000_aa093b3e4f73e23a.txt"
 WAIT = 10.0  # seconds a process is given to start or to end
 
 two_cores = pytest.mark.skipif(
@@ -154,6 +159,62 @@ def test_ctrl_c_while_reading_standard_input_prints_one_line(tmp_path):
     _, err = process.communicate(timeout=WAIT)
     assert process.returncode == 130
     assert err.decode() == "hlotop: interrupted\n"
+
+
+def _pty_browser(signum: int, tmp_path: Path) -> tuple[bytes, list, list, int]:
+    """The browser on a pseudo-terminal, sent ``signum`` once it is on screen: what it
+    wrote after the signal, the terminal's modes before it started and after it ended,
+    and its exit status."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    before = termios.tcgetattr(slave)
+    env = dict(_env(tmp_path), TERM="xterm-256color")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hlotop", sample(SMALL)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+    )
+    out = bytearray()
+
+    def read(seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if select.select([master], [], [], 0.05)[0]:
+                try:
+                    out.extend(os.read(master, 1 << 16))
+                except OSError:  # the terminal's other side closed
+                    return
+
+    try:
+        assert _until(lambda: read(0.05) or b"\x1b[?1049h" in out), "the app never started"
+        read(0.5)  # its first screen painted
+        assert termios.tcgetattr(slave)[3] & termios.ICANON == 0, "not in raw mode"
+        started = len(out)
+        process.send_signal(signum)
+        code = process.wait(WAIT)
+        read(0.2)
+        after = termios.tcgetattr(slave)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(master)
+        os.close(slave)
+    return bytes(out[started:]), before, after, code
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_restore_the_browsers_terminal(tmp_path, signum):
+    """The browser leaves as on q: the alternate screen left, the cursor shown, mouse
+    reporting off, the terminal's modes as they were; then it ends by the signal."""
+    written, before, after, code = _pty_browser(signum, tmp_path)
+    for sequence in (b"\x1b[?1049l", b"\x1b[?25h", b"\x1b[?1000l", b"\x1b[?1003l"):
+        assert sequence in written, sequence
+    assert after == before
+    assert code == -signum
 
 
 # -- the ordered map, in this process ---------------------------------------------------

@@ -336,6 +336,7 @@ def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:
 
 def _run_browser(path: str, load, load_bytes, strict: bool, capacity=None) -> int:
     from hlotop.ui.app import HlotopApp
+    from hlotop.ui.ending_signals import run_app
 
     if path == "-":
         data = STDIN[0] if STDIN else sys.stdin.buffer.read()
@@ -346,7 +347,7 @@ def _run_browser(path: str, load, load_bytes, strict: bool, capacity=None) -> in
         if not os.path.exists(path):
             return error(f"{path}: no such file or directory")
         app = HlotopApp(path, capacity=capacity)
-    app.run()
+    run_app(app)
     code = app.return_code or 0
     module = getattr(app, "module", None)
     if code == 0 and strict and module is not None and module.diagnostics:
