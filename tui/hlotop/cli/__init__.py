@@ -66,6 +66,10 @@ examples:
   hlotop diff --summary --fail-over 5% before/ after/   (compare two compiles)
 
 make a dump with:  XLA_FLAGS=--xla_dump_to=DIR python train.py
+
+exit status: 0; 1 --strict found diagnostics, or diff --fail-over was exceeded; 2 not
+a dump, or a bad argument; 3 a directory's report is partial (a module could not be
+read: the report says which and why); 70 an hlotop bug; 130 ctrl-c
 """
 
 
