@@ -6,6 +6,7 @@ every worker runs under (hlotop.loading.workers) keeps its order when a worker d
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import select
 import signal
@@ -100,6 +101,26 @@ def test_sigterm_and_sighup_take_the_json_workers_and_their_folder(tmp_path, sig
     assert process.wait(WAIT) == -signum
     assert _until(lambda: not any(map(_alive, workers))), "workers left running"
     assert not list(tmp_path.glob("hlotop-json-*")), "a temporary folder was left"
+
+
+@two_cores
+def test_under_nohup_sighup_stays_ignored(tmp_path):
+    """nohup ignores SIGHUP: hlotop and its workers go on and write the whole document
+    when the terminal hangs up (the signal to the whole process group)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hlotop", "--json", sample(SPLIT)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=_env(tmp_path),
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
+    assert _until(lambda: len(_children(process.pid)) >= 2), "no workers started"
+    os.killpg(process.pid, signal.SIGHUP)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert json.loads(out)["module"].startswith("module_0016.jit_transformer_train_step")
 
 
 @two_cores

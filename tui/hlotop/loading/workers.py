@@ -65,12 +65,14 @@ def fork_context() -> ForkContext:
 
 def start_worker(parent: int, nice: int = 0) -> None:
     """The first thing a worker does (``parent``: the pid of the process that forked
-    it): ignore ctrl-c, end at once on SIGTERM and SIGHUP, die with ``parent``, and
-    lower its priority by ``nice`` (``os.nice``; where that is refused, the same
-    work at the same priority). Raises nothing."""
+    it): ignore ctrl-c, end at once on SIGTERM and SIGHUP (unless the parent ignores
+    them: ``nohup``), die with ``parent``, and lower its priority by ``nice``
+    (``os.nice``; where that is refused, the same work at the same priority). Raises
+    nothing."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for signum in ENDING_SIGNALS:
-        signal.signal(signum, signal.SIG_DFL)
+        if callable(signal.getsignal(signum)):  # the parent's handler, copied by fork
+            signal.signal(signum, signal.SIG_DFL)
     _die_with(parent)
     if nice:
         try:
@@ -148,13 +150,15 @@ def stop_workers() -> None:
 
 def stop_with_signals() -> None:
     """Have SIGTERM and SIGHUP stop this process's workers (:func:`stop_workers`)
-    before it ends as the signal would have it. Call it from the main thread of an
-    entry point (the ``hlotop`` command); a worker forked later resets them
-    (:func:`start_worker`). Raises ValueError off the main thread."""
+    before it ends as the signal would have it; a signal ignored (``nohup`` ignores
+    SIGHUP) stays ignored. Call it from the main thread of an entry point (the
+    ``hlotop`` command); a worker forked later resets them (:func:`start_worker`).
+    Raises ValueError off the main thread."""
     global _OWNER
     _OWNER = os.getpid()
     for signum in ENDING_SIGNALS:
-        signal.signal(signum, _on_ending_signal)
+        if signal.getsignal(signum) != signal.SIG_IGN:
+            signal.signal(signum, _on_ending_signal)
 
 
 def _on_ending_signal(signum: int, frame: object) -> None:

@@ -26,8 +26,9 @@ FORCE_AFTER = 2.0  # seconds the app has to leave by itself after a signal
 
 def run_app(app: App) -> None:
     """``app.run()``, with SIGTERM and SIGHUP meanwhile leaving the app as ``q`` does
-    and then ending this process by that signal (this function does not return then).
-    Off the main thread (where no signal handler can be set) it is ``app.run()``."""
+    and then ending this process by that signal (this function does not return then);
+    one that is ignored (``nohup``) stays ignored. Off the main thread (where no signal
+    handler can be set) it is ``app.run()``."""
     if threading.current_thread() is not threading.main_thread():
         app.run()
         return
@@ -48,7 +49,11 @@ def run_app(app: App) -> None:
         timer.daemon = True
         timer.start()
 
-    previous = {signum: signal.signal(signum, on_signal) for signum in ENDING_SIGNALS}
+    previous = {
+        signum: signal.signal(signum, on_signal)
+        for signum in ENDING_SIGNALS
+        if signal.getsignal(signum) != signal.SIG_IGN  # nohup's SIGHUP stays ignored
+    }
     try:
         app.run()
     finally:
