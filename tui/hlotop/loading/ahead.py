@@ -25,6 +25,15 @@ quicker than one for the live ranges alone (--summary at 46 MB 1.85 s against 1.
 while one reading both in turn keeps this process and the worker about equally busy.
 A combined file's ``HloLiveRange`` block is read here: handing it to a worker was
 measured no quicker (its 2·10^5-step schedule costs as much to send back as to read).
+
+This protocol, not the standard library's process pool that the other workers run on
+(:class:`hlotop.loading.workers.OrderedMap`): on a pool of one worker, the parts and
+each one's later work as tasks in turn, the pool's thread takes and unpickles each
+result in this process as soon as it comes, while this process reads. Measured on a
+40 MB split module (2 cores, a busy machine, in turn): its load 0.639 s against 0.614
+s (medians of 20 in one process; paired ratio 1.04, quartiles 0.98-1.12),
+``--summary`` 1.07 s against 0.92 s and ``--json`` 2.38 s against 2.02 s (medians of
+15 fresh processes).
 """
 
 from __future__ import annotations
