@@ -11,12 +11,23 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Control characters, and lone surrogates: a file name's bytes that are not UTF-8
+# (os.fsdecode gives each as U+DC80-U+DCFF), which no UTF-8 terminal can be sent.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escape(m: re.Match) -> str:
+    code = ord(m.group(0))
+    if 0xDC80 <= code <= 0xDCFF:  # the byte os.fsdecode could not decode
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def printable(text: str) -> str:
     """``text`` (one label or line) with tab and newline written as ``\\t``/``\\n``
     and every other C0/C1 control character as ``\\xNN``, so an ESC sequence in an
-    op_name shows as text instead of acting on the terminal. Raises nothing."""
+    op_name shows as text instead of acting on the terminal; a byte of a file name that
+    is not UTF-8 (a lone surrogate, as ``os.fsdecode`` gives it) as ``\\xNN`` too.
+    Raises nothing."""
     text = text.replace("\t", "\\t").replace("\n", "\\n")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+    return _CONTROL.sub(_escape, text)

@@ -5,7 +5,11 @@ directory of modules, an out-of-memory text) and ``hlotop diff`` are in
 
 Exit status: 0 on success; 1 with ``--strict`` when the dump has diagnostics, or when
 ``hlotop diff --fail-over`` is exceeded; 2 when the input cannot be opened (one line on
-stderr: ``hlotop: error: <path>: <reason>``); 70 for an hlotop bug.
+stderr: ``hlotop: error: <path>: <reason>``); 3 when a directory's report is partial
+(a module could not be read: the report names it and why); 70 for an hlotop bug; 130
+after ctrl-c (one line on stderr). SIGTERM and SIGHUP stop the worker processes and
+remove their temporary files before hlotop ends as the signal would have it
+(:func:`hlotop.loading.workers.stop_with_signals`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from hlotop.cli.commands import (
 )
 from hlotop.cli.common import (
     EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
     error,
     reattach_terminal,
     reporting,
@@ -63,6 +68,10 @@ examples:
   hlotop fit --capacity h100 b8/ b16/ b32/             (the largest batch that fits)
 
 make a dump with:  XLA_FLAGS=--xla_dump_to=DIR python train.py
+
+exit status: 0; 1 --strict found diagnostics, or diff --fail-over was exceeded; 2 not
+a dump, or a bad argument; 3 a directory's report is partial (a module could not be
+read: the report says which and why); 70 an hlotop bug; 130 ctrl-c
 """
 
 
@@ -160,10 +169,12 @@ def run() -> None:
     millions of objects, and freeing them one by one at interpreter shutdown took a
     second at 100 MB after the output was complete; the OS frees it all in one go.
     Big buffers are given back to the OS when freed (:func:`~hlotop.process.give_back_big_buffers`)."""
+    from hlotop.loading.workers import stop_with_signals
     from hlotop.process import exit_frees_memory, give_back_big_buffers
 
     exit_frees_memory()
     give_back_big_buffers()
+    stop_with_signals()  # SIGTERM, SIGHUP: the workers and their files go too
     code = main()
     try:
         sys.stdout.flush()
@@ -225,7 +236,8 @@ def build_diff_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run ``hlotop`` with ``argv`` (default ``sys.argv[1:]``); return the exit status
     (0, 1 for --strict with diagnostics or a --fail-over that is exceeded, 2 for input
-    that is not a dump, 70 for a bug)."""
+    that is not a dump, 3 for a directory's report that lacks a module it could not
+    read, 70 for a bug, 130 after ctrl-c)."""
     argv = sys.argv[1:] if argv is None else argv
     diff, fit = argv[:1] == ["diff"], argv[:1] == ["fit"]
     if fit:
@@ -239,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # hlotop --json DUMP | head: the reader has all it wants
         stdout_to_devnull()  # so that the final flush does not fail again
         return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:  # ctrl-c: the workers are stopped on the way out
+        print("hlotop: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception as err:  # an hlotop bug: a log file, one line, never a traceback
         from hlotop.crashlog import write_crash_log
 
@@ -309,8 +324,6 @@ def _main(args) -> int:
         return error(str(err))
     except GroupingError as err:
         return error(str(err))
-    except KeyboardInterrupt:
-        return 130
 
 
 def _advice(args, module):
@@ -362,6 +375,7 @@ def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:
 
 def _run_browser(path: str, load, load_bytes, strict: bool, capacity=None) -> int:
     from hlotop.ui.app import HlotopApp
+    from hlotop.ui.ending_signals import run_app
 
     if path == "-":
         data = STDIN[0] if STDIN else sys.stdin.buffer.read()
@@ -372,7 +386,7 @@ def _run_browser(path: str, load, load_bytes, strict: bool, capacity=None) -> in
         if not os.path.exists(path):
             return error(f"{path}: no such file or directory")
         app = HlotopApp(path, capacity=capacity)
-    app.run()
+    run_app(app)
     code = app.return_code or 0
     module = getattr(app, "module", None)
     if code == 0 and strict and module is not None and module.diagnostics:

@@ -7,6 +7,7 @@ import os
 import sys
 
 from hlotop.cli.common import (
+    EXIT_PARTIAL,
     error,
     reattach_terminal,
     report_console,
@@ -104,8 +105,8 @@ def directories_diff(args, old_modules: list, new_modules: list, threshold) -> i
 
     with reporting():
         count = len(old_modules) + len(new_modules)
-        old = rank_modules(old_modules, module_mapper(count))
-        new = rank_modules(new_modules, module_mapper(count))
+        old = rank_modules(old_modules, workers=module_workers(count))
+        new = rank_modules(new_modules, workers=module_workers(count))
         pairs = pair_modules(old, new)
         over = gate_modules(pairs, threshold) if threshold is not None else []
         if args.json:
@@ -119,7 +120,9 @@ def directories_diff(args, old_modules: list, new_modules: list, threshold) -> i
             report_console().print(rendered)
     for line in over:
         print(printable(line), file=sys.stderr)
-    return 1 if over else 0
+    if over:
+        return 1
+    return EXIT_PARTIAL if any(f.error for f in old + new) else 0
 
 
 def capacity_of(text: str | None) -> tuple[int, str] | None:
@@ -276,33 +279,27 @@ def directory_report(args, entries: list, capacity: tuple[int, str] | None = Non
             f"{args.path}: a directory of {len(entries)} modules; name one to group or export its live set"
         )
     with reporting():
-        figures = rank_modules(entries, module_mapper(len(entries)))
+        figures = rank_modules(entries, workers=module_workers(len(entries)))
         if args.json:
             write_modules_json(args.path, figures, sys.stdout, capacity)
         else:
             console = report_console()
             console.print(render_modules(args.path, figures, capacity=capacity))
-    # As for one module: a module that cannot be read, or a report without its buffer
-    # assignment (whose load warns that its siblings are missing), fails --strict.
-    return 1 if args.strict and any(f.error or f.entry.report_only for f in figures) else 0
+    if any(f.error for f in figures):  # a module not read: named, with why, above
+        return 1 if args.strict else EXIT_PARTIAL
+    # As for one module: a report without its buffer assignment (whose load warns that
+    # its siblings are missing) fails --strict.
+    return 1 if args.strict and any(f.entry.report_only for f in figures) else 0
 
 
-def module_mapper(count: int):
-    """A process pool's map over modules when there are enough of them and forking is
-    allowed (hlotop.process), else None (one at a time)."""
+def module_workers(count: int) -> int:
+    """How many worker processes read ``count`` modules' first looks: one a core when
+    there are enough modules (8 a worker) and forking is allowed (hlotop.process),
+    else 0 (one at a time here)."""
     from hlotop.process import report_workers
 
     workers = min(report_workers(), count // 8)
-    if workers < 2:
-        return None
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    def mapper(function, items):
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            yield from pool.map(function, items, chunksize=4)
-
-    return mapper
+    return workers if workers >= 2 else 0
 
 
 class GroupingError(Exception):

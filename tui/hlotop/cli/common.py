@@ -33,6 +33,11 @@ def reattach_terminal() -> bool:
 
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer the pipe closed on
+# A directory's report (--summary DIR, --json DIR, diff DIR DIR) that lacks a module it
+# could not read (each named with its reason in the report); not 1 (--strict,
+# --fail-over), 2 (not a dump, a bad argument) or 70 (an hlotop bug).
+EXIT_PARTIAL = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: ctrl-c
 
 
 def stdout_to_devnull() -> None:

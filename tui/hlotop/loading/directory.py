@@ -21,7 +21,8 @@ from hlotop.analysis.platform import platform_of
 from hlotop.loading.discover import module_files, module_name, split_module_prefix
 from hlotop.loading.errors import LoadError
 from hlotop.loading.loader import load
-from hlotop.loading.preview import preview
+from hlotop.loading.preview import PastInt64, preview
+from hlotop.loading.workers import OrderedMap
 from hlotop.model import MemoryStats
 from hlotop.model.memory_space import PLATFORMS
 
@@ -70,6 +71,7 @@ class ModuleFigures:
     required_bytes: int | None = None
 
 
+MODULES_A_TASK = 4  # modules a worker reads at a time (rank_modules)
 MODULE_NUMBER = re.compile(r"^module_\d+\.")  # the number a run gives a module
 COMPILER_BUILD = re.compile(r"\.cl_\d+(?=\.|$)")  # a TPU compiler's build
 
@@ -152,15 +154,31 @@ def list_modules(directory: str | os.PathLike) -> list[ModuleEntry]:
 def quick_figures(entry: ModuleEntry) -> ModuleFigures:
     """The ranking figures of one module from its first look (allocation lines,
     ``Total bytes used``, XLA's peak list; of a report-only module, its report).
-    Raises nothing: a module that cannot be read has ``error`` set."""
-    if entry.report_only:
-        return _report_figures(entry)
-    module = preview(entry.path, from_bytes=0)
+    Raises nothing: a module that cannot be read has ``error`` set, saying why (a size
+    of 2^63 or more names its line; an hlotop bug names its exception)."""
+    try:
+        if entry.report_only:
+            return _report_figures(entry)
+        return _quick_figures(entry)
+    except PastInt64 as err:
+        return unread(entry, err.reason)
+    except Exception as err:  # noqa: BLE001 - an hlotop bug: this module, not the rest
+        return unread(entry, f"internal error ({type(err).__name__}: {err})")
+
+
+def unread(entry: ModuleEntry, reason: str) -> ModuleFigures:
+    """The figures of a module that could not be read, and why (``reason``)."""
+    return ModuleFigures(entry, None, 0, None, None, None, "", reason)
+
+
+def _quick_figures(entry: ModuleEntry) -> ModuleFigures:
+    module = preview(entry.path, from_bytes=0, explain=True)
     if module is None:
-        return ModuleFigures(entry, None, 0, None, None, None, "", "no allocation could be read")
+        return unread(entry, "no allocation could be read")
     a = module.analysis
     digest = hashlib.sha1(usedforsecurity=False)
-    digest.update(program_of(entry.name).encode())  # the program, not its number
+    # the program, not its number (a file name's bytes as the file system has them)
+    digest.update(os.fsencode(program_of(entry.name)))
     for alloc in module.allocations:
         digest.update(
             f"{alloc.size},{alloc.color},{alloc.parameter},{alloc.maybe_live_out},"
@@ -222,14 +240,28 @@ def rank_modules(
         [Callable[[ModuleEntry], ModuleFigures], list[ModuleEntry]], Iterator[ModuleFigures]
     ]
     | None = None,
+    workers: int = 0,
 ) -> list[ModuleFigures]:
     """:func:`quick_figures` of each module, ranked within its platform (TPU, GPU, CPU,
     unknown: programs of one platform share a device, and only they): the largest XLA
     peak first, a module with none by its total (:func:`size_of`), then total bytes,
-    then name. ``mapper(function, entries)``: how to map over the modules, e.g. a
-    process pool's ``map`` (the caller's choice; default: one at a time here)."""
+    then name. ``mapper(function, entries)``: how to map over the modules (the
+    caller's choice), else up to ``workers`` forked processes
+    (:class:`~hlotop.loading.workers.OrderedMap`, four modules a task; 0: one at a time
+    here). A module whose worker is killed reading it (even alone) has ``error`` set,
+    saying by which signal; the others are read."""
     items = list(entries)
-    figures = list((mapper or map)(quick_figures, items))
+    if mapper is not None:
+        figures = list(mapper(quick_figures, items))
+    else:
+        with OrderedMap(
+            lambda i: quick_figures(items[i]),
+            len(items),
+            workers,
+            chunk=MODULES_A_TASK,
+            lost=lambda i, reason: unread(items[i], reason),
+        ) as read:
+            figures = list(read)
     figures.sort(
         key=lambda f: (
             platform_order(f.entry.platform),

@@ -67,9 +67,15 @@ _PEAK = re.compile(rb"\n  Live ranges at (\d+) \(peak\):")
 # time), and the byte count of each.
 _PEAK_RUN = re.compile(rb"(?:\n    [^\n]*?: \d+ bytes[^\n]*){1,256}")
 _PEAK_BYTES = re.compile(rb"\n    [^\n]*?: (\d+) bytes")
+# An allocation line whose size has 19 digits or more: perhaps 2^63 or more, which no
+# allocation line reads as (XLA's sizes are int64; hlotop.parse.tokens.INT64_RE).
+_LONG_SIZE = re.compile(rb"\nallocation (\d+): [^\n]*?size (\d{19,})(?!\d)")
+_INT64_END = 1 << 63
 
 
-def glance(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> ModuleDump | None:
+def glance(
+    path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM, explain: bool = False
+) -> ModuleDump | None:
     """The first look at the dump ``path`` names, as soon as it can be had: as
     :func:`preview` says, but its allocations are an
     :class:`~hlotop.model.AllocationLines`, each allocation read from its line when
@@ -79,7 +85,7 @@ def glance(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Module
     the kinds' totals, JAX's ``memory_analysis()`` figures (and the input/output
     aliases they need, from the HLO text beside the dump) and the memory spaces are
     not there yet: :func:`completed` adds them. Returns None and raises nothing as
-    :func:`preview`.
+    :func:`preview` (``explain`` as there).
     """
     if str(path) == "-":
         return None
@@ -111,6 +117,8 @@ def glance(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Module
     except (LoadError, OSError):
         return None
     allocations = _allocations(head)
+    if explain and head.count(b"\nallocation ") != len(allocations):
+        _no_size_past_int64(main, head)  # a line the pass left out: why
     if not allocations:
         return None
     # Total bytes used: a split module's values file prints it first (jax >= 0.10);
@@ -152,12 +160,15 @@ def glance(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Module
 _PAUSE_EVERY = 4096
 
 
-def completed(first: ModuleDump, pause: Callable[[], object] | None = None) -> ModuleDump:
+def completed(
+    first: ModuleDump, pause: Callable[[], object] | None = None, *, explain: bool = False
+) -> ModuleDump:
     """The :func:`glance` ``first`` with every allocation read and analysed as
     :func:`preview` gives it (the same allocation objects). ``pause``, if given, is
     called every :data:`_PAUSE_EVERY` allocations read (a browser's load thread waits
     in it while keys come in: reading 58 000 allocations takes a quarter of a second).
-    Raises nothing."""
+    Raises nothing, or with ``explain`` :class:`PastInt64` for a peak-list entry of
+    2^63 bytes or more (else the peak bytes are left unset)."""
     path = first.files[0].path
     lines = first.sections.allocations
     if isinstance(lines, AllocationLines):
@@ -177,6 +188,10 @@ def completed(first: ModuleDump, pause: Callable[[], object] | None = None) -> M
     try:
         main = Path(path)
         _, peak_bytes = _peak(_peak_file(main, module_files(main)))
+    except PastInt64:  # a damaged peak list: no figure (the whole load says where)
+        if explain:
+            raise
+        peak_bytes = None
     except (LoadError, OSError):
         peak_bytes = None
     if peak_bytes is not None:  # XLA's figure: the sum of its printed list
@@ -184,7 +199,9 @@ def completed(first: ModuleDump, pause: Callable[[], object] | None = None) -> M
     return ModuleDump(first.name, first.files, sections, [], analysis, preview=first.preview)
 
 
-def preview(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> ModuleDump | None:
+def preview(
+    path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM, explain: bool = False
+) -> ModuleDump | None:
     """The first look at the dump ``path`` names (as for
     :func:`hlotop.loading.loader.load`): a :class:`ModuleDump` holding every allocation
     (index, size in bytes, colour, kinds; no value slots yet), ``Total bytes used`` and,
@@ -197,10 +214,32 @@ def preview(path: str | os.PathLike, *, from_bytes: int = PREVIEW_FROM) -> Modul
     Returns None when a first look would not help or cannot be made: standard input,
     a dump under ``from_bytes`` bytes (the whole load is as quick), a file with no
     allocation, or any problem opening it (the whole load then says what it is).
-    Raises nothing; reads the allocation section and the live ranges' peak line only.
+    With ``explain``, a size of 2^63 bytes or more (an allocation's, or an entry's of
+    XLA's peak list: damage, XLA's sizes are int64) raises :class:`PastInt64` naming
+    its line; without, such an allocation or peak list is left out.
+
+    Raises nothing else; reads the allocation section and the live ranges' peak line
+    only.
     """
-    first = glance(path, from_bytes=from_bytes)
-    return None if first is None else completed(first)
+    first = glance(path, from_bytes=from_bytes, explain=explain)
+    return None if first is None else completed(first, explain=explain)
+
+
+class PastInt64(LoadError):
+    """A byte count of 2^63 or more in a dump: no number XLA prints (an int64)."""
+
+
+def _no_size_past_int64(path: Path, head: bytes) -> None:
+    """Raise :class:`PastInt64` for the first allocation line of ``head`` (the
+    allocation section of ``path``) whose size is 2^63 or more; return if none is."""
+    for m in _LONG_SIZE.finditer(head):
+        if int(m.group(2)) >= _INT64_END:
+            line = head.count(b"\n", 0, m.start()) + 2
+            raise PastInt64(
+                str(path),
+                f"line {line}: allocation {int(m.group(1))}: size {int(m.group(2))} is 2^63 or "
+                "more (XLA's sizes are int64)",
+            )
 
 
 def _allocation_section(path: Path) -> tuple[bytes, int]:
@@ -280,7 +319,7 @@ def _peak(path: Path | None, *, with_bytes: bool = True) -> tuple[int | None, in
     """XLA's ``Live ranges at N (peak):`` in ``path`` (the live ranges come last: found
     from the end): the step N, and (``with_bytes``, else None) the bytes of the values
     it lists added up (its ``name{i}: B bytes`` lines); (None, None) if it has none.
-    Raises ``OSError``."""
+    Raises ``OSError``, or :class:`PastInt64` for a line of 2^63 bytes or more."""
     if path is None:
         return None, None
     with open(path, "rb") as f:
@@ -309,6 +348,22 @@ def _peak(path: Path | None, *, with_bytes: bool = True) -> tuple[int | None, in
                 run = _PEAK_RUN.match(mm, at)
                 if run is None or run.end() == at:
                     break
-                total += sum(map(int, _PEAK_BYTES.findall(mm, at, run.end())))
+                entries = list(map(int, _PEAK_BYTES.findall(mm, at, run.end())))
+                if max(entries) >= _INT64_END:
+                    _peak_entry_past_int64(path, mm, at, run.end())
+                total += sum(entries)
                 at = run.end()
             return int(m.group(1)), total
+
+
+def _peak_entry_past_int64(path: Path, mm: mmap.mmap, start: int, end: int) -> None:
+    """Raise :class:`PastInt64` for the first peak-list line in ``mm[start:end]`` (of
+    ``path``) whose bytes are 2^63 or more."""
+    for m in _PEAK_BYTES.finditer(mm, start, end):
+        if int(m.group(1)) >= _INT64_END:
+            line = mm[: m.start()].count(b"\n") + 2
+            raise PastInt64(
+                str(path),
+                f"line {line}: a peak-list entry of {int(m.group(1))} bytes is 2^63 or more "
+                "(XLA's sizes are int64)",
+            )

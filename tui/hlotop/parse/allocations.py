@@ -7,7 +7,7 @@ import sys
 
 from hlotop.model import BufferAllocation, ValueSlot
 from hlotop.parse.line_form import Field, LineForm, Lit, Opt, Part, Skip, flag
-from hlotop.parse.tokens import VALUE_REF, Sink, index_field, int_field
+from hlotop.parse.tokens import VALUE_REF, Sink, byte_count_field, index_field, int_field
 from hlotop.units import HUMAN_BYTES_RE, parse_human_bytes
 
 
@@ -49,7 +49,7 @@ def allocation_parts(size: Field) -> tuple[Part, ...]:
 # value slots are set when its block ends, or never: the first look at a big dump).
 ALLOCATION_HEAD = LineForm(
     "allocation line",
-    *allocation_parts(int_field("size", "a byte count")),
+    *allocation_parts(byte_count_field("size")),
     make=BufferAllocation,
     context=("line",),
 )
@@ -71,9 +71,9 @@ VALUE_LINE = LineForm(
     Lit(" value: "),
     VALUE_REF,
     Lit(" (size="),
-    int_field("size", "a byte count"),
+    byte_count_field("size"),
     Lit(",offset="),
-    int_field("offset", "a byte offset"),
+    byte_count_field("offset", "a byte offset"),
     Lit("): "),
     # Interned: a big dump repeats a few hundred shapes over 10^5 value lines.
     Field("shape", r".*", "a shape", sys.intern),
@@ -87,9 +87,9 @@ LEGACY_VALUE_LINE = LineForm(
     Skip(r"\s+", "indentation"),
     VALUE_REF,
     Skip(r".*? \[", "' [' before the offset"),
-    int_field("offset", "a byte offset"),
+    byte_count_field("offset", "a byte offset"),
     Lit(","),
-    int_field("size", "a byte count"),
+    byte_count_field("size"),
     Lit("]: "),
     Field("shape", r".*", "a shape"),
     make=ValueSlot,

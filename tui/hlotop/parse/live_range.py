@@ -19,7 +19,7 @@ from hlotop.model import (
 )
 from hlotop.parse.line_form import Field, LineForm, Lit, Opt
 from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, StackTraceSection, TreeApart
-from hlotop.parse.tokens import Sink, index_field, int_field, name_field
+from hlotop.parse.tokens import Sink, byte_count_field, index_field, int_field, name_field
 from hlotop.shapes.grammar import integer
 
 HEADER = string("HloLiveRange (max ") >> integer << string("):")
@@ -54,9 +54,9 @@ PEAK_LINE = LineForm(
     name_field(),
     Opt(index_field()),
     Lit(": "),
-    int_field("bytes", "a byte count"),
+    byte_count_field("bytes"),
     Lit(" bytes"),
-    Opt(Lit(" (cumulative: "), int_field("cumulative", "a byte count"), Lit(" bytes)")),
+    Opt(Lit(" (cumulative: "), byte_count_field("cumulative"), Lit(" bytes)")),
     make=PeakEntry,
     context=("line",),
 )

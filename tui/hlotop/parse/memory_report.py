@@ -18,7 +18,7 @@ from hlotop.model import (
 )
 from hlotop.parse.allocations import REPORT_ALLOCATION_LINE
 from hlotop.parse.line_form import Field, LineForm, Lit, Part, Skip
-from hlotop.parse.tokens import Sink, int_field, percent_field
+from hlotop.parse.tokens import Sink, byte_count_field, int_field, percent_field
 from hlotop.shapes.grammar import integer
 from hlotop.units import HUMAN_BYTES_RE
 
@@ -92,7 +92,7 @@ TABLE_ROW = LineForm(
     "memory report table row",
     *_sizes_and_share(),
     Skip(r"\s*", "spaces"),
-    int_field("offset", "a byte offset"),
+    byte_count_field("offset", "a byte offset"),
     Lit("; "),
     Skip(r"\s*", "spaces"),
     int_field("used_by_n_values", "a count of values"),

@@ -136,6 +136,33 @@ def int_field(field: str, desc: str = "an integer") -> Field:
     return Field(field, r"\d+", desc, int)
 
 
+def _at_most(n: int) -> str:
+    """A regular expression for the decimal numbers 0 to ``n``: those shorter than
+    ``n``, then those of its length below it digit by digit, then ``n``."""
+    digits = str(n)
+    alternatives = [rf"\d{{1,{len(digits) - 1}}}"]
+    for k, digit in enumerate(digits):
+        lowest = 1 if k == 0 else 0
+        if int(digit) > lowest:
+            rest = len(digits) - k - 1
+            tail = rf"\d{{{rest}}}" if rest else ""
+            alternatives.append(f"{digits[:k]}[{lowest}-{int(digit) - 1}]{tail}")
+    alternatives.append(digits)
+    return "(?:" + "|".join(alternatives) + r")(?!\d)"
+
+
+# A byte count or offset as XLA prints it: an int64 (BufferAllocation::size(),
+# HloValue's size, the peak list's bytes), so never 2^63 or more. A larger number is
+# damage, and a line holding one does not read (a diagnostic names it) instead of
+# reaching the columns the model keeps as 64-bit arrays.
+INT64_RE = _at_most((1 << 63) - 1)
+
+
+def byte_count_field(field: str, desc: str = "a byte count") -> Field:
+    """An int64 byte count or offset (:data:`INT64_RE`) as field ``field``."""
+    return Field(field, INT64_RE, f"{desc} below 2^63", int)
+
+
 # <id name{index} (phi) @color>  (HloValue::ToShortString, since 2019-09)
 VALUE_REF_PARTS: tuple[Part, ...] = (
     Lit("<"),

@@ -7,7 +7,8 @@ both runs compiled (:func:`gate_modules`).
 
 JSON: ``{old, new, programs: [{program, old, new, delta}], over}``: ``old``/``new``
 are the directories; a program's ``old``/``new`` are ``{module, peak_step, peak_bytes,
-total_bytes_used, memory_stats}`` or null (not compiled in that run); ``delta`` is
+total_bytes_used, memory_stats, error}`` or null (not compiled in that run; ``error``
+says why a module could not be read, null when it was); ``delta`` is
 ``{peak_bytes, total_bytes_used}`` (NEW minus OLD, null where a side lacks the figure);
 ``over`` lists the gate's lines (empty without ``--fail-over`` or when nothing grew
 more).
@@ -101,6 +102,8 @@ def render_modules_diff(
             change: Cell = Text("only in NEW", style="bold")
         elif p.new is None:
             change = Text("only in OLD", style="dim")
+        elif p.old.error or p.new.error:
+            change = Text("not read", style="bold")
         elif peak_old is not None and peak_new is not None:
             change = change_text(peak_old, peak_new)
         else:
@@ -148,6 +151,23 @@ def render_modules_diff(
     ]
     if len(pairs) > max_rows:
         parts.append(Text(f"… {len(pairs) - max_rows} more (see --json)", style="dim"))
+    unread = [
+        (side, f)
+        for p in pairs
+        for side, f in (("OLD", p.old), ("NEW", p.new))
+        if f is not None and f.error
+    ]
+    if unread:
+        parts.append(Text(""))
+        parts.append(
+            Text.assemble(
+                ("Not read", "bold"), f"  {len(unread)} module(s), without figures above:"
+            )
+        )
+        parts += [
+            Text(f"  {side} {printable(f.entry.name)}: {printable(f.error or '')}")
+            for side, f in unread
+        ]
     return Group(*parts)
 
 
@@ -160,6 +180,7 @@ def _side(f: ModuleFigures | None) -> dict[str, Any] | None:
         "peak_bytes": f.peak_bytes,
         "total_bytes_used": f.total_bytes_used,
         "memory_stats": f.memory_stats.as_dict() if f.memory_stats else None,
+        "error": f.error,
     }
 
 

@@ -6,14 +6,15 @@ total, marked as such.
 
 JSON: ``{directory, modules: [{name, files, platform, rank, report_only,
 total_bytes_used, peak_step, peak_bytes, allocations, memory_stats, identical,
-required_bytes, headroom_bytes}], largest_peak: {<platform>: {module, bytes}},
+required_bytes, headroom_bytes, error}], largest_peak: {<platform>: {module, bytes}},
 largest_report_total: {<platform>: {module, bytes}}, largest_resident: {<platform>:
 {module, bytes}}, capacity}``; ``rank`` is within the platform; ``identical`` counts
 the modules of the same program compiled alike that the row stands for;
 ``largest_report_total`` is of the report-only modules; ``required_bytes`` is what a
 module needs on its device (:func:`hlotop.analysis.capacity.required_bytes`),
 ``headroom_bytes`` the capacity less that (``--capacity``; else null) and ``capacity``
-``{capacity_bytes, label, over}`` (``over``: the modules that need more) or null.
+``{capacity_bytes, label, over}`` (``over``: the modules that need more) or null;
+``error`` says why a module could not be read (null when it was).
 """
 
 from __future__ import annotations
@@ -279,6 +280,7 @@ def modules_json(
                     if capacity is not None and f.required_bytes is not None
                     else None
                 ),
+                "error": f.error,
             }
         )
     largest = _largest(figures)

@@ -1,5 +1,5 @@
 """A long run of records formatted by worker processes and handed back in order, on the
-standard library's process pool.
+standard library's process pool (:class:`hlotop.loading.workers.OrderedMap`).
 
 The records are cut into chunks of :data:`CHUNK`; each worker (a forked copy of this
 process: it shares the loaded dump copy-on-write, nothing of it is pickled) formats a
@@ -12,8 +12,11 @@ file or a pipe), a chunk goes from its file to the output by the kernel
 process 0.36 s to read and write again, and 0.18 s so. The
 workers start while the dump is still being read and run ahead of the caller: their
 text waits in those files, not in the caller's memory (65 MB of it at 108 MB). If the
-pool cannot start or fails on the way (a worker killed, a full disk, say), the chunks
-not yet handed back are formatted here instead.
+pool cannot start, the chunks are formatted here; a worker killed on the way has its
+chunks formatted again by others (one it kills alone too, here); a worker that fails
+(a full disk, say) has the chunks not yet handed back formatted here. The folder is
+removed when the chunks are closed, or if this process is ended by SIGTERM or SIGHUP
+(:func:`hlotop.loading.workers.stop_with_signals`).
 
 How many workers there may be is the caller's to say (:func:`hlotop.process.report_workers`
 decides it for the ``hlotop`` command: forking is only safe in a process that runs no
@@ -24,14 +27,12 @@ from __future__ import annotations
 
 import codecs
 import errno
-import multiprocessing
 import os
-import shutil
-import signal
-import tempfile
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor
+from functools import partial
 from typing import IO, Any, NamedTuple, Protocol
+
+from hlotop.loading.workers import OrderedMap, remove_folder, temporary_folder
 
 CHUNK = 1024  # records a worker formats at a time
 NICENESS = 10  # added to a worker's nice value (os.nice): it yields to the caller
@@ -48,8 +49,6 @@ class Records(Protocol):
 Format = Callable[[Any, Any], str]  # (record, context) -> its JSON text
 Chunk = tuple[str, list]  # the chunk's records as comma-separated text, their diagnostics
 
-_job: tuple[Records, Format, Any, int, str] | None = None  # in a worker: what to format, where
-
 
 def format_chunk(records: Records, fmt: Format, ctx: Any, number: int, chunk: int = CHUNK) -> Chunk:
     """Chunk ``number`` of ``records`` (records ``number * chunk`` up to the next chunk's),
@@ -63,31 +62,21 @@ def format_chunk(records: Records, fmt: Format, ctx: Any, number: int, chunk: in
     return text, found
 
 
-def _start_worker(records: Records, fmt: Format, ctx: Any, chunk: int, folder: str) -> None:
-    global _job
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ctrl-c is the parent's to handle
-    # The records are formatted ahead of the caller, which reads the rest of the dump
-    # meanwhile (with a worker of its own for the live ranges): on two cores, four
-    # processes at one priority slowed that reading by half. At a lower priority the
-    # workers take the cores those leave idle, and the caller waits less in all
-    # (--json at 46 MB: 2.81 -> 2.44 s, at 108 MB: 5.80 -> 4.79 s, medians in turn).
-    try:
-        os.nice(NICENESS)
-    except OSError:  # not allowed here: the same output, at the same priority
-        pass
-    _job = (records, fmt, ctx, chunk, folder)
+# The records are formatted ahead of the caller, which reads the rest of the dump
+# meanwhile (with a worker of its own for the live ranges): on two cores, four
+# processes at one priority slowed that reading by half. At a lower priority (NICENESS)
+# the workers take the cores those leave idle, and the caller waits less in all
+# (--json at 46 MB: 2.81 -> 2.44 s, at 108 MB: 5.80 -> 4.79 s, medians in turn).
 
 
-def _work(number: int) -> tuple[str, list]:
-    """In a worker: format chunk ``number`` into its file; return the file's path and
-    the chunk's diagnostics."""
-    assert _job is not None
-    records, fmt, ctx, chunk, folder = _job
+def _work(records: Records, fmt: Format, ctx: Any, chunk: int, folder: str, number: int) -> _File:
+    """In a worker: format chunk ``number`` into its file in ``folder``; return the
+    file and the chunk's diagnostics."""
     text, found = format_chunk(records, fmt, ctx, number, chunk)
     path = os.path.join(folder, f"{number}.json")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
-    return path, found
+    return _File(path, os.path.getsize(path), found)
 
 
 def _text(path: str) -> str:
@@ -102,10 +91,11 @@ def _take(path: str) -> str:
 
 
 class _File(NamedTuple):
-    """A chunk a worker wrote: its file and its size in bytes."""
+    """A chunk a worker wrote: its file, its size in bytes and its diagnostics."""
 
     path: str
     size: int
+    found: list
 
 
 def _descriptor(out: IO[str]) -> int | None:
@@ -160,29 +150,36 @@ class OrderedChunks:
         chunk = CHUNK if chunk is None else chunk
         self.records, self.fmt, self.ctx, self.chunk = records, fmt, ctx, chunk
         self.count = -(-len(records) // chunk)
-        self._pool: Executor | None = None
-        self._results: Iterator[tuple[str, list]] | None = None
+        self._map: OrderedMap[_File | Chunk] | None = None
         self._folder: str | None = None  # where the workers leave their chunks
         self.parallel = False  # whether worker processes were started
         workers = min(workers, self.count)
         if workers < 1:
             return
         try:
-            self._folder = tempfile.mkdtemp(prefix="hlotop-json-")
-            self._pool = ProcessPoolExecutor(
-                max_workers=workers,
-                mp_context=multiprocessing.get_context("fork"),
-                initializer=_start_worker,
-                initargs=(records, fmt, ctx, chunk, self._folder),
-            )
-            self._results = self._pool.map(_work, range(self.count))
-            self.parallel = True
-        except Exception:  # noqa: BLE001 - no pool (no fork, no pipes): done here
+            self._folder = temporary_folder("hlotop-json-")
+        except OSError:  # nowhere to put them: done here
+            return
+        self._map = OrderedMap(
+            partial(_work, records, fmt, ctx, chunk, self._folder),
+            self.count,
+            workers,
+            nice=NICENESS,
+            here=self._here,
+        )
+        self.parallel = self._map.parallel
+        if not self.parallel:
             self.close()
 
+    def _here(self, number: int) -> Chunk:
+        return format_chunk(self.records, self.fmt, self.ctx, number, self.chunk)
+
     def __iter__(self) -> Iterator[Chunk]:
-        for piece, found in self._pieces():
-            yield (piece if isinstance(piece, str) else _take(piece.path)), found
+        for piece in self._pieces():
+            if isinstance(piece, _File):
+                yield _take(piece.path), piece.found
+            else:
+                yield piece
 
     def write_to(self, out: IO[str]) -> list:
         """Write every chunk to ``out``, comma-separated, in dump order (what
@@ -195,13 +192,15 @@ class OrderedChunks:
         fd = _descriptor(out)
         found_all: list = []
         wrote = False
-        for piece, found in self._pieces():
-            found_all += found
-            if isinstance(piece, str):
-                if piece:
-                    out.write("," + piece if wrote else piece)
+        for piece in self._pieces():
+            if not isinstance(piece, _File):
+                text, found = piece
+                found_all += found
+                if text:
+                    out.write("," + text if wrote else text)
                     wrote = True
                 continue
+            found_all += piece.found
             if piece.size:
                 if wrote:
                     out.write(",")
@@ -214,37 +213,35 @@ class OrderedChunks:
             os.unlink(piece.path)
         return found_all
 
-    def _pieces(self) -> Iterator[tuple[str | _File, list]]:
+    def _pieces(self) -> Iterator[_File | Chunk]:
         """Each chunk in dump order: the file a worker wrote it to (taken: the caller
-        deletes it), or its text formatted here; with its diagnostics."""
+        deletes it), or its text formatted here with its diagnostics."""
         done = 0
-        if self._results is not None:
-            results, self._results = self._results, None
+        chunks = self._map
+        if chunks is not None:
             try:
-                for path, found in results:
-                    yield _File(path, os.path.getsize(path)), found
+                for piece in chunks:
+                    yield piece
                     done += 1
-            except Exception:  # noqa: BLE001 - a worker died or failed: the rest here
+            except Exception:  # noqa: BLE001 - a worker failed: the rest here
                 pass
             finally:
-                self.close()
+                self.close(kill=True)
         for number in range(done, self.count):
-            yield format_chunk(self.records, self.fmt, self.ctx, number, self.chunk)
+            yield self._here(number)
 
-    def close(self) -> None:
-        """Stop the workers (each finishes the chunk it is on). Raises nothing."""
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            try:
-                pool.shutdown(wait=True, cancel_futures=True)
-            except Exception:  # noqa: BLE001
-                pass
+    def close(self, kill: bool = False) -> None:
+        """Stop the workers (each finishes the chunk it is on; with ``kill`` at once)
+        and remove their folder. Raises nothing."""
+        chunks, self._map = self._map, None
+        if chunks is not None:
+            chunks.close(kill=kill)
         folder, self._folder = self._folder, None
         if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_folder(folder)
 
     def __enter__(self) -> OrderedChunks:
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        self.close(kill=kind is not None)

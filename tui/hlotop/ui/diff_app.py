@@ -26,6 +26,7 @@ from hlotop.ui.bindings import bindings
 from hlotop.ui.commands import HlotopCommands
 from hlotop.ui.crash_guard import CrashGuard
 from hlotop.ui.diff_data import DiffData, load_diff
+from hlotop.ui.ending_signals import run_app
 from hlotop.ui.screens.diff import DiffScreen
 from hlotop.ui.screens.diff_help import DiffHelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
@@ -38,7 +39,7 @@ def run_diff_browser(old_path: str, new_path: str, keys: tuple[str, ...], accoun
     (``analysis.grouping.parse_keys``); ``accounting``: ``logical`` or ``occupied``.
     Returns the exit status: 0, 2 when a side cannot be opened, 70 for an hlotop bug."""
     app = DiffApp(old_path, new_path, keys, accounting)
-    app.run()
+    run_app(app)
     return app.return_code or 0
 
 

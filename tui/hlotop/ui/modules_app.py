@@ -37,6 +37,7 @@ from hlotop.report.modules_report import REPORT_ONLY
 from hlotop.safe_text import printable
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.background_load import EXIT_LOAD_ERROR
+from hlotop.ui.ending_signals import run_app
 from hlotop.ui.screens.directory_module import DirectoryLoadingScreen, DirectoryMainScreen
 from hlotop.ui.screens.modules import ModulesScreen
 from hlotop.ui.widgets.modules_list import sparkline
@@ -316,5 +317,5 @@ def run_modules_browser(
     quits; ``capacity`` = (bytes, label) adds each module's headroom. Returns the exit
     status (0; 2 when the directory cannot be read)."""
     app = ModulesApp(directory, entries, capacity)
-    app.run()
+    run_app(app)
     return app.return_code or 0

@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
 from hlotop.ui.bindings import bindings
+from hlotop.ui.ending_signals import run_app
 
 
 class TextApp(App[int]):
@@ -41,5 +42,5 @@ class TextApp(App[int]):
 def run_text_browser(title: str, body: RenderableType) -> int:
     """Show ``body`` until the user quits; returns the exit status (0)."""
     app = TextApp(title, body)
-    app.run()
+    run_app(app)
     return app.return_code or 0

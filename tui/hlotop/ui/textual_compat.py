@@ -131,3 +131,31 @@ class FrameCounter:
             display(screen, renderable)
 
         app._display = counted  # type: ignore[method-assign]
+
+
+def event_loop_of(app: App):
+    """The asyncio event loop ``app`` runs on, or None when it is not running.
+
+    Why private: a signal handler has to hand the app its exit on the app's own loop
+    (``loop.call_soon_threadsafe``, which wakes the loop up), and Textual 8.2.8 keeps
+    the loop as ``App._loop`` only (``App.call_from_thread`` refuses the app's own
+    thread, where Python runs signal handlers). On an upgrade: check that ``_loop`` is
+    still set while the app runs and None after."""
+    return app._loop
+
+
+def restore_terminal(app: App) -> None:
+    """Leave application mode now, as the app's exit does (the alternate screen,
+    mouse reporting, the hidden cursor and raw mode undone), when its exit cannot be
+    waited for. Raises nothing.
+
+    Why private: Textual 8.2.8 restores the terminal only on its exit path
+    (``Driver.stop_application_mode``), and the driver is ``App._driver``. On an
+    upgrade: check both names."""
+    driver = app._driver
+    if driver is None:
+        return
+    try:
+        driver.stop_application_mode()
+    except Exception:  # noqa: BLE001 - a terminal gone (SIGHUP): nothing to restore
+        pass
