@@ -172,7 +172,10 @@ def test_a_glance_has_the_first_look_with_each_allocation_read_on_first_use(rela
     assert full is not None
     for field in ("totals_by_kind", "totals_by_color", "memory_stats", "memory_spaces"):
         assert getattr(done.analysis, field) == getattr(full.analysis, field), field
-    assert done.analysis.memory_stats == whole.analysis.memory_stats is not None
+    # memory_analysis()'s sizes are the first look's too; peak_memory_in_bytes needs the
+    # value lines, which it does not read
+    assert done.analysis.memory_stats.as_dict() == whole.analysis.memory_stats.as_dict()
+    assert done.analysis.memory_stats.peak_memory_in_bytes is None
     printed = sum(e.bytes for e in whole.live_range.peak.entries)
     assert done.analysis.peak_bytes == full.analysis.peak_bytes == printed
     assert done.analysis.peak_bytes_source == "list"
@@ -311,7 +314,7 @@ def test_a_glance_leaves_the_aliases_to_completed(monkeypatch):
     done = completed(first)
     assert len(read) == 1
     assert done.sections.input_output_alias == whole.sections.input_output_alias
-    assert done.analysis.memory_stats == whole.analysis.memory_stats
+    assert done.analysis.memory_stats.as_dict() == whole.analysis.memory_stats.as_dict()
     assert done.analysis.memory_stats.alias_source == "input_output_alias"
 
 
