@@ -677,3 +677,95 @@ def test_diff_loads_each_compile_with_the_workers_a_report_may_use(monkeypatch):
 
         gc.unfreeze()
     assert "XLA" in out.getvalue()
+
+
+# Options that were taken and then did nothing, or did harm (issue 32): each is refused
+# with one line saying what it takes, exit 2, never an internal error.
+OOM_TEXT = sample("oom/jax-24309-remat-bfc.txt")
+
+
+def _refused(capsys, *args: str) -> str:
+    assert main(list(args)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and "internal error" not in captured.err
+    return captured.err
+
+
+@pytest.mark.parametrize("gate", ["nan%", "inf%", "-5%", "-5MiB"])
+def test_a_fail_over_that_can_never_or_always_fire_is_refused(capsys, gate):
+    """``--fail-over nan%`` made a gate that never fired (exit 0 whatever grew)."""
+    err = _refused(capsys, "diff", "--summary", f"--fail-over={gate}", SEED3, SEED3)
+    assert err == (
+        f"hlotop: error: --fail-over '{gate}': give a percentage of 0% or more (5%) or a "
+        "size (512MiB, 1.5GiB, 1048576)\n"
+    )
+
+
+@pytest.mark.parametrize("size", ["0", "0GiB", "0.0001"])
+def test_a_capacity_of_no_bytes_is_refused(capsys, size):
+    err = _refused(capsys, "--summary", "--capacity", size, SEED3)
+    assert f"--capacity '{size}': a device's memory is more than 0 bytes" in err
+
+
+@pytest.mark.parametrize("rule", [r"a=\2", r"(a)=\g<name>", "a=b\\"])
+def test_a_scope_rule_whose_replacement_cannot_be_made_is_refused(capsys, rule):
+    """A replacement naming a group the expression lacks was an internal error (exit
+    70, a crash log) at the first scope it matched."""
+    path = sample("cpu/gpt_loop")
+    err = _refused(capsys, "--summary", "--group-by", "scope", "--scope-rule", rule, path)
+    assert err.startswith(f"hlotop: error: scope rule {rule!r}: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--summary", "--step", "3"), "--step without --group-by: it chooses"),
+        (("--json", "--accounting", "occupied"), "--accounting without --group-by"),
+        (
+            ("--summary", "--step", "3", "--accounting", "logical"),
+            "--step and --accounting without --group-by: they choose",
+        ),
+    ],
+)
+def test_step_and_accounting_without_group_by_are_refused(capsys, args, said):
+    """They were read, and nothing used them: the report was of the peak, as always."""
+    assert said in _refused(capsys, *args, SEED3)
+
+
+def test_step_and_accounting_still_choose_what_is_exported(capsys):
+    assert main(["--export", "csv", "--step", "3", "--accounting", "occupied", SEED3]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[0].startswith("id,value,bytes") and len(rows) > 1
+
+
+def test_export_of_an_out_of_memory_text_is_refused(capsys):
+    """It printed the text's report, exit 0."""
+    err = _refused(capsys, "--export", "csv", OOM_TEXT)
+    assert err == (
+        f"hlotop: error: {OOM_TEXT}: an out-of-memory error text, not a dump: --export "
+        "takes a dump's live set (show the text with --summary or --json)\n"
+    )
+
+
+@pytest.mark.parametrize("side", ["OLD", "NEW"])
+def test_diff_against_an_out_of_memory_text_says_what_it_is(capsys, side):
+    """The loader said "nor an out-of-memory error text" of one."""
+    old, new = (OOM_TEXT, SEED3) if side == "OLD" else (SEED3, OOM_TEXT)
+    err = _refused(capsys, "diff", "--summary", old, new)
+    assert f"{side} is an out-of-memory error text, not a dump: hlotop diff compares" in err
+
+
+def test_export_strict_says_why_it_fails(tmp_path, capsys):
+    """stdout is the data: --strict's exit 1 came with no word of why."""
+    text = Path(SEED3).read_text().replace("    fusion.10{}:9-11\n", "    fusion.10{}:9-11 x\n")
+    path = tmp_path / "x.txt"
+    path.write_text(text)
+    assert main(["--export", "csv", "--strict", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.startswith("id,value,bytes")
+    line = text[: text.index("fusion.10{}:9-11 x")].count("\n") + 1
+    assert captured.err == (
+        f"hlotop: --strict: 1 diagnostic: {path}:{line}: error: buffer live range: column "
+        "21: expected EOF, found ' x'\n"
+    )

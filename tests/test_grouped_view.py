@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input
 
-from conftest import sample
+from conftest import SAMPLES, sample
 from hlotop.analysis.grouping import Grouping, GroupRow, group_live_set
 from hlotop.loading.loader import load
 from hlotop.ui.app import HlotopApp
@@ -328,3 +330,62 @@ def test_bars_and_the_fold_rule():
     # A value's lineage: itself, then the nodes that may hold it, up to the top.
     lineage = folded.lineage(values[2].value.id)
     assert lineage == [("v", values[2].value.id), ("below", "c"), ("g", "c"), ("below",)]
+
+
+@pilot_test
+async def test_an_exported_file_takes_the_users_umask(tmp_path, monkeypatch):
+    """It was 0600 whatever the umask (the temporary file's mode, renamed into place)."""
+    monkeypatch.setenv("HLOTOP_EXPORT_DIR", str(tmp_path))
+    before = os.umask(0o022)
+    try:
+        app = HlotopApp(sample(TPU))
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await grouped(app, pilot, "e")
+            path = screen.grouped_view.last_export
+            assert path is not None and path.stat().st_mode & 0o777 == 0o644
+        os.umask(0o027)
+        app = HlotopApp(sample(TPU))
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await grouped(app, pilot, "v", "e")
+            path = screen.grouped_view.last_export
+            assert path is not None and path.stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(before)
+
+
+BIG_SPLIT = "jax/jax-0.10.2/transformer_big"  # 1.8 MB of value records
+
+
+@pilot_test
+async def test_a_dump_replaced_while_open_is_said_in_the_grouped_view_and_its_export(
+    tmp_path, monkeypatch
+):
+    """The records are read back from the dump file; once it was replaced (or deleted)
+    every value grouped as "(no op_name)", on screen and in the CSV, with no warning.
+    (Pieces of 4 kB, not 1 MB: this dump is small enough to stay in the kept pieces.)"""
+    import hlotop.loading.file_bytes as file_bytes
+
+    monkeypatch.setattr(file_bytes, "CHUNK", 4096)
+    monkeypatch.setenv("HLOTOP_EXPORT_DIR", str(tmp_path / "out"))
+    folder = tmp_path / "dump"
+    shutil.copytree(SAMPLES / BIG_SPLIT, folder)
+    values = next(folder.glob("*-values.txt"))
+    app = HlotopApp(str(next(folder.glob("*-buffer-assignment.txt"))))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        replacement = values.with_name("new")
+        replacement.write_bytes(values.read_bytes())
+        os.replace(replacement, values)  # as a new run writes it
+        await pilot.press("v")
+        await settle(app, pilot)
+        view = screen.grouped_view
+        assert view.error == (
+            "the dump changed on disk since it was opened: open it again to read its value "
+            f"records ({values})"
+        )
+        assert "the dump changed on disk since it was opened" in screen_text(app)
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert view.last_export is None and not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match="changed on disk"):
+        group_live_set(app.module, ("phase", "scope"))

@@ -10,7 +10,9 @@ from hlotop import load
 from hlotop.cli import main
 from hlotop.parse.live_range import MISSING_STEP
 from hlotop.safe_text import printable
+from hlotop.ui.app import HlotopApp
 from hlotop.units import human_bytes
+from test_app_pilot import pilot_test, plain, started
 
 SEED2 = Path(sample("seeds/002_c2e226da3172e77e.txt"))
 
@@ -142,3 +144,115 @@ def test_rich_markup_in_op_names_is_shown_literally_in_every_table(tmp_path, cap
     out = capsys.readouterr().out
     assert "do not cover the excess" in out
     assert out.count(op_name) == 2  # the values to shed, the largest values at the peak
+
+
+# Numbers that read but disagree with the rest of the dump (issue 32): each was shown
+# with no word said.
+
+
+def test_an_allocation_listed_twice_is_reported(tmp_path, capsys):
+    status, m, line = _seed3_with(
+        tmp_path,
+        "allocation 5: size 16777216, parameter 3,",
+        "allocation 4: size 16777216, parameter 3,",
+    )
+    assert [(d.line, d.severity) for d in m.diagnostics] == [(line, "error")]
+    assert m.diagnostics[0].message.startswith(
+        "allocation 4 is listed again (first at line 10): XLA lists each allocation once"
+    )
+
+
+def test_a_value_past_the_end_of_its_allocation_is_reported(tmp_path, capsys):
+    status, m, line = _seed3_with(
+        tmp_path,
+        "<45 all-reduce.28{1} @0> (size=512,offset=16384)",
+        "<45 all-reduce.28{1} @0> (size=512,offset=49000)",
+    )
+    assert [(d.line, d.severity) for d in m.diagnostics] == [(line, "error")]
+    assert m.diagnostics[0].message == (
+        "value <45 all-reduce.28{1} @0> (size=512,offset=49000) ends at byte 49512, past "
+        "the end of allocation 10 (49184 bytes)"
+    )
+
+
+def test_a_live_range_that_ends_before_it_starts_is_reported(tmp_path, capsys):
+    status, m, line = _seed3_with(tmp_path, "    fusion.10{}:9-11\n", "    fusion.10{}:11-9\n")
+    assert [(d.line, d.severity) for d in m.diagnostics] == [(line, "error")]
+    assert m.diagnostics[0].message == (
+        "the live range of fusion.10{} ends (step 9) before it starts (step 11): it "
+        "counts at no step"
+    )
+
+
+def test_a_peak_list_entry_for_an_unknown_value_is_reported(tmp_path, capsys):
+    status, m, line = _seed3_with(
+        tmp_path, "    fusion.10: 14680064 bytes\n", "    fusion.99: 14680064 bytes\n"
+    )
+    assert [(d.line, d.severity) for d in m.diagnostics] == [(line, "error")]
+    assert m.diagnostics[0].message == (
+        "XLA's peak list names fusion.99, which has no live range ('BufferLiveRange:')"
+    )
+    assert main(["--strict", "--summary", str(tmp_path / "x.txt")]) == 1
+
+
+def test_a_value_record_lost_from_the_middle_is_reported(tmp_path, capsys):
+    """The allocations hold 21 values; a record gone (not cut at the end: the live
+    ranges follow) leaves one without its instruction."""
+    text = SEED3.read_text()
+    start = text.index("<46 tuple.31{} @0>\n")
+    end = text.index("\n\n\nHloLiveRange")
+    path = tmp_path / "x.txt"
+    path.write_text(text[:start] + text[end + 1 :])
+    m = load(path)
+    assert [(d.line, d.severity) for d in m.diagnostics] == [(0, "warning")]
+    assert m.diagnostics[0].message.startswith(
+        "the 'Used values' records cover 20 of the 21 values the allocations hold; 1 have "
+        "none (<46 tuple.31{} @0>)"
+    )
+
+
+SEED0 = Path(sample("seeds/000_aa093b3e4f73e23a.txt"))  # V4: a stack-trace breakdown
+
+
+def test_a_stack_trace_total_other_than_the_peak_list_is_reported(tmp_path):
+    text = SEED0.read_text()
+    old = "  Stack trace breakdown for peak usage: 41 943 040 bytes"
+    path = tmp_path / "x.txt"
+    path.write_text(text.replace(old, "  Stack trace breakdown for peak usage: 41 943 041 bytes"))
+    m = load(path)
+    (d,) = m.diagnostics
+    assert d.message == (
+        "the stack-trace breakdown's total is 41943041 bytes but XLA's peak list adds up "
+        "to 41943040: both are printed from the same values"
+    )
+
+
+@pilot_test
+async def test_a_megabyte_shape_or_op_name_is_read_whole_and_drawn_cut(tmp_path):
+    """A 20 MB shape took 291 s to open in the browser, a 20 MB op_name 30-45 s a key:
+    the value card wrapped all of it into half a million lines. What is drawn of one
+    text is now cut (the dump still holds, and --json writes, the whole)."""
+    big_shape = "(" + ", ".join(["f32[4]{0}"] * 100_000) + ")"  # 1.1 MB
+    big_name = "layer/" * 200_000  # 1.2 MB
+    text = SEED2.read_text()
+    text = text.replace("output shape is |bf16[4,864]|", f"output shape is |{big_shape}|")
+    text = text.replace(
+        "(size=6912,offset=0): bf16[4,864]{1,0}", f"(size=6912,offset=0): {big_shape}"
+    )
+    text = text.replace('op_name="args[2]"', f'op_name="{big_name}"')
+    path = tmp_path / "big.txt"
+    path.write_text(text)
+    app = HlotopApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        a = app.dump.analysis
+        by_name = {i.value.name: i for i in a.values}
+        named, shaped = by_name["args_2_.1"], by_name["convert.3"]
+        assert named.used.instruction.op_name == big_name  # read whole
+        assert shaped.shape == big_shape
+        for info in (named, shaped):
+            card = plain(screen.detail.value_card(info), width=100)
+            assert card.count("\n") < 400
+            assert "more characters)" in card
+        alloc = plain(screen.detail.allocation_card(a.allocation_of[0]), width=100)
+        assert alloc.count("\n") < 400 and "more characters)" in alloc

@@ -2,7 +2,8 @@
 
 The file is written under ``$XDG_STATE_HOME/hlotop`` (default ``~/.local/state/hlotop``),
 or the system temporary folder when that cannot be written; never beside a dump.
-Files are written atomically (a temporary file renamed into place).
+Files are written atomically (a temporary file renamed into place), readable by their
+owner only: a traceback may quote a dump's paths and text.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
+from hlotop.atomic_write import write_atomically
 from hlotop.version import __version__
 
 
@@ -21,23 +23,6 @@ def _log_dir() -> Path:
         os.path.expanduser("~"), ".local", "state"
     )
     return Path(base) / "hlotop"
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a reader sees the old file or the whole new
-    one, never a part. Raises ``OSError``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def write_crash_log(error: BaseException, context: str = "") -> Path | None:
@@ -50,7 +35,7 @@ def write_crash_log(error: BaseException, context: str = "") -> Path | None:
     for folder in (_log_dir(), Path(tempfile.gettempdir()) / "hlotop"):
         path = folder / f"crash-{stamp}-{os.getpid()}.log"
         try:
-            write_atomically(path, text)
+            write_atomically(path, text, mode=0o600)
             return path
         except OSError:
             continue

@@ -2,9 +2,13 @@
 
 Everything in a dump (op_names, source paths, labels) was written by someone else.
 Control characters (C0, DEL, C1, and so ESC sequences such as an OSC title change)
-are replaced by visible ``\\xNN`` escapes before any of it is shown. Rich/Textual
+are replaced by visible ``\\xNN`` escapes before any of it is shown or exported. Rich/Textual
 markup is never interpreted because views build ``rich.text.Text`` objects from dump
 text instead of markup strings.
+
+What the browser draws of one piece of text is cut to :data:`DRAWN_CHARS` characters
+(:func:`drawn`): a 20 MB shape or op_name is read whole, but wrapping all of it into a
+card of half a million lines took minutes.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ def _escape(m: re.Match) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+# The characters of one label or line the browser draws: a hundred lines of a pane.
+DRAWN_CHARS = 8192
+
+
 def printable(text: str) -> str:
     """``text`` (one label or line) with tab and newline written as ``\\t``/``\\n``
     and every other C0/C1 control character as ``\\xNN``, so an ESC sequence in an
@@ -31,3 +39,17 @@ def printable(text: str) -> str:
     Raises nothing."""
     text = text.replace("\t", "\\t").replace("\n", "\\n")
     return _CONTROL.sub(_escape, text)
+
+
+def has_control(text: str) -> bool:
+    """Whether :func:`printable` would change ``text``. Raises nothing."""
+    return "\t" in text or "\n" in text or _CONTROL.search(text) is not None
+
+
+def drawn(text: str, limit: int = DRAWN_CHARS) -> str:
+    """:func:`printable` of at most the first ``limit`` characters of ``text``, and
+    when there are more, ``… (N more characters)`` after them: what the browser draws
+    of one shape, op_name or instruction. Raises nothing."""
+    if len(text) <= limit:
+        return printable(text)
+    return f"{printable(text[:limit])}… ({len(text) - limit:,} more characters)"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from hlotop.analysis.labels import GROUP_KEYS, Labeller
 from hlotop.analysis.peak import live_set
 from hlotop.analysis.scope import ScopeRule
-from hlotop.model import ModuleDump, ValueInfo
+from hlotop.model import ModuleDump, UsedValues, ValueInfo
 
 __all__ = [  # GROUP_KEYS (hlotop.analysis.labels): the keys a live set is grouped by
     "ACCOUNTINGS",
@@ -116,7 +116,8 @@ def group_live_set(
     in :data:`GROUP_KEYS`); ``fold``: layer indices to ``*``; ``rules``: the user's
     scope rewrites. Values whose key is unknown go to a named group (``(no op_name)``,
     ``(unknown)``), never dropped. Raises ValueError for an unknown key or accounting,
-    or when the module has no live ranges (no steps)."""
+    or when the module has no live ranges (no steps), or when its value records cannot
+    be read back from the dump file (it changed or went since it was opened)."""
     a = module.analysis
     if step is None:
         step = a.peak_step
@@ -130,6 +131,11 @@ def group_live_set(
     labeller = labeller or Labeller(module, fold, rules)
     values = live_set(a.values, step)
     labeller.read_records(values)  # each record once, in dump order
+    records = module.sections.used_values
+    if isinstance(records, UsedValues) and records.problem is not None:
+        # The records are read back from the dump file, which changed or went: every
+        # value would be "(no op_name)".
+        raise ValueError(f"the dump {records.problem}")
     bytes_of = counted_bytes(values, accounting)
     groups: dict[tuple[str, ...], list[ValueInfo]] = defaultdict(list)
     for info in values:

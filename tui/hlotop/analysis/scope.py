@@ -54,14 +54,19 @@ class ScopeRule:
     @classmethod
     def parse(cls, text: str) -> ScopeRule:
         """``"REGEX=REPLACEMENT"`` (the last ``=`` splits). Raises ValueError when there
-        is no ``=`` or the regular expression does not compile."""
+        is no ``=``, the regular expression does not compile, or the replacement refers
+        to a group the expression does not have (``\\2``, ``\\g<name>``) or ends in a
+        lone backslash: found here, before any scope is rewritten (it was an internal
+        error at the first scope the expression matched)."""
         if "=" not in text:
             raise ValueError(f"a scope rule is REGEX=REPLACEMENT, not {text!r}")
         pattern, replacement = text.rsplit("=", 1)
         try:
-            return cls(re.compile(pattern), replacement)
-        except re.error as err:
+            compiled = re.compile(pattern)
+            compiled.sub(replacement, "")  # the replacement is read before any match
+        except (re.error, IndexError) as err:  # IndexError: an unknown \\g<name>
             raise ValueError(f"scope rule {text!r}: {err}") from None
+        return cls(compiled, replacement)
 
 
 @lru_cache(maxsize=1 << 16)  # a big dump repeats each op_name over many values

@@ -3,12 +3,14 @@ browser, ``--summary``, ``--json`` and ``--export`` for a dump; the other inputs
 directory of modules, an out-of-memory text) and ``hlotop diff`` are in
 :mod:`hlotop.cli.commands`, ``hlotop fit`` in :mod:`hlotop.cli.fit_command`.
 
-Exit status: 0 on success; 1 with ``--strict`` when the dump has diagnostics, or when
-``hlotop diff --fail-over`` is exceeded; 2 when the input cannot be opened (one line on
-stderr: ``hlotop: error: <path>: <reason>``); 3 when a directory's report is partial
-(a module could not be read: the report names it and why); 70 for an hlotop bug; 130
-after ctrl-c (one line on stderr). SIGTERM and SIGHUP stop the worker processes and
-remove their temporary files before hlotop ends as the signal would have it
+Exit status: 0 on success; 1 with ``--strict`` when the dump has diagnostics, when
+``hlotop diff --fail-over`` is exceeded, or when the output cannot be written whole (a
+full disk, ``ulimit -f``: one line on stderr); 2 when the input cannot be opened or an
+option cannot be used (one line on stderr: ``hlotop: error: <path>: <reason>``); 3 when a
+directory's report is partial (a module could not be read: the report names it and
+why); 70 for an hlotop bug; 130 after ctrl-c (one line on stderr); 141 when the reader
+closed the pipe. SIGTERM and SIGHUP stop the worker processes and remove their temporary
+files before hlotop ends as the signal would have it
 (:func:`hlotop.loading.workers.stop_with_signals`).
 """
 
@@ -37,11 +39,14 @@ from hlotop.cli.commands import (
 from hlotop.cli.common import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
+    NO_ROOM,
     error,
+    output_failed,
     reattach_terminal,
     reporting,
     stdout_to_devnull,
     strict_status,
+    whole_stdout,
 )
 from hlotop.cli.fit_command import build_fit_parser, fit_command
 from hlotop.safe_text import printable
@@ -123,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the schedule step whose live set is grouped (default: XLA's peak step)",
     )
-    group.add_argument("--accounting", choices=ACCOUNTINGS, default="logical", help=ACCOUNTING_HELP)
+    # No default: given or not, so that one given without --group-by is refused.
+    group.add_argument("--accounting", choices=ACCOUNTINGS, help=ACCOUNTING_HELP)
     group.add_argument(
         "--scope-rule",
         action="append",
@@ -168,19 +174,28 @@ def run() -> None:
     """The ``hlotop`` command: :func:`main`, then exit at once. A big dump's model is
     millions of objects, and freeing them one by one at interpreter shutdown took a
     second at 100 MB after the output was complete; the OS frees it all in one go.
-    Big buffers are given back to the OS when freed (:func:`~hlotop.process.give_back_big_buffers`)."""
+    Big buffers are given back to the OS when freed (:func:`~hlotop.process.give_back_big_buffers`).
+    Standard output is written whole or the command fails saying why
+    (:func:`~hlotop.cli.common.whole_stdout`)."""
     from hlotop.loading.workers import stop_with_signals
     from hlotop.process import exit_frees_memory, give_back_big_buffers
 
     exit_frees_memory()
     give_back_big_buffers()
     stop_with_signals()  # SIGTERM, SIGHUP: the workers and their files go too
+    whole_stdout()
     code = main()
     try:
         sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):  # a closed pipe (hlotop --json | head)
+    except OSError as err:  # a closed pipe (hlotop --json | head), a full disk
+        failed = output_failed(err)
+        code = code if code and failed == EXIT_BROKEN_PIPE else failed
+    except ValueError:  # closed
         code = code or EXIT_BROKEN_PIPE
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
     os._exit(code)
 
 
@@ -235,9 +250,10 @@ def build_diff_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``hlotop`` with ``argv`` (default ``sys.argv[1:]``); return the exit status
-    (0, 1 for --strict with diagnostics or a --fail-over that is exceeded, 2 for input
-    that is not a dump, 3 for a directory's report that lacks a module it could not
-    read, 70 for a bug, 130 after ctrl-c)."""
+    (0, 1 for --strict with diagnostics, a --fail-over that is exceeded or output that
+    could not be written, 2 for input that is not a dump or an option that cannot be
+    used, 3 for a directory's report that lacks a module it could not read, 70 for a
+    bug, 130 after ctrl-c)."""
     argv = sys.argv[1:] if argv is None else argv
     diff, fit = argv[:1] == ["diff"], argv[:1] == ["fit"]
     if fit:
@@ -254,16 +270,25 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # ctrl-c: the workers are stopped on the way out
         print("hlotop: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except Exception as err:  # an hlotop bug: a log file, one line, never a traceback
-        from hlotop.crashlog import write_crash_log
+    except OSError as err:
+        if err.errno not in NO_ROOM:
+            return _internal_error(err)
+        return output_failed(err)  # a full disk, ulimit -f: not an hlotop bug
+    except Exception as err:
+        return _internal_error(err)
 
-        log = write_crash_log(err, f"argv: {sys.argv!r}")
-        where = f"; details in {log}" if log else ""
-        print(
-            printable(f"hlotop: error: internal error ({type(err).__name__}: {err}){where}"),
-            file=sys.stderr,
-        )
-        return 70
+
+def _internal_error(err: BaseException) -> int:
+    """An hlotop bug: a log file with the traceback, one line, never a traceback; 70."""
+    from hlotop.crashlog import write_crash_log
+
+    log = write_crash_log(err, f"argv: {sys.argv!r}")
+    where = f"; details in {log}" if log else ""
+    print(
+        printable(f"hlotop: error: internal error ({type(err).__name__}: {err}){where}"),
+        file=sys.stderr,
+    )
+    return 70
 
 
 def _main(args) -> int:
@@ -278,7 +303,10 @@ def _main(args) -> int:
     except ValueError as err:
         return error(str(err))
     interactive = not (args.summary or args.json or args.export) and sys.stdout.isatty()
-    oom = oom_text(args.path)
+    try:
+        oom = oom_text(args.path)
+    except LoadError as err:  # standard input that is binary, or no dump
+        return error(str(err))
     if oom is not None:
         return oom_command(args, *oom, interactive=interactive)
     if args.path == "-" and STDIN:  # read while looking for an OOM text: a dump

@@ -22,11 +22,11 @@ def diff_command(args) -> int:
     from hlotop.analysis.diff import diff_modules
     from hlotop.analysis.grouping import parse_keys
     from hlotop.loading.loader import LoadError, load
-    from hlotop.report.diff_report import Threshold, gate, render_diff, write_diff_json
+    from hlotop.report.diff_report import gate, render_diff, write_diff_json
 
     try:
         keys = parse_keys(args.group_by)
-        threshold = Threshold.parse(args.fail_over) if args.fail_over else None
+        threshold = fail_over(args.fail_over) if args.fail_over else None
     except ValueError as err:
         return error(str(err))
     old_modules, new_modules = modules_of(args.old), modules_of(args.new)
@@ -49,8 +49,8 @@ def diff_command(args) -> int:
 
             # each module as --summary reads it: a split one's live ranges on another core
             workers = report_workers()
-            old = load(args.old, lazy=True, workers=workers)
-            new = load(args.new, lazy=True, workers=workers)
+            old = load(not_oom_text(args.old, "OLD"), lazy=True, workers=workers)
+            new = load(not_oom_text(args.new, "NEW"), lazy=True, workers=workers)
             keep_until_exit((old, new))  # freed by the OS when the command exits
             diff = diff_modules(old, new, keys, args.accounting)
             if args.json:
@@ -67,6 +67,41 @@ def diff_command(args) -> int:
         print(printable(over), file=sys.stderr)
         return 1
     return 0
+
+
+def fail_over(text: str):
+    """``--fail-over``: a :class:`~hlotop.report.diff_report.Threshold` of 0 or more
+    bytes, or a finite percentage of 0 or more. Raises ValueError saying what it takes
+    (``nan%`` made a gate that never fired; a negative one, a gate that always did)."""
+    import math
+
+    from hlotop.report.diff_report import Threshold
+
+    threshold = Threshold.parse(text)
+    percent, size = threshold.percent, threshold.bytes
+    if (percent is not None and not (math.isfinite(percent) and percent >= 0)) or (
+        size is not None and size < 0
+    ):
+        raise ValueError(
+            f"--fail-over {text.strip()!r}: give a percentage of 0% or more (5%) or a size "
+            "(512MiB, 1.5GiB, 1048576)"
+        )
+    return threshold
+
+
+def not_oom_text(path: str, side: str) -> str:
+    """``path``, unless it holds an out-of-memory error text and no dump: then
+    :class:`~hlotop.loading.errors.LoadError` saying so (the loader said it was
+    "nor an out-of-memory error text")."""
+    from hlotop.loading.errors import LoadError
+
+    if path != "-" and oom_text(path) is not None:
+        raise LoadError(
+            path,
+            f"{side} is an out-of-memory error text, not a dump: hlotop diff compares two "
+            f"dumps (open the text alone, hlotop {path}, or with its dump, --dump DUMP)",
+        )
+    return path
 
 
 def same_program(path: str, run: list, side: str) -> str:
@@ -131,7 +166,13 @@ def capacity_of(text: str | None) -> tuple[int, str] | None:
         return None
     from hlotop.model.devices import parse_capacity
 
-    return parse_capacity(text)
+    size, label = parse_capacity(text)
+    if size <= 0:  # "0" or "0.0001": every program would be over by all it needs
+        raise ValueError(
+            f"--capacity {text.strip()!r}: a device's memory is more than 0 bytes "
+            "(16GiB, 15.48G, 80GB, or a device such as v5e)"
+        )
+    return size, label
 
 
 def fit_of(module, capacity: tuple[int, str] | None):
@@ -143,23 +184,18 @@ def fit_of(module, capacity: tuple[int, str] | None):
 
 
 MAX_OOM_TEXT = 64 << 20  # bytes of a log read to look for an out-of-memory message
-# How the files of a dump start (FORMATS.md): the buffer assignment, the records of a
-# split module, its live ranges, its memory-usage report.
-DUMP_STARTS = (
-    b"BufferAssignment:",
-    b"Total bytes used:",
-    b"HloLiveRange (max ",
-    b"Memory Space: ",
-)
 
 
 def oom_text(path: str):
     """(the OOM report, its text's label) when ``path`` is a file (or stdin) holding an
     out-of-memory error text and no dump; None otherwise (a dump, a directory, or a
     file the loader then refuses). Reads stdin into ``STDIN`` so a dump there still
-    loads."""
+    loads, under :func:`~hlotop.loading.input_bytes.read_stream`'s bounds (raises its
+    :class:`~hlotop.loading.errors.LoadError`: binary, or text that is no dump)."""
+    from hlotop.loading.input_bytes import DUMP_STARTS, read_stream
+
     if path == "-":
-        data = sys.stdin.buffer.read()
+        data = read_stream(sys.stdin.buffer, "<stdin>")
         STDIN.append(data)
         label = "<stdin>"
     else:
@@ -211,6 +247,12 @@ def oom_command(args, report, label: str, *, interactive: bool) -> int:
     (or a dump beside it). ``--capacity`` is the text's own."""
     from hlotop.report.oom_report import oom_json, render_oom, write_oom_json
 
+    if args.export or args.group_by or args.step is not None:
+        which = "--export" if args.export else "--group-by" if args.group_by else "--step"
+        return error(
+            f"{label}: an out-of-memory error text, not a dump: {which} takes a dump's "
+            "live set (show the text with --summary or --json)"
+        )
     links, module_name = [], ""
     dump = args.dump or dump_beside(label)
     if dump is not None:
@@ -311,7 +353,7 @@ def grouping_options(args) -> dict | None:
     None when there is none (and no --export). Raises ValueError for a bad key, rule
     or option."""
     asked = args.group_by is not None or args.step is not None or args.scope_rule
-    if not asked and not args.export and args.accounting == "logical":
+    if not asked and not args.export and args.accounting is None:
         return None
     from hlotop.analysis.grouping import parse_keys
     from hlotop.analysis.scope import ScopeRule
@@ -322,10 +364,27 @@ def grouping_options(args) -> dict | None:
         )
     keys = parse_keys(args.group_by) if args.group_by is not None else None
     rules = tuple(ScopeRule.parse(rule) for rule in args.scope_rule)
+    if keys is None and not args.export:  # they were read, and nothing used them
+        given = [
+            option
+            for option, value in (
+                ("--step", args.step),
+                ("--accounting", args.accounting),
+                ("--scope-rule", args.scope_rule or None),
+                ("--no-fold", args.no_fold or None),
+            )
+            if value is not None
+        ]
+        if given:
+            they = "it chooses" if len(given) == 1 else "they choose"
+            raise ValueError(
+                f"{' and '.join(given)} without --group-by: {they} what is grouped "
+                "(--group-by KEYS) or exported (--export), and nothing is"
+            )
     return {
         "keys": keys,
         "step": args.step,
-        "accounting": args.accounting,
+        "accounting": args.accounting or "logical",
         "fold": not args.no_fold,
         "rules": rules,
     }
@@ -352,7 +411,8 @@ def group(module, options: dict):
 
 
 def export(module, args, options: dict) -> int:
-    """``--export csv|tsv|folded``: the live set to stdout."""
+    """``--export csv|tsv|folded``: the live set to stdout. With ``--strict`` and a
+    diagnostic, exit 1 saying why on stderr (stdout is the data)."""
     from hlotop.report.export import write_folded, write_groups, write_values
 
     grouping, labeller = group(module, options)
@@ -362,4 +422,14 @@ def export(module, args, options: dict) -> int:
         write_groups(grouping, sys.stdout, args.export)
     else:
         write_values(grouping, labeller, sys.stdout, args.export)
-    return strict_status(module, args.strict)
+    status = strict_status(module, args.strict)
+    if status:
+        print(printable(strict_reason(module)), file=sys.stderr)
+    return status
+
+
+def strict_reason(module) -> str:
+    """The line ``--strict`` fails with: how many diagnostics, and the first."""
+    found = module.diagnostics
+    more = f" (and {len(found) - 1} more: --summary or --json lists them)" if len(found) > 1 else ""
+    return f"hlotop: --strict: {len(found)} diagnostic{'' if len(found) == 1 else 's'}: {found[0]}{more}"

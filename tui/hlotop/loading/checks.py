@@ -32,6 +32,8 @@ def check_truncation(
     (allocations alone are then a jax >= 0.10 ``-buffer-assignment.txt`` as likely as a
     combined dump cut short, and the warning says so instead)."""
 
+    said = len(diagnostics)
+
     def cut(message: str, line: int = 0) -> None:
         diagnostics.append(Diagnostic(path, line, "truncated: " + message, "warning"))
 
@@ -65,6 +67,26 @@ def check_truncation(
             )
         elif live.instruction_sequence and not live.buffers:
             cut("no 'BufferLiveRange:' lines after the instruction sequence", live.line)
+        elif live.instruction_sequence and live.peak is None:
+            cut(
+                "no 'Live ranges at N (peak):' list after the live ranges (XLA prints "
+                "one after them, since 2021-04), so the last live ranges may be lost "
+                "and XLA's peak is not shown",
+                live.line,
+            )
+    elif (
+        kind == "combined"
+        and parsed.total_bytes_sized
+        and parsed.saw_used_values
+        and not parsed.live_range_unavailable
+        and len(diagnostics) == said  # not cut inside its last record
+    ):
+        cut(
+            "no 'HloLiveRange' block after the value records: XLA has appended one to "
+            "every combined dump since 2021-04, before its 'Total bytes used' line gave "
+            "the size in parentheses (2021-08), so the schedule, the live ranges and "
+            "XLA's peak are not shown"
+        )
 
 
 # Standard input holding only a 'BufferAssignment:' section (hlotop - < X-buffer-assignment.txt).
@@ -195,7 +217,13 @@ def check_consistency(
     """Warnings for figures that disagree with each other."""
     total = sections.total_bytes_used
     allocated = sum(a.size for a in sections.allocations)
-    if total is not None and sections.allocations and total != allocated:
+    # (No allocation under a 'BufferAssignment:' header, and a total above 0: the
+    # allocations were cut off.)
+    if (
+        total is not None
+        and (sections.allocations or sections.saw_buffer_assignment)
+        and total != allocated
+    ):
         diagnostics.append(
             Diagnostic(
                 path,

@@ -1,10 +1,9 @@
 """A dump file's bytes to the text the parser reads: line ends made LF, ASCII kept as
 bytes (decoded a record at a time later), anything else decoded as UTF-8 with bad
-bytes reported; binary and empty files refused."""
+bytes reported; binary and empty files refused. (The bytes are read by
+:mod:`hlotop.loading.input_bytes`.)"""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from hlotop.loading.errors import LoadError
 from hlotop.model import Diagnostic
@@ -21,7 +20,7 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str | by
     bytes) or an empty one raises :class:`LoadError`."""
     if not data or data.isspace():  # not data.strip(): a copy of the whole file
         raise LoadError(path, "the file is empty")
-    if _looks_binary(data[:_SNIFF_BYTES]):
+    if looks_binary(data[:_SNIFF_BYTES]):
         raise LoadError(path, "a binary file, not a text dump")
     # A CR first, alone: one byte is found by memchr, a two-byte CRLF by a search ten
     # times as long (40 ms of a 35 MB dump with none).
@@ -47,21 +46,8 @@ def read_text(path: str, data: bytes, diagnostics: list[Diagnostic]) -> str | by
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r") + b"\x7f"
 
 
-def _looks_binary(sample: bytes) -> bool:
+def looks_binary(sample: bytes) -> bool:
     """More than 10% control bytes: an executable, a proto, an image. A text dump with a
     stray NUL is damaged, not binary: it opens, and the line is reported."""
     control = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
     return control * 10 > len(sample)
-
-
-def read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise LoadError(str(path), "no such file") from None
-    except PermissionError:
-        raise LoadError(str(path), "permission denied") from None
-    except IsADirectoryError:
-        raise LoadError(str(path), "is a directory") from None
-    except OSError as err:
-        raise LoadError(str(path), err.strerror or str(err)) from None

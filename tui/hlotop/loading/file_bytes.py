@@ -5,7 +5,9 @@ so a big dump's records, most of its text, are not held in memory while it is op
 The file is only ever read. It is opened for each read of a :data:`CHUNK`-sized,
 aligned piece (the last few pieces are kept: records are mostly read near each other)
 and checked to be the file that was indexed (same inode, size and modification time);
-if it is not, or it cannot be read, reads raise ``OSError`` with a one-line reason.
+if it is not, or it cannot be read, reads raise ``OSError`` with a one-line reason that
+leads with what happened ("changed on disk since it was opened ...") and ends with the
+file, for a pane too narrow for the whole line.
 """
 
 from __future__ import annotations
@@ -79,19 +81,24 @@ class FileBytes:
     def _pread(self, offset: int, size: int) -> bytes:
         try:
             fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            raise OSError(
+                "deleted or moved since it was opened: open it again to read its value "
+                f"records ({self.path})"
+            ) from None
         except OSError as err:
             raise OSError(f"{self.path}: {err.strerror or err}") from None
         try:
             if _identity(os.fstat(fd)) != self._identity:
                 raise OSError(
-                    f"{self.path} changed on disk after it was opened: open it again "
-                    "to read its value records"
+                    "changed on disk since it was opened: open it again to read its "
+                    f"value records ({self.path})"
                 )
             data = os.pread(fd, size, offset)
         finally:
             os.close(fd)
         if len(data) != size:
-            raise OSError(f"{self.path} is shorter than when it was opened")
+            raise OSError(f"shorter than when it was opened ({self.path})")
         return data
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, AnyStr, cast
 
 from hlotop.analysis.analyze import BeforeLiveRanges, analyze
+from hlotop.loading.agreement import check_agreement, check_stack_trace
 from hlotop.loading.ahead import Job, Later, PartsAhead
 from hlotop.loading.checks import (
     STDIN_REPORT,
@@ -25,7 +26,7 @@ from hlotop.loading.checks import (
     check_truncation,
     report_alone,
 )
-from hlotop.loading.decode import read_bytes, read_text
+from hlotop.loading.decode import read_text
 from hlotop.loading.discover import (
     SPLIT_SUFFIXES,
     module_files,
@@ -35,6 +36,7 @@ from hlotop.loading.discover import (
 )
 from hlotop.loading.errors import LoadError
 from hlotop.loading.file_bytes import FileBytes
+from hlotop.loading.input_bytes import read_file, read_stream
 from hlotop.loading.module_text import (
     called_metadata_reader,
     entry_parameters_reader,
@@ -160,12 +162,14 @@ def _parse_one(
 
 def _read_file(path: Path) -> tuple[list[bytes], FileBytes | None]:
     """A file's bytes (as a one-item list, see :func:`_parse_one`) and the file to read
-    them back from, taken first. Raises :class:`LoadError`."""
+    them back from, taken first (none for a compressed file: its text is not its
+    bytes). Raises :class:`LoadError`."""
     try:
         source: FileBytes | None = FileBytes(path)
-    except OSError:  # read_bytes says why
+    except OSError:  # read_file says why
         source = None
-    return [read_bytes(path)], source
+    data, compressed = read_file(path)
+    return [data], None if compressed else source
 
 
 def _parse_decoded(
@@ -241,7 +245,9 @@ def load(
     caller's work that needs nothing of the dump (``--summary``'s imports) is done then.
     Returns a :class:`ModuleDump`; sizes in bytes, times in schedule steps.
     Raises :class:`LoadError` (one-line reason) when the input is missing,
-    unreadable, empty, binary or not a dump.
+    unreadable, empty, binary or not a dump (standard input is read under the bounds
+    of :func:`~hlotop.loading.input_bytes.read_stream`; a gzip-compressed file or
+    stream is decompressed).
     """
     hooks = ReadHooks(pause, None, stage)
     return _load(
@@ -267,7 +273,10 @@ def _load(
 ) -> ModuleDump:
     if str(path) == "-":
         stream = stdin if stdin is not None else sys.stdin
-        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
+        if hasattr(stream, "buffer"):
+            data = read_stream(stream.buffer, "<stdin>")
+        else:
+            data = stream.read().encode()
         return load_bytes(data, lazy=lazy)
     diagnostics: list[Diagnostic] = []
     p = resolve(path)
@@ -474,8 +483,10 @@ def _finish(
     label = files[0].path if files else name
     analysis = analyze(sections, diagnostics, label, before)
     check_consistency(label, sections, analysis, diagnostics)
+    check_agreement(files, sections, analysis, diagnostics, label)
     if tree_later is not None:  # read by the worker while the figures were worked out
         sections = tree_later(sections)
+    check_stack_trace(files, sections.live_range, diagnostics)
     module = ModuleDump(name, files, sections, diagnostics, analysis)
     if not lazy:
         module.read_records()

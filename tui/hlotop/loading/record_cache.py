@@ -18,7 +18,7 @@ import json
 import os
 from pathlib import Path
 
-from hlotop.crashlog import write_atomically
+from hlotop.atomic_write import write_atomically
 from hlotop.model import Diagnostic, ModuleDump
 from hlotop.version import __version__
 
@@ -83,6 +83,6 @@ def store_record_diagnostics(dump: ModuleDump, diagnostics: list[Diagnostic]) ->
         ],
     }
     try:
-        write_atomically(_path(identity), json.dumps(entry))
+        write_atomically(_path(identity), json.dumps(entry), mode=0o600)
     except OSError:
         pass

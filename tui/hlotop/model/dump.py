@@ -41,6 +41,10 @@ class ParsedSections:
     entry_parameters: Callable[[], tuple[EntryParameter, ...]] | None = None
     saw_buffer_assignment: bool = False
     saw_used_values: bool = False
+    # The 'Total bytes used' line gave the size in parentheses too, "N (286.05MiB)":
+    # XLA since 2021-08-09, whose combined dumps all end with an HloLiveRange block
+    # (FORMATS.md 11).
+    total_bytes_sized: bool = False
 
 
 @dataclass(slots=True)

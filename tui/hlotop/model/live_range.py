@@ -127,6 +127,22 @@ class StackTrace:
         assert roots is not None
         return roots
 
+    def last_node(self) -> tuple[int, int] | None:
+        """``(remaining bytes, line)`` of the tree's last node in pre-order, the last
+        line XLA printed of it: its ``remaining`` is 0 in a whole tree (each node's is
+        the total less the ``current`` bytes printed so far), more in one whose lines
+        stop early. None for a tree with no node. Makes no node."""
+        columns = self._columns
+        if self._roots is None and columns is not None:
+            remaining, lines = columns[0][4], columns[0][6]
+            return (remaining[-1], lines[-1]) if len(remaining) else None
+        if not self.roots:
+            return None
+        node = self.roots[-1]
+        while node.children:
+            node = node.children[-1]
+        return node.remaining, node.line
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, StackTrace):
             return NotImplemented

@@ -408,6 +408,19 @@ class UsedValues(Generic[AnyStr]):
             progress(total, total)
         return total
 
+    def count_text(self, sub: str) -> int:
+        """How often ``sub`` (ASCII) occurs in the section's text, read :data:`SCAN`
+        characters at a time (a whole pass: for a check on a damaged dump, not for
+        every dump). Raises ``OSError`` if the text was released and cannot be read
+        back."""
+        raw = sub.encode("ascii")
+        extra = max(len(sub) - 1, 0)  # an occurrence that starts in a piece ends past it
+        found = 0
+        for start in range(self.begin, self.end, SCAN):
+            piece = self._read(start, min(start + SCAN + extra, self.end))
+            found += piece.count(raw) if isinstance(piece, bytes) else piece.count(sub)
+        return found
+
     def find_text(self, query: str, cancelled: Callable[[], bool] | None = None) -> list[int]:
         """The value ids, in dump order, of the records whose text holds ``query``
         (case-insensitive), scanned :data:`SCAN` characters at a time; [] if

@@ -117,7 +117,7 @@ def parse_text(
     live: lr.LiveRangeSection | None = None
     report: MemoryReportSection | None = None
     total: int | None = None
-    saw_ba = saw_values = unavailable = False
+    saw_ba = saw_values = unavailable = sized = False
     section: _Section | None = None  # the section object whose lines come now
     skipping = False  # inside a "*** Begin <file> ***" block of some other dump file
     for first_line, lines in chunks:
@@ -163,6 +163,7 @@ def parse_text(
                     section = report
                 else:
                     total = sink.parse(TOTAL_LINE, line, lineno, "'Total bytes used' line")
+                    sized = total is not None and line.rstrip().endswith(")")
                     section = None
                 continue
             if line == USED_VALUES_HEADER:
@@ -200,6 +201,7 @@ def parse_text(
         memory_usage_report=report.finish() if report is not None else None,
         saw_buffer_assignment=saw_ba,
         saw_used_values=saw_values,
+        total_bytes_sized=sized,
     )
 
 

@@ -4,6 +4,13 @@ text other tools read: CSV or TSV (spreadsheets, pandas) and collapsed stacks
 
 The bytes are the grouping's (:mod:`hlotop.analysis.grouping`): the rows add up to its
 ``total_bytes`` under its ``accounting``.
+
+Every label is dump text (an op_name, a path): whether the export goes to a terminal, a
+file or a pipe, its control characters are written as ``\\xNN`` escapes, tab and newline
+as ``\\t`` and ``\\n`` (:func:`hlotop.safe_text.printable`). Nothing of the text is
+dropped, but no C0 or C1 control reaches the reader: a crafted op_name's ESC sequence
+set a terminal's title, wrote its clipboard (OSC 52) and cleared its screen, and its
+tab or newline split a TSV row or a collapsed stack.
 """
 
 from __future__ import annotations
@@ -11,37 +18,42 @@ from __future__ import annotations
 import csv
 import io
 import os
-import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
-from contextlib import suppress
 from pathlib import Path
 from typing import IO
 
 from hlotop.analysis.grouping import GROUP_KEYS, Grouping
 from hlotop.analysis.labels import Labeller
+from hlotop.safe_text import printable
 
 FORMATS = ("csv", "tsv", "folded")
 FOLDED_KEYS = ("phase", "scope", "opcode")  # the stack of a value when none is given
 
 
 def write_groups(grouping: Grouping, out: IO[str], fmt: str = "csv") -> None:
-    """One row per group: its key parts, ``bytes``, ``share`` (of the total, percent,
-    two decimals) and ``values`` (how many). ``fmt``: ``csv`` or ``tsv``. Raises
-    ValueError for another format."""
+    """One row per group: its key parts (control characters escaped), ``bytes``,
+    ``share`` (of the total, percent, two decimals) and ``values`` (how many). ``fmt``:
+    ``csv`` or ``tsv``. Raises ValueError for another format."""
     writer = _writer(out, fmt)
     writer.writerow([*grouping.keys, "bytes", "share", "values"])
     for row in grouping.rows:
         writer.writerow(
-            [*row.key, row.bytes, _share(row.bytes, grouping.total_bytes), len(row.values)]
+            [
+                *map(printable, row.key),
+                row.bytes,
+                _share(row.bytes, grouping.total_bytes),
+                len(row.values),
+            ]
         )
 
 
 def write_values(grouping: Grouping, labeller: Labeller, out: IO[str], fmt: str = "csv") -> None:
     """One row per live value, in XLA's order (bytes descending): its id, name,
     ``bytes`` (counted under the grouping's accounting), logical and allocated bytes,
-    its live range's first and last step and its label for every group key. ``fmt``:
-    ``csv`` or ``tsv``. Raises ValueError for another format."""
+    its live range's first and last step and its label for every group key (names and
+    labels with control characters escaped). ``fmt``: ``csv`` or ``tsv``. Raises
+    ValueError for another format."""
     writer = _writer(out, fmt)
     writer.writerow(
         ["id", "value", "bytes", "logical_bytes", "allocated_bytes", "start", "end", *GROUP_KEYS]
@@ -55,13 +67,13 @@ def write_values(grouping: Grouping, labeller: Labeller, out: IO[str], fmt: str 
         writer.writerow(
             [
                 info.value.id,
-                info.value.label,
+                printable(info.value.label),
                 grouping.bytes_of[info.value.id],
                 info.logical_bytes,
                 info.allocated_bytes,
                 live.start if live else "",
                 live.end if live else "",
-                *(labeller.label(info, key) for key in GROUP_KEYS),
+                *(printable(labeller.label(info, key)) for key in GROUP_KEYS),
             ]
         )
 
@@ -72,37 +84,20 @@ def write_folded(
     """Collapsed stacks: one line ``frame;frame;... bytes`` per distinct stack, the
     frames being each value's labels for ``keys`` (default :data:`FOLDED_KEYS`), a
     scope split at its ``/`` into frames. Lines in stack order; their bytes add up to
-    the grouping's total. ``;`` in a label becomes ``,`` (it separates frames)."""
+    the grouping's total. ``;`` in a label becomes ``,`` (it separates frames), a space
+    ``_`` (one ends the stack), a control character an escape."""
     keys = tuple(keys) or FOLDED_KEYS
     stacks: dict[str, int] = defaultdict(int)
     for row in grouping.rows:
         for info in row.values:
             frames: list[str] = []
             for key in keys:
-                label = labeller.label(info, key).replace(";", ",").replace(" ", "_")
+                label = printable(labeller.label(info, key)).replace(";", ",").replace(" ", "_")
                 frames += [p for p in label.split("/") if p] if key == "scope" else [label]
             stacks[";".join(frames or ["(all)"])] += grouping.bytes_of[info.value.id]
     for stack in sorted(stacks):
         if stacks[stack]:
             out.write(f"{stack} {stacks[stack]}\n")
-
-
-def write_file_atomically(directory: Path, name: str, text: str) -> Path:
-    """Write ``text`` to ``directory/name`` through a temporary file in the same
-    directory and a rename, so a reader never sees half a file; returns the path.
-    Raises OSError when the directory cannot be written."""
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        target = directory / name
-        os.replace(tmp, target)
-        return target
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def export_directory(dump_path: str) -> Path:

@@ -23,14 +23,9 @@ from typing import Protocol, TypeVar
 
 from hlotop.analysis.grouping import Grouping, GroupRow, group_live_set
 from hlotop.analysis.labels import Labeller
+from hlotop.atomic_write import write_atomically
 from hlotop.model import ModuleDump, ValueInfo
-from hlotop.report.export import (
-    export_directory,
-    to_text,
-    write_file_atomically,
-    write_groups,
-    write_values,
-)
+from hlotop.report.export import export_directory, to_text, write_groups, write_values
 from hlotop.units import human_bytes
 
 
@@ -295,4 +290,4 @@ def export_csv(
         text = to_text(write_values, grouping, groupings.labeller())
         rows = f"{len(grouping.bytes_of)} values"
     name = export_name(groupings.dump.name, step, keys if grouped else None, accounting)
-    return write_file_atomically(export_directory(dump_path), name, text), rows
+    return write_atomically(export_directory(dump_path) / name, text), rows

@@ -23,7 +23,7 @@ from hlotop.model import (
     ValueSlot,
 )
 from hlotop.model.memory_space import space_names
-from hlotop.safe_text import printable
+from hlotop.safe_text import drawn
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.legend import plain, space_label, space_style
@@ -232,7 +232,7 @@ class AllocationTree(RowList):
         text = Text(no_wrap=True, end="")
         text.append("    ")
         text.append(f"{slot.value.id:>{self._id_w}} ", style="dim")
-        label = printable(slot.value.label)
+        label = drawn(slot.value.label)
         if len(label) > self._label_w:
             label = label[: self._label_w - 1] + "…"
         text.append(
@@ -243,7 +243,7 @@ class AllocationTree(RowList):
         )
         text.append(f"  @{slot.offset:<{self._off_w}}", style="dim")
         text.append(f"  {human_bytes(slot.size):>{SIZE_W}}  ")
-        text.append(printable(slot.shape), style="italic")
+        text.append(drawn(slot.shape), style="italic")
         return text
 
     # -- selection ----------------------------------------------------------------

@@ -21,7 +21,7 @@ from textual.worker import get_current_worker
 from hlotop.analysis.grouping import ACCOUNTINGS, Grouping
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_names
-from hlotop.safe_text import printable
+from hlotop.safe_text import drawn
 from hlotop.ui.bindings import bindings
 from hlotop.ui.group_tree import (
     DEFAULT_THRESHOLD,
@@ -327,11 +327,11 @@ class GroupedView(RowList, TreeKeys):
         text.append(" " + "  " * node.depth)
         if node.kind == "value" and info is not None:
             text.append("· ", style="dim")
-            text.append(f"{info.value.id} {printable(info.value.label)}", style=colour)
-            text.append(f"  {printable(info.shape or '?')}", style="dim italic")
+            text.append(f"{info.value.id} {drawn(info.value.label)}", style=colour)
+            text.append(f"  {drawn(info.shape or '?')}", style="dim italic")
             return text
         text.append("▾ " if node.key in self.expanded else "▸ ", style="dim")
-        text.append(printable(node.label), style="dim italic" if node.kind == "below" else "")
+        text.append(drawn(node.label), style="dim italic" if node.kind == "below" else "")
         return text
 
     def on_resize(self, event: events.Resize) -> None:

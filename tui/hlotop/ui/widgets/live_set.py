@@ -19,7 +19,7 @@ from textual.geometry import Size
 
 from hlotop.model import ModuleDump, StackTraceNode, UsedValues, ValueInfo, format_shape_index
 from hlotop.model.memory_space import space_names
-from hlotop.safe_text import printable
+from hlotop.safe_text import drawn
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.textual_compat import set_virtual_size
@@ -115,7 +115,7 @@ class LiveSet(RowList):
 
     @staticmethod
     def _value_text(info: ValueInfo) -> str:
-        return f"{info.value.id} {printable(info.value.label)}"
+        return f"{info.value.id} {drawn(info.value.label)}"
 
     # -- rows -------------------------------------------------------------------------
     def set_step(self, step: int) -> None:
@@ -300,12 +300,12 @@ class LiveSet(RowList):
         space = space_style(info.color, plain(self))
         text.append(f"{value:<{self._value_w}}  ", style=space)
         text.append(f"{space_label(info.color, self.names):<{self._space_w}}  ", style=space)
-        shape = printable(info.shape or "?")
+        shape = drawn(info.shape or "?")
         if len(shape) > self._shape_w:
             shape = shape[: self._shape_w - 1] + "…"
         text.append(f"{shape:<{self._shape_w}}  ", style="italic")
         op_name = info.op_name or ""
-        text.append(printable(op_name), style="dim")
+        text.append(drawn(op_name), style="dim")
         return op_name
 
     def row_segments(self, index: int) -> Row:
@@ -360,7 +360,7 @@ class LiveSet(RowList):
             text.append("▸ " if id(node) in self.collapsed else "▾ ", style="dim")
         else:
             text.append("· ", style="dim")
-        text.append(printable(node.label))
+        text.append(drawn(node.label))
         text.append(" " * max(0, self._node_w - 2 * node.depth - 2 - len(node.label)))
         text.append(f"  {node.percent:5.1f}%  ", style="dim")
         text.append(f"{human_bytes(node.total):>{SIZE_W}}", style="bold")

@@ -18,7 +18,7 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hlotop.safe_text import printable
+from hlotop.safe_text import DRAWN_CHARS, drawn
 from hlotop.ui.textual_compat import set_virtual_size
 
 GUTTER_FOCUSED = "▶"
@@ -292,8 +292,9 @@ def longest(lengths, cap: int, least: int = 0) -> int:
 
 
 def shown_len(text: str) -> int:
-    """``len(printable(text))``, without building it for the usual printable text."""
-    return len(text) if text.isprintable() else len(printable(text))
+    """``len(drawn(text))`` (what a row draws of it), without building it for the
+    usual short printable text."""
+    return len(text) if len(text) <= DRAWN_CHARS and text.isprintable() else len(drawn(text))
 
 
 def text_strip(console, text: Text) -> Strip:

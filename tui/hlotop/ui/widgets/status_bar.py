@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from hlotop.model import BufferAllocation, ValueInfo
-from hlotop.safe_text import printable
+from hlotop.safe_text import drawn
 from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.units import human_bytes, spaced_bytes
 
@@ -73,9 +73,7 @@ class StatusBar(Widget):
 
     def set_value(self, info: ValueInfo) -> None:
         text = Text("▶ ", end="")
-        text.append(
-            printable(str(info.value)), style=f"bold {space_style(info.color, plain(self))}"
-        )
+        text.append(drawn(str(info.value)), style=f"bold {space_style(info.color, plain(self))}")
         text.append(f" {human_bytes(info.logical_bytes)}")
         if info.live is not None:
             text.append(f" live {info.live.start}-{info.live.end}", style="dim")

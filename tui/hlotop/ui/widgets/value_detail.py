@@ -24,7 +24,7 @@ from hlotop.analysis.report_listing import ReportListing
 from hlotop.model import BufferAllocation, ModuleDump, UsedValues, ValueInfo
 from hlotop.model.memory_space import space_names
 from hlotop.report.figures import advise_quietly
-from hlotop.safe_text import printable
+from hlotop.safe_text import drawn, printable
 from hlotop.shapes import ArrayShape, BufferShape, try_parse_shape
 from hlotop.ui.bindings import bindings
 from hlotop.ui.textual_compat import set_virtual_size
@@ -126,7 +126,7 @@ def _lines(items) -> Text:
     items = list(items)
     if not items:
         return Text("(none)", style="dim")
-    text = Text("\n".join(printable(str(i)) for i in items[:_MAX_LISTED]))
+    text = Text("\n".join(drawn(str(i)) for i in items[:_MAX_LISTED]))
     if len(items) > _MAX_LISTED:
         text.append(f"\n… {len(items) - _MAX_LISTED} more", style="dim")
     return text
@@ -258,10 +258,10 @@ class ValueDetail(ScrollView, can_focus=True):
     def value_card(self, info: ValueInfo) -> Group:
         v = info.value
         style = space_style(info.color, plain(self))
-        title = Text(printable(str(v)), style=f"bold {style}")
+        title = Text(drawn(str(v)), style=f"bold {style}")
         t = _grid()
         instr = info.used.instruction if info.used else None
-        shape, layout, tiling = (printable(x) for x in split_shape(info.shape))
+        shape, layout, tiling = (drawn(x) for x in split_shape(info.shape))
         t.add_row("shape", Text(shape, style="bold"))
         t.add_row("layout", Text(layout or "(none printed)"))
         t.add_row("tiling", Text(tiling or "none"))
@@ -302,7 +302,7 @@ class ValueDetail(ScrollView, can_focus=True):
             t.add_row(
                 "live range",
                 Text(
-                    printable(
+                    drawn(
                         f"steps {start}-{end}: {instruction_at(self.dump, start)} → "
                         f"{instruction_at(self.dump, end)}"
                     )
@@ -316,12 +316,10 @@ class ValueDetail(ScrollView, can_focus=True):
                 Text("none (not in the HloLiveRange section, e.g. thread-local)", style="dim"),
             )
         if instr is not None:
-            t.add_row(
-                "defined by", Text(printable(f"{instr.name or v.name} ({instr.opcode or '?'})"))
-            )
+            t.add_row("defined by", Text(drawn(f"{instr.name or v.name} ({instr.opcode or '?'})")))
         problem = info.records.problem if isinstance(info.records, UsedValues) else None
         if info.used is None and problem is not None:  # its file changed or went
-            t.add_row("record", Text(printable(f"not read: {problem}"), style="italic"))
+            t.add_row("record", Text(drawn(f"not read: {problem}"), style="italic"))
         if info.used is not None:
             t.add_row("positions", _lines(info.used.positions))  # printable in _lines
             uses = info.used.uses
@@ -330,15 +328,13 @@ class ValueDetail(ScrollView, can_focus=True):
             )
         if instr is not None:
             if instr.op_type:
-                t.add_row("op_type", Text(printable(instr.op_type)))
+                t.add_row("op_type", Text(drawn(instr.op_type)))
             t.add_row(
                 "op_name",
-                Text(printable(instr.op_name))
-                if instr.op_name
-                else Text("(no metadata)", style="dim"),
+                Text(drawn(instr.op_name)) if instr.op_name else Text("(no metadata)", style="dim"),
             )
         t.add_row(
-            "source", Text(printable(info.source)) if info.source else Text("(none)", style="dim")
+            "source", Text(drawn(info.source)) if info.source else Text("(none)", style="dim")
         )
         stack = info.stack
         if stack:
@@ -351,7 +347,7 @@ class ValueDetail(ScrollView, can_focus=True):
             parts += [
                 Text(""),
                 Text("from instruction:", style="dim"),
-                Text(printable(instr.text), style="italic", overflow="fold"),
+                Text(drawn(instr.text), style="italic", overflow="fold"),
             ]
         return Group(*parts)
 
@@ -419,9 +415,9 @@ class ValueDetail(ScrollView, can_focus=True):
         )
         t.add_row("kinds", Text(kinds_text(alloc)))
         if alloc.parameter is not None:
-            t.add_row("parameter shape", Text(printable(alloc.parameter_shape or "?")))
+            t.add_row("parameter shape", Text(drawn(alloc.parameter_shape or "?")))
         if alloc.output_shape is not None:
-            t.add_row("output shape", Text(printable(alloc.output_shape)))
+            t.add_row("output shape", Text(drawn(alloc.output_shape)))
         loading = self.dump.preview is not None  # a first look: no values yet
         t.add_row(
             "values", Text("loading…", style="italic") if loading else Text(f"{len(alloc.values)}")
@@ -434,7 +430,7 @@ class ValueDetail(ScrollView, can_focus=True):
         for slot in alloc.values[:_MAX_VALUES]:
             values.add_row(
                 Text(f"@{slot.offset}"),
-                Text(printable(f"{human_bytes(slot.size):>9}  {slot.value}  {slot.shape}")),
+                Text(drawn(f"{human_bytes(slot.size):>9}  {slot.value}  {slot.shape}")),
             )
         parts: list[RenderableType] = [
             title,
