@@ -211,3 +211,66 @@ async def test_a_lists_the_advice_and_enter_selects_its_values():
         assert app.screen is screen
         assert screen.selected_value == first.values[0]
         assert screen.step == first.step == app.dump.analysis.peak_step
+
+
+# --- proof: sample_dumps/proof, the same GPT step recompiled with each change -----------
+
+PROOF = SAMPLES / "proof"
+
+
+def _proof(folder: str):
+    entry = next((PROOF / folder).glob("*-buffer-assignment.txt"))
+    jax = json.loads((PROOF / folder / "memory_analysis.json").read_text())
+    return load(entry), jax
+
+
+@pytest.mark.parametrize("target", ["v5e_1x1", "cpu"])
+@pytest.mark.parametrize(
+    "changed, donated",
+    [(("donation", "params"), ["params"]), (("batch", "b8"), ["params", "opt_state"])],
+)
+def test_proof_donation_saving_bounds_the_recompiles_drop(target, changed, donated):
+    """none donates nothing; params donates argument 0; batch/b8 is the same program
+    with params and optimizer state donated (manifest: same_as)."""
+    none, jax_none = _proof(f"donation/{target}-none")
+    after, jax_after = _proof(f"{changed[0]}/{target}-{changed[1]}")
+    advice = {a.groups[0].split("/")[0]: a for a in donation_advice(none, Labeller(none))}
+    predicted = sum(advice[name].saving_bytes for name in donated)
+    # exactly what the recompile aliases, the output buffers that donation removes
+    assert predicted == jax_after["alias_size_in_bytes"]
+    drop = jax_none["peak_memory_in_bytes"] - jax_after["peak_memory_in_bytes"]
+    assert 0 < drop <= predicted  # an upper bound on JAX's peak
+    if target == "cpu":
+        assert drop == predicted  # JAX's CPU peak is the static buffers
+    left = donation_advice(after, Labeller(after))
+    assert {a.groups[0].split("/")[0] for a in left} == {"params", "opt_state"} - set(donated)
+
+
+@pytest.mark.parametrize(
+    "variant, scope", [("attn", "GPT/Block_*/attn"), ("mlp", "GPT/Block_*/mlp")]
+)
+def test_proof_remat_bound_covers_the_rematerialised_recompile(variant, scope):
+    none, _ = _proof("remat/v5e_1x1-none")
+    after, _ = _proof(f"remat/v5e_1x1-{variant}")
+    (item,) = [a for a in remat_advice(none, Labeller(none)) if a.groups == (scope,)]
+    drop = none.analysis.peak_bytes - after.analysis.peak_bytes
+    assert 0 < drop <= item.saving_bytes
+    if variant == "attn":  # the saved attention dominates the peak: bound within 2x
+        assert item.saving_bytes <= 2 * drop
+    # the rematerialised recompile keeps little of that scope for backward
+    kept = [a.saving_bytes for a in remat_advice(after, Labeller(after)) if a.groups == (scope,)]
+    assert sum(kept) < item.saving_bytes / 3
+
+
+def test_proof_a_replicated_weight_is_flagged_and_its_twin_is_not():
+    replicated, jax_r = _proof("replication/v5e_2x2-replicated")
+    sharded, jax_s = _proof("replication/v5e_2x2-sharded")
+    (item,) = replication_advice(replicated)
+    assert item.groups == (
+        "params/Block_0/mlp/c_fc/kernel",
+        "opt_state/0/mu/Block_0/mlp/c_fc/kernel",
+        "opt_state/0/nu/Block_0/mlp/c_fc/kernel",
+    )
+    # sharding the weight and its adam state 4 ways: the arguments the twin saves
+    assert item.saving_bytes == jax_r["argument_size_in_bytes"] - jax_s["argument_size_in_bytes"]
+    assert replication_advice(sharded) == []

@@ -73,6 +73,7 @@ class Labeller:
         # value id -> its defining instruction: a record is read once per labeller, not
         # once per key (each read of a released record goes back to the file)
         self._instructions: dict[int, InstructionText | None] = {}
+        self._steps: dict[str, int] | None = None
         self._by_name = {
             i.value.name: i for i in self.module.analysis.values if not i.value.shape_index
         }
@@ -105,6 +106,15 @@ class Labeller:
             reader = self._read_called
             called = self._called = reader() if reader is not None else {}
         return called
+
+    def steps(self) -> Mapping[str, int]:
+        """Each scheduled instruction's step (its name -> its index in the live ranges'
+        ``InstructionSequence``), made on first need; {} without live ranges."""
+        if self._steps is None:
+            live = self.module.live_range
+            sequence = live.instruction_sequence if live is not None else ()
+            self._steps = {name: step for step, name in enumerate(sequence) if name}
+        return self._steps
 
     def value_named(self, name: str) -> ValueInfo | None:
         """The value (ShapeIndex ``{}``) the instruction ``name`` defines, or None."""

@@ -7,12 +7,15 @@ it, is in the backward pass (``transpose(jvp(``). XLA's live range of a value en
 its last use in the flattened schedule (``HloLiveRange``), so that instruction is the
 ``InstructionSequence``'s at the range's end step. Rematerialising (``jax.checkpoint``,
 ``flax.linen.remat``) the scope that made such values recomputes them in the backward
-pass instead of keeping them: at most their bytes leave the peak. It is an upper bound:
-the recomputation needs buffers of its own, and another step may become the peak."""
+pass instead of keeping them. The saving is how far the program's peak falls when they
+are live nowhere (:func:`peak_drop`: another step may become the peak), at most their
+bytes. It is an upper bound: the recomputation needs buffers of its own."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
+from itertools import accumulate
 
 from hlotop.analysis.labels import Labeller
 from hlotop.analysis.scope import scope_of
@@ -53,6 +56,58 @@ def saved_for_backward(module: ModuleDump, labeller: Labeller) -> list[ValueInfo
     return found
 
 
+def peak_drop(
+    curve: Sequence[int],
+    removed: Sequence[ValueInfo],
+    recomputed_from: dict[int, int] | None = None,
+) -> int:
+    """How far the maximum of ``curve`` (logical bytes live at each step, the values'
+    own shapes: :attr:`~hlotop.model.Analysis.live_bytes`) falls when the ``removed``
+    values are live nowhere: the old maximum less the new one, wherever that is (the
+    peak moves to another step when the values were live only around this one). With
+    ``recomputed_from`` (value id -> step), each such value is live again from that
+    step (where the backward pass first uses it) to the end of its range, as if
+    recomputed there. 0 for an empty curve."""
+    if not curve:
+        return 0
+    last = len(curve) - 1
+    diff = [0] * (len(curve) + 1)
+
+    def add(start: int, end: int, size: int) -> None:
+        start, end = max(start, 0), min(end, last)
+        if start <= end:
+            diff[start] += size
+            diff[end + 1] -= size
+
+    for info in removed:
+        live = info.live
+        if live is None:
+            continue
+        add(live.start, live.end, -info.logical_bytes)
+        again = (recomputed_from or {}).get(info.value.id)
+        if again is not None:
+            add(again, live.end, info.logical_bytes)
+    change = list(accumulate(diff))
+    return max(curve) - max(c + d for c, d in zip(curve, change, strict=False))
+
+
+def first_backward_use(module: ModuleDump, labeller: Labeller, info: ValueInfo) -> int | None:
+    """The schedule step of the first instruction of the backward pass that uses
+    ``info`` (its record's uses, each at its instruction's step), or None."""
+    live, used = module.live_range, info.used
+    if live is None or used is None or not used.uses:
+        return None
+    steps = labeller.steps()
+    found = [
+        steps[use.instruction]
+        for use in used.uses
+        if use.instruction in steps
+        and (user := labeller.value_named(use.instruction)) is not None
+        and labeller.phase(user) == BACKWARD
+    ]
+    return min(found, default=None)
+
+
 def remat_group(scope: str | None) -> str:
     """The scope a value's remat advice groups it under: its scope cut one part below
     the first folded layer (``GPT/Block_*/mlp/c_fc`` -> ``GPT/Block_*/mlp``), where a
@@ -85,21 +140,33 @@ def remat_advice(module: ModuleDump, labeller: Labeller) -> list[Advice]:
         by_scope[scope].append(info)
         layers[scope].add(unfolded)
     out = []
+    curve = a.live_bytes
     for scope, infos in by_scope.items():
-        saving = sum(i.allocated_bytes for i in infos)
+        held = sum(i.allocated_bytes for i in infos)
+        saving = min(held, peak_drop(curve, infos))
+        again = {
+            i.value.id: step
+            for i in infos
+            if (step := first_backward_use(module, labeller, i)) is not None
+        }
+        estimate = peak_drop(curve, infos, again)
         n = len(layers[scope])
         over = f" over {n} {'layers' if scope.count('*') == 1 else 'instances'}" if n > 1 else ""
         out.append(
             Advice(
                 kind="remat",
-                title=f"{scope}: {human_bytes(saving)} saved for backward{over}; "
-                "rematerialising it saves at most that at this peak",
+                title=f"{scope}: {human_bytes(held)} saved for backward{over} at the "
+                f"peak; rematerialising it lowers the peak by at most {human_bytes(saving)}",
                 saving_bytes=saving,
                 bound="upper_bound",
                 step=a.peak_step,
                 values=tuple(i.value.id for i in infos),
                 groups=(scope,),
-                evidence=tuple(
+                evidence=(
+                    f"recomputed where the backward pass first uses them, they would lower "
+                    f"the peak by about {human_bytes(estimate)}",
+                )
+                + tuple(
                     f"{i.value.name}{_index(i)} ({human_bytes(i.allocated_bytes)}): defined "
                     f"in the forward pass at step {i.live.start if i.live else '?'}, last "
                     f"used in the backward pass at step {i.live.end if i.live else '?'}"

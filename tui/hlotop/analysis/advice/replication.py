@@ -6,8 +6,8 @@ partitioning): each ENTRY parameter's per-device shape, its ``sharding={...}``
 (``{replicated}``, or ``{devices=[a,b]...}`` split into ``a*b`` pieces, less the
 replicated last dims) and its ``op_name``, the argument's pytree path
 (``params['layers'][0]['w1']``). A parameter of rank 2 or more that is replicated
-while its siblings (the same path but for its last key) of rank 2 or more are split
-is flagged, with its optimizer state twins (the paths under ``opt_state`` ending with
+while the other weights of its layer (the nearest path, less one to three keys, with
+split weights of rank 2 or more) are split is flagged, with its optimizer state twins (the paths under ``opt_state`` ending with
 the same keys: adam's ``mu`` and ``nu``) that are replicated too. Sharding it like its
 siblings, into ``n`` pieces, keeps ``1/n`` of its bytes on each device: the saving per
 device is its allocation's size times ``1 - 1/n`` (an estimate: XLA pads each piece to
@@ -65,18 +65,23 @@ def replication_advice(module: ModuleDump) -> list[Advice]:
     largest first. [] without the HLO text beside the dump or when nothing is sharded.
     Raises nothing."""
     params = _params(module)
-    sharded_layers: dict[tuple[str, ...], Counter[int]] = {}
-    for p in params:
-        if p.rank >= 2 and p.entry.sharding is not None and p.entry.sharding.shards > 1:
-            sharded_layers.setdefault(p.path[:-1], Counter())[p.entry.sharding.shards] += 1
-    out = []
+    sharded = [
+        p
+        for p in params
+        if p.rank >= 2 and p.entry.sharding is not None and p.entry.sharding.shards > 1
+    ]
+    flagged = []
     for p in params:
         sharding = p.entry.sharding
         if p.rank < 2 or sharding is None or not _whole(sharding):
             continue
-        layer = sharded_layers.get(p.path[:-1])
-        if not layer:
-            continue
+        found = _sharded_siblings(p, sharded)
+        if found is not None:
+            flagged.append((p, sharding, *found))
+    out = []
+    for p, sharding, prefix, layer in flagged:
+        if any(q is not p and _is_state_of(p.path, q.path) for q, *_ in flagged):
+            continue  # a weight's optimizer state: said with the weight
         shards = layer.most_common(1)[0][0]
         twins = [
             q
@@ -96,7 +101,7 @@ def replication_advice(module: ModuleDump) -> list[Advice]:
             Advice(
                 kind="replication",
                 title=f"{name} is replicated on every device while {siblings} other "
-                f"weight(s) of {'/'.join(p.path[:-1]) or 'its layer'} are split "
+                f"weight(s) of {'/'.join(prefix)} are split "
                 f"{shards} ways: sharding it saves {human_bytes(saving)} per device",
                 saving_bytes=saving,
                 bound="estimate",
@@ -119,6 +124,27 @@ def replication_advice(module: ModuleDump) -> list[Advice]:
             )
         )
     return out
+
+
+def _sharded_siblings(
+    p: _Param, sharded: list[_Param]
+) -> tuple[tuple[str, ...], Counter[int]] | None:
+    """The nearest layer of ``p`` (its path less one, two or three keys, never the
+    argument alone: ``params/Block_0/mlp`` for ``params/Block_0/mlp/c_fc/kernel``)
+    whose other weights of rank 2 or more are split, and how many of them are split
+    how many ways; None if there is none."""
+    for depth in (1, 2, 3):
+        prefix = p.path[:-depth]
+        if len(prefix) < 2:
+            return None
+        ways = Counter(
+            q.entry.sharding.shards
+            for q in sharded
+            if q.path[: len(prefix)] == prefix and q.entry.sharding is not None
+        )
+        if ways:
+            return prefix, ways
+    return None
 
 
 def _whole(sharding: Sharding) -> bool:
