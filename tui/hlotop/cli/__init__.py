@@ -1,7 +1,7 @@
 """The ``hlotop`` command: argument parsing and the choice between the terminal
 browser, ``--summary``, ``--json`` and ``--export`` for a dump; the other inputs (a
 directory of modules, an out-of-memory text) and ``hlotop diff`` are in
-:mod:`hlotop.cli.commands`.
+:mod:`hlotop.cli.commands`, ``hlotop why`` in :mod:`hlotop.cli.why`.
 
 Exit status: 0 on success; 1 with ``--strict`` when the dump has diagnostics, or when
 ``hlotop diff --fail-over`` is exceeded; 2 when the input cannot be opened (one line on
@@ -38,6 +38,7 @@ from hlotop.cli.common import (
     stdout_to_devnull,
     strict_status,
 )
+from hlotop.cli.why import build_why_parser, why_command
 from hlotop.safe_text import printable
 from hlotop.version import __version__
 
@@ -59,6 +60,7 @@ examples:
   hlotop oom.log                                       (an out-of-memory error text)
   hlotop --summary --capacity v5e dump.txt             (headroom on a device)
   hlotop diff --summary --fail-over 5% before/ after/   (compare two compiles)
+  hlotop why dump.txt fusion.12                        (why a value is live at the peak)
 
 make a dump with:  XLA_FLAGS=--xla_dump_to=DIR python train.py
 """
@@ -217,9 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     (0, 1 for --strict with diagnostics or a --fail-over that is exceeded, 2 for input
     that is not a dump, 70 for a bug)."""
     argv = sys.argv[1:] if argv is None else argv
-    diff = argv[:1] == ["diff"]
-    args = build_diff_parser().parse_args(argv[1:]) if diff else build_parser().parse_args(argv)
+    diff, why = argv[:1] == ["diff"], argv[:1] == ["why"]
+    if why:
+        args = build_why_parser().parse_args(argv[1:])
+    else:
+        args = build_diff_parser().parse_args(argv[1:]) if diff else build_parser().parse_args(argv)
     try:
+        if why:
+            return why_command(args)
         return diff_command(args) if diff else _main(args)
     except BrokenPipeError:  # hlotop --json DUMP | head: the reader has all it wants
         stdout_to_devnull()  # so that the final flush does not fail again
