@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hlotop.analysis.why import last_use, why_live
-from hlotop.analysis.why_index import WhyIndex
 from hlotop.model import StackTraceNode
 from hlotop.model.memory_space import space_name, space_names
 from hlotop.version import __version__
@@ -151,7 +149,6 @@ def _tail(module) -> dict[str, Any]:
         }
     stack = live.stack_trace if live is not None else None
     report = module.memory_usage_report
-    why = WhyIndex(module)
     return {
         "live_range": live_range,
         "stack_trace": None
@@ -165,7 +162,16 @@ def _tail(module) -> dict[str, Any]:
             "peak_bytes_source": a.peak_bytes_source,
             "peak_logical_bytes": a.peak_logical_bytes,
             "peak_occupied_bytes": a.peak_occupied_bytes,
-            "peak_values": [_peak_value(v, why, a.peak_step) for v in a.peak_values],
+            "peak_values": [
+                {
+                    "id": v.value.id,
+                    "name": v.value.name,
+                    "shape_index": _index(v.value.shape_index),
+                    "logical_bytes": v.logical_bytes,
+                    "allocated_bytes": v.allocated_bytes,
+                }
+                for v in a.peak_values
+            ],
             "memory_stats": None
             if a.memory_stats is None
             else {
@@ -198,45 +204,6 @@ def _tail(module) -> dict[str, Any]:
         "diagnostics": [
             {"path": d.path, "line": d.line, "message": d.message, "severity": d.severity}
             for d in module.diagnostics
-        ],
-    }
-
-
-def _peak_value(v, why, peak_step) -> dict[str, Any]:
-    """A value live at the peak, with its last use and the reasons it is live there:
-    analysis figures, read from the analysis (hlotop.analysis.why) as the other
-    figures of the document are."""
-    last = last_use(v, why)
-    reasons = why_live(v, peak_step, why)
-    return {
-        "id": v.value.id,
-        "name": v.value.name,
-        "shape_index": _index(v.value.shape_index),
-        "logical_bytes": v.logical_bytes,
-        "allocated_bytes": v.allocated_bytes,
-        "last_use": None
-        if last is None
-        else {
-            "instruction": last.instruction,
-            "op_name": last.op_name,
-            "phase": last.phase,
-            "step": last.step,
-            "ends_live_range": last.ends_live_range,
-        },
-        "live_at_peak_because": [
-            {
-                "kind": r.kind,
-                "instruction": r.instruction,
-                "step": r.step,
-                "parameter": r.parameter,
-                "parameter_index": _index(r.parameter_index),
-                "donated": r.donated,
-                "donation_source": r.donation_source,
-                "other_id": r.other_id,
-                "other_name": r.other_name,
-            }
-            for r in reasons
-            if r.kind != "not-live"
         ],
     }
 

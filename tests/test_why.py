@@ -274,17 +274,57 @@ def test_hlotop_why_names_a_value_by_id_and_as_xla_prints_it(capsys):
 
 
 def test_hlotop_why_json(capsys):
-    assert (
-        main(["why", "--json", sample(DONATION), "opt_state_0__nu_1___w__.1", "--step", "83"]) == 0
-    )
+    argv = ["why", "--json", sample(DONATION), "opt_state_0__nu_1___w__.1", "--step", "83"]
+    assert main(argv) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["value"]["id"] == 594 and doc["step"] == 83 and doc["step_is_peak"] is True
-    assert doc["last_use"]["instruction"] == "multiply_add_fusion.13"
-    assert doc["last_use"]["step"] == 83 and doc["last_use"]["ends_live_range"] is True
-    kinds = [r["kind"] for r in doc["reasons"]]
-    assert kinds == ["used-later", "entry-parameter", "shares-buffer"]
-    assert doc["reasons"][1]["donated"] is True
+    assert doc["live_range"] == {"start": 0, "end": 83}
+    last = doc["last_use"]
+    assert (last["instruction"], last["operand"], last["step"]) == ("multiply_add_fusion.13", 0, 83)
+    assert last["ends_live_range"] is True and last["phase"] == "optimizer"
+    assert doc["reasons"] == [
+        {"kind": "used-later", "instruction": "multiply_add_fusion.13", "step": 83},
+        {
+            "kind": "entry-parameter",
+            "parameter": 20,
+            "parameter_index": [],
+            "donated": True,
+            "donation_source": "input_output_alias",
+        },
+        {"kind": "shares-buffer", "other_id": 595, "other_name": "multiply_add_fusion.13"},
+    ]
     assert doc["allocation"]["kinds"] == ["parameter", "maybe-live-out"]
+    assert doc["defined_by"]["phase"] == "argument"
+
+
+@pytest.mark.parametrize("relative", [DONATION, SCAN])
+def test_hlotop_why_without_a_name_answers_for_every_value_live_at_the_peak(capsys, relative):
+    text = Text(relative)
+    assert main(["why", "--json", sample(relative)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    peak = doc["step"]
+    assert doc["step_is_peak"] is True
+    live = {
+        vid
+        for vid, label in text.label.items()
+        if (r := text.ranges.get(label if "{" in label else label + "{}")) and r[0] <= peak <= r[1]
+    }
+    assert {v["id"] for v in doc["values"]} == live
+    sizes = [v["logical_bytes"] for v in doc["values"]]
+    assert sizes == sorted(sizes, reverse=True)  # XLA's peak-list order
+    for v in doc["values"]:
+        kinds = [r["kind"] for r in v["reasons"]]
+        assert kinds and "not-live" not in kinds
+        want = text.last_use(v["id"])
+        got = v["last_use"]
+        assert (None if got is None else (got["instruction"], got["step"])) == (
+            None if want is None else (want[0].split(",")[0], want[1])
+        )
+        later = [text.step[n] for n, _ in text.uses[v["id"]] if text.step.get(n, -1) >= peak]
+        assert ("used-later" in kinds) is bool(later)
+    assert main(["why", sample(relative)]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(live)} values live at step {peak} (XLA's peak)" in out
 
 
 @pytest.mark.parametrize(
@@ -298,34 +338,13 @@ def test_hlotop_why_json(capsys):
 def test_hlotop_why_refuses_with_the_usage_and_status_2(capsys, args, said):
     assert main(["why", sample(SCAN), *args]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == "usage: hlotop why DUMP NAME [--step N] [--json]"
+    assert err[0] == "usage: hlotop why DUMP [NAME] [--step N] [--json]"
     assert said in err[1] and err[1].startswith("hlotop why: error: ")
 
 
 def test_hlotop_why_of_a_missing_dump_is_one_line(capsys, tmp_path):
     assert main(["why", str(tmp_path / "none.txt"), "x"]) == 2
     assert capsys.readouterr().err.startswith("hlotop: error: ")
-
-
-# -- --json ------------------------------------------------------------------------------
-
-
-def test_json_says_why_each_value_is_live_at_the_peak(capsys):
-    text = Text(DONATION)
-    assert main(["--json", sample(DONATION)]) == 0
-    doc = json.loads(capsys.readouterr().out)
-    peak = doc["analysis"]["peak_step"]
-    assert doc["analysis"]["peak_values"]
-    for v in doc["analysis"]["peak_values"]:
-        because = v["live_at_peak_because"]
-        assert because and all(r["kind"] != "not-live" for r in because)
-        want = text.last_use(v["id"])
-        assert (v["last_use"]["step"], v["last_use"]["instruction"]) == (
-            want[1],
-            want[0].split(",")[0],
-        )
-        later = [s for n, _ in text.uses[v["id"]] if (s := text.step[n]) >= peak]
-        assert any(r["kind"] == "used-later" for r in because) is bool(later)
 
 
 # -- the browser's detail card ---------------------------------------------------------------

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hlotop.analysis.memory_stats import ALIAS_FROM_ALLOCATIONS, ALIAS_FROM_HLO
-from hlotop.model import InstructionText, ModuleDump, ShapeIndex, ValueInfo, ValueSlot
+from hlotop.model import InstructionText, ModuleDump, ShapeIndex, ValueInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,14 +50,19 @@ class WhyIndex:
         self._steps: dict[str, int] | None = None
         self._by_name: dict[str, ValueInfo] | None = None
         self._instructions: dict[str, InstructionText | None] = {}
-        # allocation -> its slots sorted by offset (offsets, slots) and its largest size
-        self._slices: dict[int, tuple[array[int], list[ValueSlot], int]] = {}
+        # allocation -> its non-empty slots by offset: (offsets, (offset, end, value id,
+        # its ValueInfo) each, the largest size)
+        self._slices: dict[
+            int, tuple[array[int], list[tuple[int, int, int, ValueInfo | None]], int]
+        ] = {}
 
     def warm(self) -> WhyIndex:
-        """Build the tables of instruction names now (a loading thread can, so that the
-        first card a browser shows does not wait ~30 ms at 100 MB); returns self."""
+        """Build the tables of instruction names and value ids now (a loading thread
+        can, so that the first card a browser shows does not wait ~30 ms at 100 MB);
+        returns self."""
         self.step_of("")
         self.first_value("")
+        self.module.analysis.by_id.get(-1)  # its ids laid out (40 ms at 45 MB)
         return self
 
     def step_of(self, name: str) -> int | None:
@@ -66,10 +70,8 @@ class WhyIndex:
         (XLA's flattened schedule), or None where it is not there (an instruction of
         a fusion or thread-local computation, which XLA does not flatten)."""
         steps = self._steps
-        if steps is None:
-            steps = self._steps = {}
-            for step, instruction in enumerate(self.sequence):
-                steps.setdefault(instruction, step)  # each is there once (XLA CHECKs)
+        if steps is None:  # each instruction is there once (XLA CHECKs it)
+            steps = self._steps = {name: step for step, name in enumerate(self.sequence)}
         return steps.get(name)
 
     def first_value(self, name: str) -> ValueInfo | None:
@@ -143,41 +145,43 @@ class WhyIndex:
         alloc = self.module.analysis.allocation_of.get(slot.allocation)
         return alloc is not None and alloc.maybe_live_out
 
-    def sharers(self, info: ValueInfo) -> Iterator[ValueInfo]:
+    def sharers(self, info: ValueInfo) -> list[ValueInfo]:
         """The other values whose slot in ``info``'s allocation overlaps its slot's
         bytes ``[offset, offset + size)`` (the allocation's value lines), by id; none for
-        an empty slot: a donated parameter and the output that reuses it, a
-        loop's state and the values it takes in turn, values XLA packed into one slice
-        at other times."""
+        an empty slot: a donated parameter and the output that reuses it, a loop's
+        state and the values it takes in turn, values XLA packed into one slice at
+        other times."""
         slot = info.slot
         if slot is None or not slot.size:
-            return
+            return []
         slices = self._slices.get(slot.allocation)
         if slices is None:
             alloc = self.module.analysis.allocation_of.get(slot.allocation)
             if alloc is None:
-                return
-            slots = sorted(alloc.values, key=lambda s: s.offset)
-            widest = max((s.size for s in slots), default=0)
+                return []
+            by_id = self.module.analysis.by_id
+            slots = sorted(
+                (s.offset, s.offset + s.size, s.value.id, by_id.get(s.value.id))
+                for s in alloc.values
+                if s.size
+            )
+            widest = max((end - offset for offset, end, _, _ in slots), default=0)
             slices = self._slices[slot.allocation] = (
-                array("q", [s.offset for s in slots]),
+                array("q", [offset for offset, _, _, _ in slots]),
                 slots,
                 widest,
             )
         offsets, slots, widest = slices
         start, stop = slot.offset, slot.offset + slot.size
-        by_id = self.module.analysis.by_id
         me = info.value.id
         # A slot that overlaps starts before stop and less than the widest slot before
-        # start: only those are looked at (the big temporary allocation holds 10^4).
+        # start: only those are looked at (a big temporary allocation holds 10^4).
         first = bisect_left(offsets, start - widest + 1)
         last = bisect_left(offsets, stop)
         found = [
-            s
-            for s in slots[first:last]
-            if s.size and start < s.offset + s.size and s.value.id != me
+            (vid, other)
+            for _, end, vid, other in slots[first:last]
+            if start < end and vid != me and other is not None
         ]
-        for other in sorted(found, key=lambda s: s.value.id):
-            value = by_id.get(other.value.id)
-            if value is not None:
-                yield value
+        found.sort(key=lambda f: f[0])
+        return [other for _, other in found]

@@ -1,4 +1,5 @@
-"""``hlotop why DUMP NAME [--step N] [--json]``: why one value is live at a step."""
+"""``hlotop why DUMP [NAME] [--step N] [--json]``: why a value is live at a step, or
+why each value live there is."""
 
 from __future__ import annotations
 
@@ -8,21 +9,23 @@ import sys
 from hlotop.cli.common import error, report_console, reporting
 from hlotop.safe_text import printable
 
-USAGE = "usage: hlotop why DUMP NAME [--step N] [--json]"
+USAGE = "usage: hlotop why DUMP [NAME] [--step N] [--json]"
 
 
 def build_why_parser() -> argparse.ArgumentParser:
-    """``hlotop why DUMP NAME [--step N] [--json]``."""
+    """``hlotop why DUMP [NAME] [--step N] [--json]``."""
     parser = argparse.ArgumentParser(
         prog="hlotop why",
         description="Why is a value live? Its allocation, live range and last use, and "
         "the reasons it is live at a schedule step (XLA's peak by default): used later, "
         "an output, an entry parameter (donated or not), a while loop's state, a buffer "
-        "shared with another value.",
+        "shared with another value. Without NAME: every value live at the step, a line "
+        "each.",
         epilog="examples:\n"
         "  hlotop why dump.txt fusion.12\n"
         "  hlotop why dump.txt 'fusion.12{1}' --step 40\n"
-        "  hlotop why --json dump.txt 123            (a value id)\n",
+        "  hlotop why --json dump.txt 123            (a value id)\n"
+        "  hlotop why --json dump.txt | jq '.values[] | select(.reasons[].kind == \"output\")'\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -33,7 +36,8 @@ def build_why_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "name",
         metavar="NAME",
-        help="the value: its instruction (fusion.12), with its ShapeIndex (fusion.12{1}), "
+        nargs="?",
+        help="the value (default: every value live at the step): its instruction (fusion.12), with its ShapeIndex (fusion.12{1}), "
         "its id (123), or as XLA prints it (<123 fusion.12{1} @0>)",
     )
     parser.add_argument(
@@ -53,7 +57,7 @@ def why_command(args) -> int:
     from hlotop.analysis.search import close_names, values_named
     from hlotop.analysis.why_index import WhyIndex
     from hlotop.loading.loader import LoadError, load
-    from hlotop.report.why_report import answer, render_why, write_why_json
+    from hlotop.report.why_report import answer, render_why, why_json, write_json
 
     try:
         with reporting():
@@ -61,26 +65,40 @@ def why_command(args) -> int:
 
             module = load(args.dump, lazy=True, workers=report_workers())
             keep_until_exit(module)  # freed by the OS when the command exits
-            values = module.analysis.values
-            found = values_named(values, args.name)
-            if len(found) != 1:
-                return _no_value(module.name, args.name, found, values, close_names)
             max_time = module.analysis.max_time
             if args.step is not None and (
                 module.live_range is None or not 0 <= args.step <= max_time
             ):
-                steps = (
-                    f"0 to {max_time}" if module.live_range is not None else "none (no live ranges)"
-                )
+                steps = f"0 to {max_time}" if module.live_range is not None else "none"
                 return _usage(f"{module.name}: no step {args.step} (its steps: {steps})")
             index = WhyIndex(module)
+            if args.name is None:
+                return _every_value(module, args, index)
+            values = module.analysis.values
+            found = values_named(values, args.name)
+            if len(found) != 1:
+                return _no_value(module.name, args.name, found, values, close_names)
             said = answer(module, found[0], args.step, index)
             if args.json:
-                write_why_json(said, sys.stdout)
+                write_json(why_json(said), sys.stdout)
             else:
                 report_console().print(render_why(said, index))
     except LoadError as err:
         return error(str(err))
+    return 0
+
+
+def _every_value(module, args, index) -> int:
+    """``hlotop why DUMP``: every value live at the step, and why."""
+    from hlotop.report.why_report import live_answer, live_json, render_live, write_json
+
+    said = live_answer(module, args.step, index)
+    if said is None:
+        return _usage(f"{module.name}: no live ranges, so no step to ask about; name a value")
+    if args.json:
+        write_json(live_json(said), sys.stdout)
+    else:
+        report_console().print(render_live(said, index))
     return 0
 
 

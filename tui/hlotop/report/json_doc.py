@@ -15,7 +15,6 @@ from typing import IO, Any
 
 from hlotop.analysis.capacity import Fit
 from hlotop.analysis.grouping import Grouping
-from hlotop.analysis.why_index import WhyIndex
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_names
 from hlotop.report.json_table import DOCUMENT, KINDS, Context
@@ -33,11 +32,7 @@ PARALLEL_RECORDS = 2_000
 def context(module: ModuleDump, groups: Grouping | None = None, fit: Fit | None = None) -> Context:
     """What the formatters need besides the model's objects."""
     return Context(
-        frames=module.sections.stack_frames,
-        names=space_names(module),
-        groups=groups,
-        fit=fit,
-        why=WhyIndex(module),
+        frames=module.sections.stack_frames, names=space_names(module), groups=groups, fit=fit
     )
 
 

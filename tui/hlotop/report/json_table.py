@@ -24,11 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlotop.analysis.grouping import ACCOUNTINGS, GROUP_KEYS
-from hlotop.analysis.memory_stats import ALIAS_FROM_ALLOCATIONS, ALIAS_FROM_HLO, PEAK_RULES
-from hlotop.analysis.scope import PHASES
+from hlotop.analysis.memory_stats import PEAK_RULES
 from hlotop.analysis.totals import KIND_PRECEDENCE
-from hlotop.analysis.why import REASON_KINDS, Reason, ValueFacts, reasons_at, value_facts
-from hlotop.analysis.why_index import WhyIndex
 from hlotop.model import ALLOCATION_KINDS, SourceFrame, StackFrameTable, stack_of
 from hlotop.model.memory_space import PLATFORMS, space_name
 from hlotop.version import __version__
@@ -144,21 +141,6 @@ class Context:
     texts: dict[tuple[str, str, object], str] = field(default_factory=dict)
     # stack_frame_id (None: none) -> its stack
     stacks: dict[int | None, tuple[SourceFrame, ...]] = field(default_factory=dict)
-    why: WhyIndex | None = None  # the module's, for the values live at the peak
-
-    def value_facts(self, info) -> ValueFacts | None:
-        """:func:`hlotop.analysis.why.value_facts` of ``info`` through :attr:`why`
-        (None without one)."""
-        return None if self.why is None else value_facts(info, self.why)
-
-    def reasons_at_peak(self, facts: ValueFacts | None) -> list[Reason]:
-        """Why the value of ``facts`` is live at XLA's peak step; [] when it is not
-        (or there are no facts or no peak)."""
-        step = None if self.why is None else self.why.module.analysis.peak_step
-        if facts is None or step is None:
-            return []
-        reasons = reasons_at(facts, step)
-        return [] if reasons[0].kind == "not-live" else reasons
 
     def stack_of(self, instr) -> tuple[SourceFrame, ...]:
         """:func:`hlotop.model.stack_of` of ``instr`` through :attr:`frames`, each
@@ -855,103 +837,6 @@ KINDS: dict[str, Kind] = {
                     "x.allocated_bytes",
                     "bytes it takes in its allocation, padding included",
                 ),
-                Key(
-                    "last_use",
-                    Null(Obj("last_use")),
-                    "facts.last_use",
-                    "its use whose instruction comes latest in the schedule, or null "
-                    "(no record, no use, or none at a step)",
-                ),
-                Key(
-                    "live_at_peak_because",
-                    List(Obj("why_reason")),
-                    "ctx.reasons_at_peak(facts)",
-                    "why it is live at the peak step (hlotop why), in order: what the "
-                    "dump says and what hlotop infers from it, each reason's keys say which",
-                ),
-            ),
-            lets=(("facts", "ctx.value_facts(x)"),),
-        ),
-        Kind(
-            "last_use",
-            "A value's last use: the use whose instruction comes latest in the dump's "
-            "InstructionSequence (analysis.why.last_use).",
-            (
-                Key(
-                    "instruction",
-                    Str(),
-                    "x.instruction",
-                    "the using instruction, as the record prints it",
-                ),
-                Key(
-                    "op_name",
-                    Null(Str()),
-                    "x.op_name",
-                    "its metadata's op_name (from its own record), or null",
-                ),
-                Key(
-                    "phase",
-                    Enum(PHASES),
-                    "x.phase",
-                    "hlotop's phase of that op_name (forward, backward, optimizer ...)",
-                ),
-                Key("step", Int(), "x.step", "its step in the InstructionSequence"),
-                Key(
-                    "ends_live_range",
-                    Bool(),
-                    "x.ends_live_range",
-                    "whether that step is the live range's last: where not, XLA ended it "
-                    "by another rule (an entry parameter or output to the end, a while's "
-                    "use at its body's start, a buffer shared with another value)",
-                ),
-            ),
-        ),
-        Kind(
-            "why_reason",
-            "A reason a value is live at a step (analysis.why.Reason); keys a kind does "
-            "not use are null.",
-            (
-                Key("kind", Enum(REASON_KINDS), "x.kind", "which reason"),
-                Key(
-                    "instruction",
-                    Null(Str()),
-                    "x.instruction",
-                    "defined-here: its instruction; used-later: its next use's; "
-                    "held-later: a later position's; loop-carried: the while",
-                ),
-                Key(
-                    "step",
-                    Null(Int()),
-                    "x.step",
-                    "that instruction's step (defined-here: the live range's start)",
-                ),
-                Key("parameter", Null(Int()), "x.parameter", "entry-parameter: its number"),
-                Key(
-                    "parameter_index",
-                    SHAPE_INDEX,
-                    "x.parameter_index",
-                    "entry-parameter: its ShapeIndex",
-                ),
-                Key(
-                    "donated",
-                    Null(Bool()),
-                    "x.donated",
-                    "entry-parameter: whether an output aliases it (the caller donated it)",
-                ),
-                Key(
-                    "donation_source",
-                    Null(Enum((ALIAS_FROM_HLO, ALIAS_FROM_ALLOCATIONS))),
-                    "x.donation_source",
-                    "entry-parameter: input_output_alias (the HLO text: exact) or "
-                    "'parameter and maybe-live-out' (its allocation: inferred)",
-                ),
-                Key(
-                    "other_id",
-                    Null(Int()),
-                    "x.other_id",
-                    "shares-buffer: the value live at the step in an overlapping slice",
-                ),
-                Key("other_name", Null(Str()), "x.other_name", "shares-buffer: its name{index}"),
             ),
         ),
         Kind(

@@ -11,6 +11,7 @@ from typing import IO
 from rich.console import Group
 from rich.text import Text
 
+from hlotop.analysis.peak import live_set
 from hlotop.analysis.why import (
     DefinedBy,
     LastUse,
@@ -22,8 +23,6 @@ from hlotop.analysis.why import (
 )
 from hlotop.analysis.why_index import WhyIndex
 from hlotop.model import ModuleDump, ValueInfo, format_shape_index
-from hlotop.report.json_table import Context
-from hlotop.report.json_text import FORMATTERS
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -165,22 +164,55 @@ def render_why(a: WhyAnswer, index: WhyIndex) -> Group:
     return Group(*parts)
 
 
-def why_json(a: WhyAnswer) -> str:
-    """The answer as one JSON object; its ``last_use`` and ``reasons`` are the objects
-    ``--json`` writes (kinds ``last_use`` and ``why_reason`` of its schema)."""
-    info, ctx = a.info, Context()
-    slot, live, d = info.slot, info.live, a.defined
+def last_use_json(last: LastUse | None) -> dict | None:
+    """A last use as JSON: ``{instruction, operand, operand_index, op_name, opcode,
+    phase, step, ends_live_range}``, or None."""
+    if last is None:
+        return None
+    return {
+        "instruction": last.instruction,
+        "operand": last.operand,
+        "operand_index": None if last.operand_index is None else list(last.operand_index),
+        "op_name": last.op_name,
+        "opcode": last.opcode,
+        "phase": last.phase,
+        "step": last.step,
+        "ends_live_range": last.ends_live_range,
+    }
+
+
+def reason_json(reason: Reason) -> dict:
+    """A reason as JSON: its ``kind`` and the fields that kind uses (those not None;
+    a ShapeIndex as a list)."""
+    out: dict = {"kind": reason.kind}
+    for name in Reason.__slots__:
+        value = getattr(reason, name)
+        if name != "kind" and value is not None:
+            out[name] = list(value) if name == "parameter_index" else value
+    return out
+
+
+def _value_json(info: ValueInfo) -> dict:
+    v = info.value
+    return {
+        "id": v.id,
+        "name": v.name,
+        "shape_index": None if v.shape_index is None else list(v.shape_index),
+        "shape": info.shape,
+        "logical_bytes": info.logical_bytes,
+        "allocated_bytes": info.allocated_bytes,
+    }
+
+
+def why_json(a: WhyAnswer) -> dict:
+    """The answer as one JSON object: ``{module, value, defined_by, allocation,
+    live_range, last_use, step, step_is_peak, reasons}``."""
+    info, d = a.info, a.defined
+    slot, live = info.slot, info.live
     alloc = a.module.analysis.allocation_of.get(slot.allocation) if slot is not None else None
-    head = {
+    return {
         "module": a.module.name,
-        "value": {
-            "id": info.value.id,
-            "name": info.value.name,
-            "shape_index": None if info.value.shape_index is None else list(info.value.shape_index),
-            "shape": info.shape,
-            "logical_bytes": info.logical_bytes,
-            "allocated_bytes": info.allocated_bytes,
-        },
+        "value": _value_json(info),
         "defined_by": {
             "instruction": d.instruction,
             "opcode": d.opcode,
@@ -196,16 +228,100 @@ def why_json(a: WhyAnswer) -> str:
             "size": slot.size,
         },
         "live_range": None if live is None else {"start": live.start, "end": live.end},
+        "last_use": last_use_json(a.facts.last_use),
         "step": a.step,
         "step_is_peak": a.is_peak,
+        "reasons": [reason_json(r) for r in a.reasons],
     }
-    last = a.facts.last_use
-    text = json.dumps(head, separators=(",", ":"))[:-1]
-    text += ',"last_use":' + ("null" if last is None else FORMATTERS["last_use"](last, ctx))
-    reasons = ",".join(FORMATTERS["why_reason"](r, ctx) for r in a.reasons)
-    return text + ',"reasons":[' + reasons + "]}"
 
 
-def write_why_json(a: WhyAnswer, out: IO[str]) -> None:
-    """Write :func:`why_json` to ``out``, newline-terminated."""
-    out.write(why_json(a) + "\n")
+# -- every value live at a step --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LiveAnswer:
+    """``hlotop why DUMP`` (no NAME): every value live at ``step``, in XLA's peak-list
+    order (logical bytes descending, then name and index), each with its facts and
+    the reasons there."""
+
+    module: ModuleDump
+    step: int
+    is_peak: bool
+    values: list[tuple[ValueFacts, list[Reason]]]
+
+
+def live_answer(module: ModuleDump, step: int | None, index: WhyIndex) -> LiveAnswer | None:
+    """The values live at ``step`` (default: XLA's peak step) and why; None without
+    live ranges. Their records are read in dump order (value ids)."""
+    peak = module.analysis.peak_step
+    at = peak if step is None else step
+    if at is None or module.live_range is None:
+        return None
+    live = live_set(module.analysis.values, at)
+    facts = {i.value.id: value_facts(i, index) for i in sorted(live, key=lambda i: i.value.id)}
+    values = [(facts[i.value.id], reasons_at(facts[i.value.id], at)) for i in live]
+    return LiveAnswer(module, at, at == peak, values)
+
+
+def _reason_short(reason: Reason) -> str:
+    """A reason in a few words, for a table row."""
+    kind = reason.kind
+    if kind in ("used-later", "held-later"):
+        verb = "used by" if kind == "used-later" else "held by"
+        return f"{verb} {reason.instruction} @{reason.step}"
+    if kind == "loop-carried":
+        return f"{reason.instruction}'s state"
+    if kind == "entry-parameter":
+        return f"parameter {reason.parameter}, {'donated' if reason.donated else 'not donated'}"
+    if kind == "shares-buffer":
+        return f"shares with <{reason.other_id} {reason.other_name}>"
+    if kind == "defined-here":
+        return "defined here"
+    return {"output": "output", "live-range": "its live range"}.get(kind, kind)
+
+
+def render_live(answer: LiveAnswer, index: WhyIndex) -> Group:
+    """Every value live at the step, a line each: its allocated bytes, its name, its
+    last use and the reasons, in a few words."""
+    peak = " (XLA's peak)" if answer.is_peak else ""
+    parts = [
+        Text(printable(f"hlotop why · {answer.module.name}"), style="bold"),
+        Text(
+            printable(
+                f"{len(answer.values)} values live at step {answer.step}{peak}, "
+                f"{step_name(index, answer.step)}: allocated bytes, value, last use, why"
+            ),
+            style="dim",
+        ),
+    ]
+    for facts, reasons in answer.values:
+        info, last = facts.info, facts.last_use
+        used = f"{last.instruction} @{last.step}" if last is not None else "(no use)"
+        why = "; ".join(_reason_short(r) for r in reasons)
+        line = f"{human_bytes(info.allocated_bytes):>10}  {info.value.label}  last {used}  · {why}"
+        parts.append(Text(printable(line)))
+    return Group(*parts)
+
+
+def live_json(answer: LiveAnswer) -> dict:
+    """``{module, step, step_is_peak, values: [{id, name, shape_index, shape,
+    logical_bytes, allocated_bytes, last_use, reasons}]}``."""
+    return {
+        "module": answer.module.name,
+        "step": answer.step,
+        "step_is_peak": answer.is_peak,
+        "values": [
+            {
+                **_value_json(facts.info),
+                "last_use": last_use_json(facts.last_use),
+                "reasons": [reason_json(r) for r in reasons],
+            }
+            for facts, reasons in answer.values
+        ],
+    }
+
+
+def write_json(doc: dict, out: IO[str]) -> None:
+    """Write ``doc`` (:func:`why_json` or :func:`live_json`) to ``out``, one line."""
+    json.dump(doc, out, separators=(",", ":"))
+    out.write("\n")

@@ -39,6 +39,8 @@ _MAX_LISTED = 200  # lines of a list (uses, positions, stack)
 _MAX_VALUES = 24  # values listed in an allocation's card (each a line or two to render;
 # at 50, a big allocation's card took 20 ms a key to draw)
 _NEWLINE = Segment.line()
+# A card: one renderable, or the parts above and below a value's "why live" block
+Card = RenderableType | tuple[RenderableType, RenderableType | None]
 
 
 def exact(n: int) -> Text:
@@ -161,7 +163,8 @@ class ValueDetail(ScrollView, can_focus=True):
             None,
         )
         self._card_key: tuple | None = None  # ("value", id) or ("allocation", index)
-        self._make_card: Callable[[], tuple[RenderableType, RenderableType | None]] | None = None
+        # Makes the card: its two parts, or one renderable (no "why live" block under it)
+        self._make_card: Callable[[], Card] | None = None
         # The "why live at step N" block between them, made again at each step (a value's)
         self._make_why: Callable[[], RenderableType] | None = None
         # The two parts drawn, by (card key, part, width, style): the cursor going back
@@ -191,7 +194,7 @@ class ValueDetail(ScrollView, can_focus=True):
             return
         self.value_id, self.allocation = None, index
         self.border_title = f"4 Allocation {index}"
-        self._set_card(("allocation", index), lambda: (self.allocation_card(alloc), None))
+        self._set_card(("allocation", index), lambda: self.allocation_card(alloc))
 
     def set_step(self, step: int) -> None:
         """The timeline's cursor is at ``step``: a value's card says why it is live
@@ -210,11 +213,11 @@ class ValueDetail(ScrollView, can_focus=True):
     def _set_card(
         self,
         key: tuple,
-        make: Callable[[], tuple[RenderableType, RenderableType | None]],
+        make: Callable[[], Card],
         make_why: Callable[[], RenderableType] | None = None,
     ) -> None:
-        """Show the card ``make()`` builds (``key`` names it; its two parts, the
-        ``make_why()`` block between them), drawn now if shown."""
+        """Show the card ``make()`` builds (``key`` names it): one renderable, or two
+        parts with the ``make_why()`` block between them; drawn now if shown."""
         self._card_key, self._make_card, self._make_why = key, make, make_why
         self._lines = None
         self.scroll_to(0, 0, animate=False)
@@ -235,7 +238,8 @@ class ValueDetail(ScrollView, can_focus=True):
         bottom = self._drawn.get((key, "bottom", width, style))
         if top is None or bottom is None:
             if self._make_card is not None:
-                self._card, self._make_card = self._make_card(), None
+                made, self._make_card = self._make_card(), None
+                self._card = made if isinstance(made, tuple) else (made, None)
             head, tail = self._card
             top = self._strips(head, width, style)
             bottom = self._strips(tail, width, style) if tail is not None else []
