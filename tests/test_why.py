@@ -264,6 +264,17 @@ def test_hlotop_why_prints_the_value_its_last_use_and_reasons(capsys):
     assert "not where its live range ends" in out
 
 
+def test_hlotop_why_says_output_and_donated_parameter(capsys):
+    dump = sample(DONATION)
+    assert main(["why", dump, "multiply_add_fusion.13", "--step", "83"]) == 0
+    out = capsys.readouterr().out
+    assert "· an output: live out of the program, to its end" in out
+    assert "· shares its buffer with <594 opt_state_0__nu_1___w__.1>, live here too" in out
+    assert main(["why", dump, "opt_state_0__nu_1___w__.1", "--step", "83"]) == 0
+    out = capsys.readouterr().out
+    assert "· entry parameter 20 {}, donated (from the HLO text's input_output_alias)" in out
+
+
 def test_hlotop_why_names_a_value_by_id_and_as_xla_prints_it(capsys):
     dump = sample(SCAN)
     outs = []

@@ -1,8 +1,10 @@
 """Why a value is live: its last use, and the reasons it is live at a schedule step.
 
 How XLA gets a live range (``HloLiveRange``, ``xla/hlo/utils/hlo_live_range.cc``; the
-dump prints its ``ToString``). Buffer assignment runs it module-scoped on the entry
-computation. ``FlattenSchedule`` walks the entry's sequence and, before a ``call``
+dump prints its ``ToString``). The dumps show it run module-scoped on the entry
+computation (``HloLiveRange::Run``'s default; a while's condition and body stand in the
+sequence just before the while, as in ``sample_dumps/cpu/transformer_scan``).
+``FlattenSchedule`` walks the entry's sequence and, before a ``call``
 or ``conditional``, inserts the sequences of the computations it calls, and before a
 ``while`` its condition's then its body's (an async op's wrapped computation too);
 each instruction gets the next step of that flattened sequence, which the dump prints
@@ -72,7 +74,9 @@ class LastUse:
     from the ``from instruction:`` line of a value it defines (None where it defines
     none with a record, or XLA dropped its metadata, as of many fusions); ``phase`` is
     hlotop's (:func:`hlotop.analysis.scope.phase_of` of that op_name and its Python
-    stack). ``ends_live_range``: whether ``step`` is the printed live range's last
+    stack; not the grouping's, which also reads a fusion's called computation in the
+    HLO text and says ``update`` after the backward pass, at the cost of a pass over
+    the records). ``ends_live_range``: whether ``step`` is the printed live range's last
     step; where it is not, something else set the end (see the module's docstring)."""
 
     instruction: str
@@ -273,8 +277,8 @@ class DefinedBy:
     """A value's defining instruction as its record's ``from instruction:`` line
     prints it (``instruction``, ``opcode``, ``op_name``: the dump's; None where the
     record has no such line, as before 2021-09, or no metadata) and hlotop's ``phase``
-    of it (:func:`hlotop.analysis.scope.phase_of`: ``argument`` for an entry
-    parameter)."""
+    of it (:func:`hlotop.analysis.scope.phase_of` of its own metadata, as for
+    :class:`LastUse`: ``argument`` for an entry parameter)."""
 
     instruction: str
     opcode: str | None
