@@ -353,6 +353,21 @@ def test_hlotop_why_refuses_with_the_usage_and_status_2(capsys, args, said):
     assert said in err[1] and err[1].startswith("hlotop why: error: ")
 
 
+def test_hlotop_why_of_a_dump_without_live_ranges(capsys, tmp_path):
+    """Before 2021-04 the dump has no HloLiveRange: the value, its allocation and uses,
+    no step; without NAME there is nothing to answer for."""
+    text = (SAMPLES / "seeds/000_aa093b3e4f73e23a.txt").read_text()
+    dump = tmp_path / "old-buffer-assignment.txt"
+    dump.write_text(text[: text.index("HloLiveRange (max ")])
+    assert main(["why", str(dump), "concatenate_convert_fusion"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^live range +\(none printed\)$", out, re.M)
+    assert "No live ranges in this dump: no step to ask about." in out
+    assert main(["why", str(dump)]) == 2
+    assert "no live ranges, so no step to ask about" in capsys.readouterr().err
+    assert main(["why", str(dump), "concatenate_convert_fusion", "--step", "1"]) == 2
+
+
 def test_hlotop_why_of_a_missing_dump_is_one_line(capsys, tmp_path):
     assert main(["why", str(tmp_path / "none.txt"), "x"]) == 2
     assert capsys.readouterr().err.startswith("hlotop: error: ")
@@ -391,3 +406,19 @@ async def test_detail_card_says_why_the_value_is_live_at_the_timeline_step():
 def test_the_text_reader_reads_the_whole_schedule():
     text = Text(SCAN)
     assert len(text.sequence) == text.max == 449 and len(text.ranges) == 450
+
+
+@pilot_test
+async def test_detail_card_of_a_dump_without_live_ranges_says_so(tmp_path):
+    text = (SAMPLES / "seeds/000_aa093b3e4f73e23a.txt").read_text()
+    dump = tmp_path / "old-buffer-assignment.txt"
+    dump.write_text(text[: text.index("HloLiveRange (max ")])
+    app = HlotopApp(str(dump))
+    async with app.run_test(size=(160, 60)) as pilot:
+        screen = await started(app, pilot)
+        info = screen.dump.analysis.values[0]
+        screen.select_value(info.value.id)
+        await pilot.pause()
+        card = "\n".join(line.rstrip() for line in widget_lines(screen.detail))
+        assert "why live: the dump has no live ranges" in card
+        assert "last use" not in card

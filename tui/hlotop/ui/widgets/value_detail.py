@@ -326,6 +326,8 @@ class ValueDetail(ScrollView, can_focus=True):
         step = self.step
         if self.dump.preview is not None:
             return Text("why live: loading…", style="italic")
+        if self.dump.live_range is None:
+            return Text("why live: the dump has no live ranges", style="dim")
         facts = self.facts(info)
         if facts is None or step is None:
             return Text("")
