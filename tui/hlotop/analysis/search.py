@@ -7,6 +7,8 @@ that text, so a search first keeps only the values whose raw text contains the q
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Sequence
 
 from hlotop.analysis.analyze import ValueInfo
@@ -47,3 +49,33 @@ def _op_name_contains(info: ValueInfo, q: str) -> bool:
         return False  # the op_name is part of the text: no match there, none in it
     op_name = info.op_name
     return op_name is not None and q in op_name.lower()
+
+
+_REF_ID = re.compile(r"<(\d+) ")  # the id of a value as XLA prints it: <123 fusion.12{1} @0>
+
+
+def values_named(values: Sequence[ValueInfo], text: str) -> list[ValueInfo]:
+    """The values ``text`` names exactly: an id (``123``), a value as XLA prints it
+    (``<123 fusion.12{1} @0>``, ``fusion.12{1}``), or an instruction (``fusion.12``:
+    its values, by id; one unless its shape is a tuple). [] when none. Raises
+    nothing."""
+    q = text.strip()
+    ref = _REF_ID.match(q)
+    if q.isdigit() or ref is not None:  # instruction names start with a letter or _
+        vid = int(q) if ref is None else int(ref.group(1))
+        return [i for i in values if i.value.id == vid]
+    exact = [i for i in values if i.value.label == q]
+    if exact:
+        return exact
+    return [i for i in values if i.value.name == q]
+
+
+def close_names(values: Sequence[ValueInfo], text: str, n: int = 5) -> list[str]:
+    """Up to ``n`` value labels (``name{index}``) close to ``text``
+    (:func:`difflib.get_close_matches`), among those of the same stem (the name up
+    to its first ``.``, ``{`` or ``-``) when there are some, closest first."""
+    q = text.strip()
+    labels = sorted({i.value.label for i in values})
+    stem = re.split(r"[.{\-]", q, maxsplit=1)[0]
+    pool = [label for label in labels if stem and label.startswith(stem)] or labels
+    return difflib.get_close_matches(q, pool, n=n, cutoff=0.5)

@@ -1,7 +1,8 @@
 """The ``hlotop`` command: argument parsing and the choice between the terminal
 browser, ``--summary``, ``--json`` and ``--export`` for a dump; the other inputs (a
 directory of modules, an out-of-memory text) and ``hlotop diff`` are in
-:mod:`hlotop.cli.commands`, ``hlotop fit`` in :mod:`hlotop.cli.fit_command`.
+:mod:`hlotop.cli.commands`, ``hlotop fit`` in :mod:`hlotop.cli.fit_command`, ``hlotop why``
+in :mod:`hlotop.cli.why`.
 
 Exit status: 0 on success; 1 with ``--strict`` when the dump has diagnostics, when
 ``hlotop diff --fail-over`` is exceeded, or when the output cannot be written whole (a
@@ -49,6 +50,7 @@ from hlotop.cli.common import (
     whole_stdout,
 )
 from hlotop.cli.fit_command import build_fit_parser, fit_command
+from hlotop.cli.why import build_why_parser, why_command
 from hlotop.safe_text import printable
 from hlotop.version import __version__
 
@@ -71,6 +73,7 @@ examples:
   hlotop --summary --capacity v5e dump.txt             (headroom on a device)
   hlotop diff --summary --fail-over 5% before/ after/   (compare two compiles)
   hlotop fit --capacity h100 b8/ b16/ b32/             (the largest batch that fits)
+  hlotop why dump.txt fusion.12                        (why a value is live at the peak)
 
 make a dump with:  XLA_FLAGS=--xla_dump_to=DIR python train.py
 
@@ -255,15 +258,21 @@ def main(argv: list[str] | None = None) -> int:
     used, 3 for a directory's report that lacks a module it could not read, 70 for a
     bug, 130 after ctrl-c)."""
     argv = sys.argv[1:] if argv is None else argv
-    diff, fit = argv[:1] == ["diff"], argv[:1] == ["fit"]
-    if fit:
+    command = argv[0] if argv[:1] in (["diff"], ["fit"], ["why"]) else None
+    if command == "fit":
         args = build_fit_parser().parse_args(argv[1:])
+    elif command == "why":
+        args = build_why_parser().parse_args(argv[1:])
+    elif command == "diff":
+        args = build_diff_parser().parse_args(argv[1:])
     else:
-        args = build_diff_parser().parse_args(argv[1:]) if diff else build_parser().parse_args(argv)
+        args = build_parser().parse_args(argv)
     try:
-        if fit:
+        if command == "fit":
             return fit_command(args)
-        return diff_command(args) if diff else _main(args)
+        if command == "why":
+            return why_command(args)
+        return diff_command(args) if command == "diff" else _main(args)
     except BrokenPipeError:  # hlotop --json DUMP | head: the reader has all it wants
         stdout_to_devnull()  # so that the final flush does not fail again
         return EXIT_BROKEN_PIPE

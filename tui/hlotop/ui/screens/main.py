@@ -28,6 +28,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from hlotop.analysis.report_listing import ReportListing
+from hlotop.analysis.why_index import WhyIndex
 from hlotop.model import Advice, ModuleDump
 from hlotop.model.memory_space import space_names
 from hlotop.ui.bindings import bindings
@@ -63,13 +64,14 @@ class PaneIndexes:
     steps: StepIndex  # shared by the timeline and the live set
     live: LiveIndex
     tree: TreeLayout
+    why: WhyIndex | None = None  # the detail card's (None: made when first needed)
 
     @classmethod
     def of(cls, dump: ModuleDump) -> PaneIndexes:
         a = dump.analysis
         a.settle()  # the timeline's curves, worked out here too
         steps = StepIndex(a.values, a.max_time)
-        return cls(steps, LiveIndex(steps), TreeLayout.of(dump))
+        return cls(steps, LiveIndex(steps), TreeLayout.of(dump), WhyIndex(dump).warm())
 
 
 def _breakpoint(breakpoints: list[tuple[int, str]], size: int) -> str:
@@ -136,7 +138,7 @@ class MainScreen(Screen):
             Timeline(self.dump, indexes.steps, owner=self),
             live,
             grouped,
-            ValueDetail(self.dump),
+            ValueDetail(self.dump, why=indexes.why),
         ]
 
     @property
@@ -390,6 +392,7 @@ class MainScreen(Screen):
 
     def _apply_step(self, step: int) -> None:
         self.step = step
+        self.detail.set_step(step)
         self.live.set_step(step)
         self.grouped_view.set_step(step)
         timeline = self.timeline

@@ -21,9 +21,12 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hlotop.analysis.report_listing import ReportListing
+from hlotop.analysis.why import ValueFacts, defined_by, reasons_at, value_facts
+from hlotop.analysis.why_index import WhyIndex
 from hlotop.model import BufferAllocation, ModuleDump, UsedValues, ValueInfo
 from hlotop.model.memory_space import space_names
 from hlotop.report.figures import advise_quietly
+from hlotop.report.why_report import last_use_text, reason_text
 from hlotop.safe_text import drawn, printable
 from hlotop.shapes import ArrayShape, BufferShape, try_parse_shape
 from hlotop.ui.bindings import bindings
@@ -37,6 +40,8 @@ _MAX_LISTED = 200  # lines of a list (uses, positions, stack)
 _MAX_VALUES = 24  # values listed in an allocation's card (each a line or two to render;
 # at 50, a big allocation's card took 20 ms a key to draw)
 _NEWLINE = Segment.line()
+# A card: one renderable, or the parts above and below a value's "why live" block
+Card = RenderableType | tuple[RenderableType, RenderableType | None]
 
 
 def exact(n: int) -> Text:
@@ -71,6 +76,7 @@ class _Grid:
 
     def __init__(self) -> None:
         self.rows: list[tuple[Text, Text]] = []
+        self.label_width = 0  # at least: grids above and below a block line up
 
     def add_row(self, label: str | Text, value: Text) -> None:
         self.rows.append((Text(label) if isinstance(label, str) else label, value))
@@ -78,7 +84,7 @@ class _Grid:
     def __rich_console__(self, console, options):
         if not self.rows:
             return
-        label_w = max(label.cell_len for label, _ in self.rows)
+        label_w = max(self.label_width, *(label.cell_len for label, _ in self.rows))
         # As a table does: the value column is as wide as its longest line, at most
         # what is left; every cell is padded to its column's width in its own style.
         value_w = min(
@@ -142,21 +148,34 @@ class ValueDetail(ScrollView, can_focus=True):
 
     BINDINGS = bindings("detail")
 
-    def __init__(self, dump: ModuleDump, *, id: str | None = "detail"):
+    def __init__(self, dump: ModuleDump, *, id: str | None = "detail", why: WhyIndex | None = None):
+        """``why``: the module's :class:`~hlotop.analysis.why_index.WhyIndex`, if made
+        beforehand (by the load thread); else made when first needed."""
         super().__init__(id=id, classes="pane")
         self.dump = dump
         self.names = space_names(dump)
         self.value_id: int | None = None
         self.allocation: int | None = None
+        self.step: int | None = None  # the timeline's cursor: why the value is live there
         self.border_title = "4 Detail"
-        self._card: RenderableType = Text("Select a value in any pane.", style="dim")
+        # The card: its part above the "why live" block and the part below it (None)
+        self._card: tuple[RenderableType, RenderableType | None] = (
+            Text("Select a value in any pane.", style="dim"),
+            None,
+        )
         self._card_key: tuple | None = None  # ("value", id) or ("allocation", index)
-        self._make_card: Callable[[], RenderableType] | None = None  # when not yet made
-        # Cards drawn, by (card key, width, style): the cursor going back and forth
-        # over the same rows draws each card once.
-        self._drawn: LRUCache[tuple, list[Strip]] = LRUCache(8)
+        # Makes the card: its two parts, or one renderable (no "why live" block under it)
+        self._make_card: Callable[[], Card] | None = None
+        # The "why live at step N" block between them, made again at each step (a value's)
+        self._make_why: Callable[[], RenderableType] | None = None
+        # The two parts drawn, by (card key, part, width, style): the cursor going back
+        # and forth over the same rows draws each card once, and a move of the step
+        # draws only the few lines of the block.
+        self._drawn: LRUCache[tuple, list[Strip]] = LRUCache(16)
         self._lines: list[Strip] | None = None  # the card rendered; None: not yet
         self._lines_width = 0
+        self._why = why
+        self._facts: ValueFacts | None = None  # the shown value's (analysis.why)
 
     def show_value(self, value_id: int) -> None:
         info = self.dump.analysis.by_id.get(value_id)
@@ -164,7 +183,11 @@ class ValueDetail(ScrollView, can_focus=True):
             return
         self.value_id, self.allocation = value_id, None
         self.border_title = f"4 Value {info.value.id}"
-        self._set_card(("value", value_id), lambda: self.value_card(info))
+        self._set_card(
+            ("value", value_id),
+            lambda: self.value_parts(info),
+            lambda: self.why_block(info),
+        )
 
     def show_allocation(self, index: int) -> None:
         alloc = self.dump.analysis.allocation_of.get(index)
@@ -187,10 +210,29 @@ class ValueDetail(ScrollView, can_focus=True):
         key = ("report", listing.color, listing.number)
         self._set_card(key, lambda: self.report_card(listing))
 
+    def set_step(self, step: int) -> None:
+        """The timeline's cursor is at ``step``: a value's card says why it is live
+        there (only that block is drawn again)."""
+        if step == self.step:
+            return
+        self.step = step
+        if self._make_why is None:
+            return
+        self._lines = None
+        if self.display and self.size.width:
+            self._render_card()
+        self.refresh()
+
     # -- lines ------------------------------------------------------------------------
-    def _set_card(self, key: tuple, make: Callable[[], RenderableType]) -> None:
-        """Show the card ``make()`` builds (``key`` names it), drawn now if shown."""
-        self._card_key, self._make_card = key, make
+    def _set_card(
+        self,
+        key: tuple,
+        make: Callable[[], Card],
+        make_why: Callable[[], RenderableType] | None = None,
+    ) -> None:
+        """Show the card ``make()`` builds (``key`` names it): one renderable, or two
+        parts with the ``make_why()`` block between them; drawn now if shown."""
+        self._card_key, self._make_card, self._make_why = key, make, make_why
         self._lines = None
         self.scroll_to(0, 0, animate=False)
         if self.display and self.size.width:
@@ -205,29 +247,37 @@ class ValueDetail(ScrollView, can_focus=True):
         # As Textual renders a Static: the widget's style under every segment, lines
         # padded with its background only.
         style = self.rich_style
-        drawn = self._drawn.get((self._card_key, width, style))
-        if drawn is not None:
-            self._lines, self._lines_width = drawn, width
-            set_virtual_size(self, Size(width, len(drawn)))
-            return
-        if self._make_card is not None:
-            self._card, self._make_card = self._make_card(), None
+        key = self._card_key
+        top = self._drawn.get((key, "top", width, style))
+        bottom = self._drawn.get((key, "bottom", width, style))
+        if top is None or bottom is None:
+            if self._make_card is not None:
+                made, self._make_card = self._make_card(), None
+                self._card = made if isinstance(made, tuple) else (made, None)
+            head, tail = self._card
+            top = self._strips(head, width, style)
+            bottom = self._strips(tail, width, style) if tail is not None else []
+            if key is not None:
+                self._drawn[(key, "top", width, style)] = top
+                self._drawn[(key, "bottom", width, style)] = bottom
+        why = self._strips(self._make_why(), width, style) if self._make_why is not None else []
+        self._lines = top + why + bottom if why else top + bottom
+        self._lines_width = width
+        set_virtual_size(self, Size(width, len(self._lines)))
+
+    def _strips(self, card: RenderableType, width: int, style: Style) -> list[Strip]:
         console = self.app.console
         segments = console.render(
-            self._card, self.app.console_options.update(highlight=False, width=width)
+            card, self.app.console_options.update(highlight=False, width=width)
         )
         segments = (Segment(text, style + seg_style, None) for text, seg_style, _ in segments)
         pad = Style(bgcolor=style.bgcolor)
-        self._lines = [
+        return [
             Strip(line or [Segment("", style)]).extend_cell_length(width, pad)
             for line in Segment.split_and_crop_lines(
                 segments, width, include_new_lines=False, pad=False
             )
         ]
-        self._lines_width = width
-        if self._card_key is not None:
-            self._drawn[(self._card_key, width, style)] = self._lines
-        set_virtual_size(self, Size(width, len(self._lines)))
 
     def _rerender(self) -> None:
         if self.size.width and (
@@ -256,6 +306,57 @@ class ValueDetail(ScrollView, can_focus=True):
 
     # -- cards ------------------------------------------------------------------------
     def value_card(self, info: ValueInfo) -> Group:
+        """The whole card of ``info``: :meth:`value_parts` and, between them,
+        :meth:`why_block`."""
+        top, bottom = self.value_parts(info)
+        return Group(top, self.why_block(info), bottom)
+
+    def _index(self) -> WhyIndex:
+        """The module's :class:`~hlotop.analysis.why_index.WhyIndex`, made again if
+        the dump's live ranges were replaced under this pane (a first look completed)."""
+        why = self._why
+        live = self.dump.live_range
+        sequence = live.instruction_sequence if live is not None else ()
+        if why is None or why.module is not self.dump or why.sequence is not sequence:
+            why = self._why = WhyIndex(self.dump)
+            self._facts = None
+        return why
+
+    def facts(self, info: ValueInfo) -> ValueFacts | None:
+        """:func:`hlotop.analysis.why.value_facts` of ``info``, kept for the value shown
+        (a move of the step reads none of its records again); None in a first look."""
+        if self.dump.preview is not None or self.dump.live_range is None:
+            return None
+        index = self._index()
+        facts = self._facts
+        if facts is None or facts.info is not info:
+            facts = self._facts = value_facts(info, index)
+        return facts
+
+    def why_block(self, info: ValueInfo) -> RenderableType:
+        """Why ``info`` is live at :attr:`step` (the timeline's cursor), a line a
+        reason (:func:`hlotop.analysis.why.reasons_at`, worded as ``hlotop why`` words
+        it)."""
+        step = self.step
+        if self.dump.preview is not None:
+            return Text("why live: loading…", style="italic")
+        if self.dump.live_range is None:
+            return Text("why live: the dump has no live ranges", style="dim")
+        facts = self.facts(info)
+        if facts is None or step is None:
+            return Text("")
+        peak = " (XLA's peak)" if step == self.dump.analysis.peak_step else ""
+        live = (info.live.start, info.live.end) if info.live is not None else None
+        text = Text(f"why live at step {step}{peak}:", style="bold")
+        for reason in reasons_at(facts, step):
+            kind = "dim" if reason.kind == "not-live" else ""
+            text.append("\n  · ")
+            text.append(printable(reason_text(reason, step, live)), style=kind)
+        return text
+
+    def value_parts(self, info: ValueInfo) -> tuple[Group, Group]:
+        """The card of ``info`` above the "why live" block (its title and facts) and
+        below it (its from-instruction text)."""
         v = info.value
         style = space_style(info.color, plain(self))
         title = Text(drawn(str(v)), style=f"bold {style}")
@@ -317,15 +418,6 @@ class ValueDetail(ScrollView, can_focus=True):
             )
         if instr is not None:
             t.add_row("defined by", Text(drawn(f"{instr.name or v.name} ({instr.opcode or '?'})")))
-        problem = info.records.problem if isinstance(info.records, UsedValues) else None
-        if info.used is None and problem is not None:  # its file changed or went
-            t.add_row("record", Text(drawn(f"not read: {problem}"), style="italic"))
-        if info.used is not None:
-            t.add_row("positions", _lines(info.used.positions))  # printable in _lines
-            uses = info.used.uses
-            t.add_row(
-                "uses", _lines(uses) if uses is not None else Text("not initialized", style="dim")
-            )
         if instr is not None:
             if instr.op_type:
                 t.add_row("op_type", Text(drawn(instr.op_type)))
@@ -333,23 +425,38 @@ class ValueDetail(ScrollView, can_focus=True):
                 "op_name",
                 Text(drawn(instr.op_name)) if instr.op_name else Text("(no metadata)", style="dim"),
             )
-        t.add_row(
+        facts = self.facts(info)
+        if facts is not None:
+            t.add_row("phase", Text(defined_by(info, self._index()).phase))
+            t.add_row("last use", Text(printable(last_use_text(facts.last_use))))
+        rest = _grid()  # below the "why live" block
+        problem = info.records.problem if isinstance(info.records, UsedValues) else None
+        if info.used is None and problem is not None:  # its file changed or went
+            rest.add_row("record", Text(drawn(f"not read: {problem}"), style="italic"))
+        if info.used is not None:
+            rest.add_row("positions", _lines(info.used.positions))  # printable in _lines
+            uses = info.used.uses
+            rest.add_row(
+                "uses", _lines(uses) if uses is not None else Text("not initialized", style="dim")
+            )
+        rest.add_row(
             "source", Text(drawn(info.source)) if info.source else Text("(none)", style="dim")
         )
         stack = info.stack
         if stack:
-            t.add_row("python stack", _lines(stack))
+            rest.add_row("python stack", _lines(stack))
         lines = [str(x.line) for x in (slot, info.used, info.live) if x is not None and x.line]
         if lines:
-            t.add_row("dump lines", Text(", ".join(lines)))
-        parts: list[RenderableType] = [title, t]
+            rest.add_row("dump lines", Text(", ".join(lines)))
+        t.label_width = rest.label_width = max(label.cell_len for label, _ in (*t.rows, *rest.rows))
+        below: list[RenderableType] = [rest]
         if instr is not None:
-            parts += [
+            below += [
                 Text(""),
                 Text("from instruction:", style="dim"),
                 Text(drawn(instr.text), style="italic", overflow="fold"),
             ]
-        return Group(*parts)
+        return Group(title, t), Group(*below)
 
     def report_card(self, x: ReportListing) -> Group:
         """A memory-usage report's allocation: its line as printed (era A), memory
