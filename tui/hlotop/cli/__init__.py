@@ -249,6 +249,8 @@ def _main(args) -> int:
         return error(str(err))
     interactive = not (args.summary or args.json or args.export) and sys.stdout.isatty()
     oom = oom_text(args.path)
+    if isinstance(oom, str):  # an OOM text's block, but no report read
+        return error(oom)
     if oom is not None:
         return oom_command(args, *oom, interactive=interactive)
     if args.path == "-" and STDIN:  # read while looking for an OOM text: a dump
