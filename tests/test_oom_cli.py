@@ -50,7 +50,7 @@ def test_every_oom_sample_opens_with_its_figures(path):
     assert summary.returncode == 0, summary.stderr
     out = summary.stdout.decode()
     for report in reports:
-        assert re.search(rf"^(\d+\. )?Out of memory +{re.escape(report.format)}:", out, re.M)
+        assert re.search(rf"^(\d+\. )?Out of memory +{re.escape(report.format)}(:| *$)", out, re.M)
     assert len(re.findall(r"^(?:\d+\. )?Out of memory  ", out, re.M)) == len(reports)
 
 

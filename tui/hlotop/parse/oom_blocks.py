@@ -70,9 +70,10 @@ def read_headline(lines: list[Line], i: int) -> tuple[Block, int] | None:
     fmt, form, m = found
     last = max(k for k, s in enumerate(starts) if s < max(m.end(), m.start() + 1))
     line_end = starts[last + 1] - 1 if last + 1 < len(starts) else len(window)
+    lead = len(lines[i].text) - len(lines[i].text.lstrip())
     block = Block(
         "headline",
-        lines[i].line,
+        lines[i].line_at(m.start() + lead),
         format=fmt,
         fields=form.build(m),
         message=window[m.start() : line_end].strip(),
@@ -101,6 +102,25 @@ def read_body(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int] | None
     return _bfc_stats(lines, i, sink)
 
 
+_PREFIXES_OF: dict[int, re.Pattern[str]] = {}
+
+
+def read_line(form: LineForm, sink: Sink, text: str, number: int) -> dict[str, Any] | None:
+    """``text`` read by ``form``: the whole line, else its beginning up to a space
+    (a line whose newlines were lost runs on into the next one's words: ``arguments
+    0B How to fix this?``), else None after ``sink`` is told which column did not
+    fit."""
+    m = form.pattern.match(text)
+    if m is None:
+        start = _PREFIXES_OF.get(id(form))
+        if start is None:
+            start = _PREFIXES_OF[id(form)] = re.compile(form.body + r"(?=\s)")
+        m = start.match(text)
+    if m is not None:
+        return form.build(m)
+    return form.read(sink, text, number)
+
+
 def _figure(name: str, value: Size | None, line: int, note: str = "") -> Figure:
     return Figure(name, value, None, note.strip(), line)
 
@@ -119,7 +139,7 @@ def _ba_stats(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
         if text and not text.startswith("BufferAssignment"):
             if _BA_KEY.match(text) is None:
                 break
-            fields = forms.BA_STAT.read(sink, text, number)
+            fields = read_line(forms.BA_STAT, sink, text, number)
             if fields is not None:
                 note = fields["note"] or ""
                 block.stats.append(_figure(fields["name"], fields["value"], number, note))
@@ -154,7 +174,7 @@ def _bfc_stats(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
         if _BFC_KEY.match(text) is None:
             j -= 1
             break
-        fields = forms.BFC_STAT.read(sink, text, number)
+        fields = read_line(forms.BFC_STAT, sink, text, number)
         if fields is not None:
             name, value = fields["name"], fields["value"]
             if name.startswith("Num") and value.exact:  # NumAllocs: a count, not bytes
@@ -166,7 +186,7 @@ def _bfc_stats(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
 
 def _pool(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
     block = Block("bfc-pool", lines[i].line)
-    fields = forms.BFC_POOL.read(sink, lines[i].text.strip(), lines[i].line)
+    fields = read_line(forms.BFC_POOL, sink, lines[i].text.strip(), lines[i].line)
     if fields is not None:
         names = {
             "pool": "Total size in pool",
@@ -202,13 +222,13 @@ def _usage(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
             break
         stats = block.stats
         if text.startswith(("Total", "Program")):
-            fields = forms.USAGE_HEAD.read(sink, text, number)
+            fields = read_line(forms.USAGE_HEAD, sink, text, number)
             if fields is not None:
                 section = "total usage" if fields["section"] == "Total" else "program requirement"
                 block.space = block.space or fields["space"]
                 stats.append(_figure(section, fields["value"], number))
         elif text.startswith("Output size"):
-            fields = forms.OUTPUT.read(sink, text, number)
+            fields = read_line(forms.OUTPUT, sink, text, number)
             if fields is not None:
                 stats.append(_figure("output", fields["value"], number, _unknown(fields["value"])))
                 if fields["shared"] is not None:
@@ -216,7 +236,7 @@ def _usage(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
         elif text.startswith("HLO temp"):
             _hlo_temp(text, number, section, stats, sink)
         else:
-            fields = forms.USAGE_ITEM.read(sink, text, number)
+            fields = read_line(forms.USAGE_ITEM, sink, text, number)
             if fields is not None:
                 note = fields["note"] or _unknown(fields["value"])
                 stats.append(
@@ -283,6 +303,19 @@ def _entry(fields: dict[str, Any], line: int) -> OomEntry:
     )
 
 
+def _run_on(text: str, more: str) -> str:
+    """Free text (an ``Operator:`` line) and the line it runs on to: inside an open
+    quote (an op_name) a cut between two letters of a name was a wrap of its own, the
+    pieces join as they are; elsewhere a word wrap ate a space."""
+    inside = text.count('"') % 2 == 1
+    if inside and _NAME_CHAR.match(text[-1:]) and _NAME_CHAR.match(more[:1]):
+        return text + more
+    return text + " " + more
+
+
+_NAME_CHAR = re.compile(r"[\w/.\-\[\]()=>]")
+
+
 def _continues(text: str) -> bool:
     body = text.strip()
     return bool(body) and forms.BODY_LINE.match(body) is None and not forms.SNIFF.search(text)
@@ -310,9 +343,9 @@ def _buffers(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
         j += 1
         kind = m.lastgroup or "" if m is not None else ""
         while kind in forms.FREE_TEXT and j < len(lines) and _continues(lines[j].text):
-            text, j = text + " " + lines[j].text.strip(), j + 1  # a word wrap ate the space
+            text, j = _run_on(text, lines[j].text.strip()), j + 1
         form: LineForm | None = forms.ENTRY_FORMS.get(kind)
-        fields = form.read(sink, text, number) if form is not None else None
+        fields = read_line(form, sink, text, number) if form is not None else None
         if kind == "end" or (fields is not None and (kind == "Buffer" or fields.get("rank"))):
             if "size" in current:
                 block.entries.append(_entry(current, start))

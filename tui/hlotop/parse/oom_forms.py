@@ -95,6 +95,12 @@ HEADLINES: list[Headline] = [
         model.FORMAT_GPU_RUNTIME,
         r"Failed to allocate request for {requested} on device ordinal {ordinal=\d+}",
     ),
+    # XLA:CPU's (xla/pjrt/cpu/tracked_tfrt_cpu_device_buffer.h): host memory, said by
+    # the field that holds the phrase.
+    _headline(
+        model.FORMAT_ALLOCATION,
+        r"{host=Out of memory allocating} {requested=\d+\s*bytes}",
+    ),
     _headline(
         model.FORMAT_BFC,
         "Allocator ({device=[^)]+}) ran out of memory trying to allocate {requested}",
@@ -152,7 +158,8 @@ HEADLINES: list[Headline] = [
 
 # The first words of each headline, any whitespace (a hard wrap too) between them.
 _PHRASES = (
-    "Out of memory while trying|Out of host memory while|Failed to allocate request for"
+    "Out of memory while trying|Out of host memory while|Out of memory allocating"
+    "|Failed to allocate request for"
     "|ran out of memory trying to|Can\\S{1,6}t reduce memory use below|Ran out of memory in"
     " memory space|TensorCore Hbm usage|Aborting compilation early|Error loading program"
     "|Attempting to allocate|Attempting to reserve|Could not allocate|The byte size of"
@@ -162,7 +169,7 @@ SNIFF = re.compile(r"\s*".join(_PHRASES.split(" ")))
 # Where a headline starts a new line when newlines were lost (not "Attempting to":
 # the program load's headline holds it after its first words).
 HEADLINE_START = (
-    r"Out of (?:host )?memory while|Failed to allocate request|Allocator \(|Can\S{1,6}t"
+    r"Out of (?:host )?memory (?:while|allocating)|Failed to allocate request|Allocator \(|Can\S{1,6}t"
     r" reduce memory|Ran out of memory in|TPU TensorCore Hbm|Aborting compilation"
     r"|Error loading program|Error allocating device buffer|Could not allocate"
     r"|The byte size of input/output"
@@ -257,7 +264,7 @@ STARTS = re.compile(_BODY_LINE + r"|-{5}|Traceback|File \"|The above |During han
 # back into lines: before a block's key, an entry's key, a stats line's name, a usage
 # item that follows a figure, or a headline.
 SPLIT_AT = re.compile(
-    r"(?:(?<=[\s.;:])|^)(?="
+    r"(?<!\d\.\s)(?<!\d\.)(?:(?<=[\s.;:])|^)(?="
     r"BufferAssignment OOM Debugging|BufferAssignment stats:|Peak buffers:|Buffer \d+:"
     r"|(?:\d+\.\s*)?Size:|Operator:|XLA [Ll]abel:|Shape:|Entry Parameter Subshape:"
     r"|Unpadded size:|Extra memory due to padding:|Allocation type:|={5,}"

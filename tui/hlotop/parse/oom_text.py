@@ -40,13 +40,18 @@ _PREFIXES = re.compile(
     r"|[IWEF]\s+(?:\d+\s+)?[\w./-]+\.\w+:\d+\]\s?"  # level [thread] file:line]
     r"|(?:-\s+)?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::[\w.-]+:|\s+-)\s?)"  # logging
 )
+_EMBEDDED_PREFIX = re.compile(
+    r"(?<=\s)(?=[IWEF]\d{4} \d\d:\d\d:\d+\.\d+\s+\d+\s+[\w./-]+:\d+\]"
+    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?:? [IWEF] )"
+)
 _NUMBERED = re.compile(r"\s*(\d{1,7})(?:[ \t]*[|:][ \t]?|\t|[ \t]+|$)")
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _ESCAPED = re.compile(r"\\([.\-_*#>\[\]()!+`|~])")
-_LITERAL_BREAK = re.compile(r"\\r?\\n|<br\s*/?>", re.I)
+_LITERAL_BREAK = re.compile(r"\\(?:r\\)?n|<br\s*/?>", re.I)
 _LAST_WORD = re.compile(r"([A-Za-z_]+)$")
 _FIRST_WORD = re.compile(r"([A-Za-z_]+)")
 _SPACES = re.compile(r"\s+")
+_LIST_NUMBER = re.compile(r"\s*\d+\.\s*$")
 _SENTENCE_END = re.compile(r"[.!?]\s*$|\s$")
 WRAP_WIDTH = 50  # a hard-wrapped line is at least this long
 COLLAPSED = 100  # a line this long may hold several whose newlines were lost
@@ -56,6 +61,17 @@ COLLAPSED = 100  # a line this long may hold several whose newlines were lost
 class Line:
     text: str  # decorations removed, wraps joined, collapsed lines cut; not stripped
     line: int  # 1-based number in the file of the physical line it starts on
+    # (offset in text, line number) where each later piece of a joined line starts
+    marks: tuple[tuple[int, int], ...] = ()
+
+    def line_at(self, offset: int) -> int:
+        """The file's line that ``text[offset]`` is on."""
+        line = self.line
+        for start, number in self.marks:
+            if start > offset:
+                break
+            line = number
+        return line
 
 
 def _numbered_lines(raw: list[str]) -> set[int]:
@@ -83,9 +99,9 @@ def strip_prefixes(text: str) -> tuple[str, bool]:
     return text, found
 
 
-def _clean(raw: str, numbered: bool) -> tuple[str, bool, int]:
-    """A physical line without decorations; whether it had a log prefix; its width
-    (escape codes aside)."""
+def _clean(raw: str, numbered: bool) -> tuple[str, str, int]:
+    """A physical line without decorations; the log prefix it had ("" if none); its
+    width (escape codes aside; a prefixed line's without its prefix)."""
     text = _ANSI.sub("", raw.rstrip("\r"))
     if numbered and (m := _NUMBERED.match(text)) is not None:
         text = text[m.end() :]
@@ -95,12 +111,16 @@ def _clean(raw: str, numbered: bool) -> tuple[str, bool, int]:
     if "<" in text:
         text = _TAGS.sub("", text)
     text = _QUOTE.sub("", text.replace("`", ""))
-    text, prefixed = strip_prefixes(text)
+    unprefixed, _ = strip_prefixes(text)
+    prefix = text[: len(text) - len(unprefixed)]
+    text = unprefixed
+    if prefix:
+        width = len(text)
     if "**" in text:
         text = _BOLD.sub(r"\1", text)
     if "\\" in text:
         text = _ESCAPED.sub(r"\1", text)
-    return text, prefixed, width
+    return text, prefix, width
 
 
 def _cut_word(before: str, after: str) -> bool:
@@ -118,6 +138,12 @@ def _new_sentence(before: str, after: str) -> bool:
     line of its own, not a wrap's second half (were it one, what reads it joins
     sentences with a space anyway)."""
     return after[:1].isupper() and _SENTENCE_END.search(before) is not None
+
+
+def _cut_key(before: str, after: str) -> bool:
+    """Whether a wrap cut a key in two (``===`` / ``=======``, ``Sha`` / ``pe:``):
+    ``before`` is none, the two together start with one."""
+    return not STARTS.match(before.strip()) and bool(STARTS.match((before + after).strip()))
 
 
 def starts_line(text: str) -> bool:
@@ -146,28 +172,34 @@ def _joined(text: str) -> list[tuple[list[str], list[int]]]:
     physical = _physical(text)
     numbered = _numbered_lines([raw for raw, _ in physical])
     lines: list[tuple[list[str], list[int]]] = []
-    last_width = 0
+    last_width, last_prefix = 0, ""
     for index, (raw, number) in enumerate(physical):
-        piece, prefixed, width = _clean(raw, index in numbered)
+        piece, prefix, width = _clean(raw, index in numbered)
+        if last_prefix and not prefix:  # a terminal's wrap of a prefixed line
+            last_width = len(_ANSI.sub("", physical[index - 1][0]))
         body = piece.strip()
         previous = lines[-1][0] if lines else None
         joins = False
         if body and previous is not None and previous[-1].strip():
             if (
-                not prefixed
+                # a log record's own prefix starts a line; the same prefix on every
+                # line (Ray's "(Worker pid=1)") may be a wrapped line's
+                (not prefix or prefix == last_prefix)
                 and last_width >= WRAP_WIDTH
-                and not starts_line(piece)
+                and (not starts_line(piece) or _cut_key("".join(previous), piece))
                 and not _new_sentence(previous[-1], piece)
             ):
                 joins = True
             elif _cut_word(previous[-1], piece):
                 joins, piece = True, piece.lstrip()
+            elif _LIST_NUMBER.match(previous[-1]) and body.startswith("Size:"):
+                joins, piece = True, " " + body  # "1." / "Size: 2.00G": one entry's line
         if joins and previous is not None:
             previous.append(piece)
             lines[-1][1].append(number)
         else:
             lines.append(([piece], [number]))
-        last_width = width
+        last_width, last_prefix = width, prefix
     return lines
 
 
@@ -175,22 +207,31 @@ def _cut(pieces: list[str], numbers: list[int]) -> list[Line]:
     """One logical line, cut before each key or headline it holds when it holds
     several (its newlines lost); each part numbered by the piece it starts in."""
     text = pieces[0] if len(pieces) == 1 else strip_prefixes("".join(pieces))[0]
+    marks: list[tuple[int, int]] = []
+    first = numbers[0]
+    offset = len(text) - sum(map(len, pieces))  # minus a prefix the joined text lost
+    for piece, number in zip(pieces, numbers, strict=True):
+        if offset <= 0:
+            first = number  # the text starts in this piece (a wrap cut the prefix)
+        elif number != first:
+            marks.append((offset, number))
+        offset += len(piece)
+    whole = Line(text, first, tuple(marks))
     if len(text) < COLLAPSED:
-        return [Line(text, numbers[0])]
+        return [whole]
     cuts = [m.start() for m in SPLIT_AT.finditer(text)]
     if len([c for c in cuts if c > 0]) < (1 if cuts and cuts[0] == 0 else 2):
-        return [Line(text, numbers[0])]
-    starts, offset = [], 0
-    for piece in pieces:  # where each piece starts in the joined text (about)
-        starts.append(offset)
-        offset += len(piece)
+        return [whole]
+    if len(pieces) == 1:  # newlines that became runs of spaces: one space, then cut
+        text = _SPACES.sub(" ", text)
+        cuts = [m.start() for m in SPLIT_AT.finditer(text)]
+    cuts += [m.start() for m in _EMBEDDED_PREFIX.finditer(text)]  # a log line's start
     bounds = sorted({0, *cuts})
     out = []
     for begin, end in zip(bounds, [*bounds[1:], len(text)], strict=True):
-        part = text[begin:end].strip()
-        if part:
-            at = max(i for i, s in enumerate(starts) if s <= begin)
-            out.append(Line(part, numbers[at]))
+        part = strip_prefixes(text[begin:end].strip())[0]
+        if part:  # numbered by the piece it starts in (about, where spaces were made one)
+            out.append(Line(part, whole.line_at(begin)))
     return out
 
 

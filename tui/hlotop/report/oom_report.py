@@ -65,7 +65,7 @@ def _shape(entry: OomEntry) -> str:
 
 
 def _where(report: OomReport) -> str:
-    where = f"{report.path}:{report.line}" if report.path else f"line {report.line}"
+    where = f"line {report.line}" + (f" of {report.path}" if report.path else "")
     extra = [
         f"the runtime's error at line {b.line}" for b in report.blocks if b.kind == "runtime-error"
     ]
@@ -78,7 +78,8 @@ def _head(report: OomReport, title: str) -> Table:
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold", no_wrap=True)
     head.add_column(overflow="fold")
-    head.add_row(title, Text(f"{report.format}: {printable(report.memory_space or '?')}"))
+    space = f": {printable(report.memory_space)}" if report.memory_space else ""
+    head.add_row(title, Text(report.format + space))
     head.add_row("Where", Text(_where(report)))
     if report.message:
         head.add_row("Message", Text(printable(report.message)))
