@@ -142,3 +142,52 @@ def test_lines_are_the_files_own(name, variant):
         for entry in report.entries:
             at = physical[entry.line - 1]
             assert re.search(r"Buffer \d+:|Size|\d", at), (entry.line, at)
+
+
+# ---- a headline left out; two texts one after the other -------------------------------------
+def _without_headlines(text: str) -> tuple[str, list]:
+    """``text`` without the lines of each headline that has a body block after it, and
+    the reports' stats and entries the rest should read to."""
+    lines = text.split("\n")
+    drop: set[int] = set()
+    bodies = []
+    for report in find_ooms(text, "x"):
+        if report.headline and len(report.blocks) > 1 and report.blocks[1].kind != "runtime-error":
+            drop.update(range(report.line, report.blocks[1].line))
+            bodies.append(_body(report))
+    return "\n".join(x for n, x in enumerate(lines, 1) if n not in drop), bodies
+
+
+def _body(report) -> tuple:
+    return (
+        tuple(f.without_line() for f in report.stats),
+        tuple(e.without_line() for e in report.entries),
+    )
+
+
+WITH_BODIES = [n for n in NAMES if _without_headlines(read(n))[1]]
+
+
+@pytest.mark.parametrize("name", WITH_BODIES)
+def test_a_body_without_its_headline_reads_alike(name):
+    """Each report's usage table, stats and buffers, read with no headline before
+    them (one that opens no report of its own: the remat pass's warning does)."""
+    text, bodies = _without_headlines(read(name))
+    headless = [_body(r) for r in find_ooms(text, "x") if not r.headline]
+    assert headless == bodies
+
+
+PARTNER = "tpu-tf1-2019-largest-program-allocations.txt"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_two_texts_one_after_the_other_give_both(name):
+    other = PARTNER if name != PARTNER else "jax-0.11.2-h200-combined_oom.log"
+    first, second = read(name), read(other)
+    both = first + ("" if first.endswith("\n") else "\n") + second
+    assert figures(both) == figures(first) + figures(second)
+    offset = first.count("\n") + (0 if first.endswith("\n") else 1)
+    lines = [r.line for r in find_ooms(both, "x")]
+    assert lines == [r.line for r in find_ooms(first, "x")] + [
+        r.line + offset for r in find_ooms(second, "x")
+    ]

@@ -15,8 +15,7 @@ from typing import Any
 
 from hlotop.model.oom import Figure, OomEntry, Size
 from hlotop.parse import oom_forms as forms
-from hlotop.parse.line_form import LineForm
-from hlotop.parse.oom_size import fixed_by_shape, is_tiled, shape_bytes
+from hlotop.parse.oom_entries import read_buffers
 from hlotop.parse.oom_text import Line
 from hlotop.parse.tokens import Sink
 
@@ -82,6 +81,24 @@ def read_headline(lines: list[Line], i: int) -> tuple[Block, int] | None:
     return block, i + last + 1
 
 
+def read_blocks(lines: list[Line], sink: Sink) -> list[Block]:
+    """Every block of ``lines``, in order (those that read nothing too): a headline
+    where one starts, else a body block where its key starts a line."""
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        text = lines[i].text
+        found = read_headline(lines, i) if forms.SNIFF.search(text) else None
+        if found is None and text.strip():
+            found = read_body(lines, i, sink)
+        if found is None:
+            i += 1
+            continue
+        block, i = found
+        blocks.append(block)
+    return blocks
+
+
 # ---- body blocks -------------------------------------------------------------------------
 def read_body(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int] | None:
     """The body block whose key starts ``lines[i]`` and the index of the line after
@@ -94,31 +111,14 @@ def read_body(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int] | None
     if key == "ba":
         return _ba_stats(lines, i, sink)
     if key in ("peak", "list"):
-        return _buffers(lines, i, sink)
+        found, end = read_buffers(lines, i, sink)
+        block = Block(found.kind, lines[i].line, entries=found.entries, space=found.space)
+        return block, end
     if key == "usage":
         return _usage(lines, i, sink)
     if key == "pool":
         return _pool(lines, i, sink)
     return _bfc_stats(lines, i, sink)
-
-
-_PREFIXES_OF: dict[int, re.Pattern[str]] = {}
-
-
-def read_line(form: LineForm, sink: Sink, text: str, number: int) -> dict[str, Any] | None:
-    """``text`` read by ``form``: the whole line, else its beginning up to a space
-    (a line whose newlines were lost runs on into the next one's words: ``arguments
-    0B How to fix this?``), else None after ``sink`` is told which column did not
-    fit."""
-    m = form.pattern.match(text)
-    if m is None:
-        start = _PREFIXES_OF.get(id(form))
-        if start is None:
-            start = _PREFIXES_OF[id(form)] = re.compile(form.body + r"(?=\s)")
-        m = start.match(text)
-    if m is not None:
-        return form.build(m)
-    return form.read(sink, text, number)
 
 
 def _figure(name: str, value: Size | None, line: int, note: str = "") -> Figure:
@@ -139,7 +139,7 @@ def _ba_stats(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
         if text and not text.startswith("BufferAssignment"):
             if _BA_KEY.match(text) is None:
                 break
-            fields = read_line(forms.BA_STAT, sink, text, number)
+            fields = forms.read_line(forms.BA_STAT, sink, text, number)
             if fields is not None:
                 note = fields["note"] or ""
                 block.stats.append(_figure(fields["name"], fields["value"], number, note))
@@ -174,7 +174,7 @@ def _bfc_stats(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
         if _BFC_KEY.match(text) is None:
             j -= 1
             break
-        fields = read_line(forms.BFC_STAT, sink, text, number)
+        fields = forms.read_line(forms.BFC_STAT, sink, text, number)
         if fields is not None:
             name, value = fields["name"], fields["value"]
             if name.startswith("Num") and value.exact:  # NumAllocs: a count, not bytes
@@ -186,7 +186,7 @@ def _bfc_stats(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
 
 def _pool(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
     block = Block("bfc-pool", lines[i].line)
-    fields = read_line(forms.BFC_POOL, sink, lines[i].text.strip(), lines[i].line)
+    fields = forms.read_line(forms.BFC_POOL, sink, lines[i].text.strip(), lines[i].line)
     if fields is not None:
         names = {
             "pool": "Total size in pool",
@@ -222,13 +222,13 @@ def _usage(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
             break
         stats = block.stats
         if text.startswith(("Total", "Program")):
-            fields = read_line(forms.USAGE_HEAD, sink, text, number)
+            fields = forms.read_line(forms.USAGE_HEAD, sink, text, number)
             if fields is not None:
                 section = "total usage" if fields["section"] == "Total" else "program requirement"
                 block.space = block.space or fields["space"]
                 stats.append(_figure(section, fields["value"], number))
         elif text.startswith("Output size"):
-            fields = read_line(forms.OUTPUT, sink, text, number)
+            fields = forms.read_line(forms.OUTPUT, sink, text, number)
             if fields is not None:
                 stats.append(_figure("output", fields["value"], number, _unknown(fields["value"])))
                 if fields["shared"] is not None:
@@ -236,7 +236,7 @@ def _usage(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
         elif text.startswith("HLO temp"):
             _hlo_temp(text, number, section, stats, sink)
         else:
-            fields = read_line(forms.USAGE_ITEM, sink, text, number)
+            fields = forms.read_line(forms.USAGE_ITEM, sink, text, number)
             if fields is not None:
                 note = fields["note"] or _unknown(fields["value"])
                 stats.append(
@@ -265,97 +265,3 @@ def _hlo_temp(text: str, number: int, section: str, stats: list[Figure], sink: S
         if fields.get(part) is not None:
             stats.append(_figure(f"HLO temp {part}", fields[part], number))
     stats.append(_figure("HLO temp fragmentation", fields["fragmentation"], number, fields["frag"]))
-
-
-# ---- buffer lists ----------------------------------------------------------------------
-_METADATA = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"?|\S+)')  # OpMetadataToString
-_INSTRUCTION = re.compile(r"%?([^\s=%]+)\s*=\s*")
-_OPCODE = re.compile(r"\b([a-z][a-z0-9-]*)\(")
-_LIST_HEAD = re.compile(r"(?:Peak buffers:|Largest program allocations in (\w+):?)\s*$")
-
-
-def _entry(fields: dict[str, Any], line: int) -> OomEntry:
-    meta = {k: v.strip('"') for k, v in _METADATA.findall(fields.pop("operator", ""))}
-    label, instruction, opcode = fields.get("label"), None, None
-    if label is not None and (m := _INSTRUCTION.match(label)) is not None:  # TPU's text
-        instruction = m[1]
-        opcode = op[1] if (op := _OPCODE.search(label, m.end())) else None
-    elif label is not None:  # GPU prints the opcode
-        opcode = label.strip() or None
-    if fields.pop("subshape", False):  # printed for entry parameters only
-        fields.setdefault("allocation_type", "parameter")
-        opcode = "parameter"
-    src, src_line = meta.get("source_file"), meta.get("source_line")
-    shape = fields.get("shape")
-    n = shape_bytes(shape)
-    fields["unpadded"] = fixed_by_shape(fields.get("unpadded"), n)
-    if not is_tiled(shape):  # a buffer of an untiled shape is its elements' bytes
-        fields["size"] = fixed_by_shape(fields["size"], n)
-    return OomEntry(
-        **fields,
-        op_name=meta.get("op_name"),
-        op_type=meta.get("op_type"),
-        source=(f"{src}:{src_line}" if src_line else src) if src else None,
-        instruction=instruction,
-        opcode=opcode,
-        line=line,
-        shape_bytes=n,
-    )
-
-
-def _run_on(text: str, more: str) -> str:
-    """Free text (an ``Operator:`` line) and the line it runs on to: inside an open
-    quote (an op_name) a cut between two letters of a name was a wrap of its own, the
-    pieces join as they are; elsewhere a word wrap ate a space."""
-    inside = text.count('"') % 2 == 1
-    if inside and _NAME_CHAR.match(text[-1:]) and _NAME_CHAR.match(more[:1]):
-        return text + more
-    return text + " " + more
-
-
-_NAME_CHAR = re.compile(r"[\w/.\-\[\]()=>]")
-
-
-def _continues(text: str) -> bool:
-    body = text.strip()
-    return bool(body) and forms.BODY_LINE.match(body) is None and not forms.SNIFF.search(text)
-
-
-def _buffers(lines: list[Line], i: int, sink: Sink) -> tuple[Block, int]:
-    """A buffer list from ``lines[i]`` (its heading, or its first entry) while its
-    lines are entry keys (or blank)."""
-    first = lines[i].text.strip()
-    tpu = not first.startswith(("Peak", "Buffer"))
-    block = Block("tpu-allocations" if tpu else "peak-buffers", lines[i].line)
-    current: dict[str, Any] = {}
-    start, j = 0, i
-    while j < len(lines):
-        text, number = lines[j].text.strip(), lines[j].line
-        if (head := _LIST_HEAD.match(text)) is not None:
-            if j > i and (block.entries or current):
-                break  # a second list: a block of its own
-            block.space = head[1] or block.space
-            j += 1
-            continue
-        m = forms.ENTRY_KEY.match(text)
-        if text and m is None:
-            break
-        j += 1
-        kind = m.lastgroup or "" if m is not None else ""
-        while kind in forms.FREE_TEXT and j < len(lines) and _continues(lines[j].text):
-            text, j = _run_on(text, lines[j].text.strip()), j + 1
-        form: LineForm | None = forms.ENTRY_FORMS.get(kind)
-        fields = read_line(form, sink, text, number) if form is not None else None
-        if kind == "end" or (fields is not None and (kind == "Buffer" or fields.get("rank"))):
-            if "size" in current:
-                block.entries.append(_entry(current, start))
-            current, start = {}, (0 if kind == "end" else number)
-        if fields is None:
-            continue
-        if kind == "Subshape":
-            fields["subshape"] = True
-        current.update((k, v) for k, v in fields.items() if v is not None)
-        start = start or number
-    if "size" in current:
-        block.entries.append(_entry(current, start))
-    return block, max(j, i + 1)

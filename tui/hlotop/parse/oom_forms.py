@@ -28,6 +28,7 @@ from typing import Any
 from hlotop.model import oom as model
 from hlotop.parse.line_form import Field, LineForm, Opt, Skip
 from hlotop.parse.oom_size import SIZE_RE, read_size, size_or_none
+from hlotop.parse.tokens import Sink
 
 _CONVERT: dict[str, Callable[[str], Any]] = dict(rank=int, expansion=float, value=size_or_none)
 _CONVERT.update(dict.fromkeys(("requested", "free", "allocatable"), read_size))
@@ -279,3 +280,22 @@ SPLIT_AT = re.compile(
 VOCABULARY.update(
     w.lower() for w in re.findall(r"[A-Za-z_]{4,}", _PHRASES + HEADLINE_START + SPLIT_AT.pattern)
 )
+
+
+_PREFIXES_OF: dict[int, re.Pattern[str]] = {}
+
+
+def read_line(form: LineForm, sink: Sink, text: str, number: int) -> dict[str, Any] | None:
+    """``text`` read by ``form``: the whole line, else its beginning up to a space
+    (a line whose newlines were lost runs on into the next one's words: ``arguments
+    0B How to fix this?``), else None after ``sink`` is told which column did not
+    fit."""
+    m = form.pattern.match(text)
+    if m is None:
+        start = _PREFIXES_OF.get(id(form))
+        if start is None:
+            start = _PREFIXES_OF[id(form)] = re.compile(form.body + r"(?=\s)")
+        m = start.match(text)
+    if m is not None:
+        return form.build(m)
+    return form.read(sink, text, number)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from hlotop.parse.oom_forms import HEADLINES, SNIFF, SPLIT_AT, STARTS, VOCABULARY
@@ -51,6 +52,9 @@ _LITERAL_BREAK = re.compile(r"\\(?:r\\)?n|<br\s*/?>", re.I)
 _LAST_WORD = re.compile(r"([A-Za-z_]+)$")
 _FIRST_WORD = re.compile(r"([A-Za-z_]+)")
 _SPACES = re.compile(r"\s+")
+# How the rest of a line a wrap cut may start (a new line starts otherwise: "[Stage",
+# "Traceback", a capital): a letter or digit of a cut word or number, punctuation.
+_GOES_ON = re.compile(r"[a-z0-9_)\]}>,.;:/=\-]")
 _LIST_NUMBER = re.compile(r"\s*\d+\.\s*$")
 _SENTENCE_END = re.compile(r"[.!?]\s*$|\s$")
 WRAP_WIDTH = 50  # a hard-wrapped line is at least this long
@@ -105,7 +109,7 @@ def _clean(raw: str, numbered: bool) -> tuple[str, str, int]:
     text = _ANSI.sub("", raw.rstrip("\r"))
     if numbered and (m := _NUMBERED.match(text)) is not None:
         text = text[m.end() :]
-    width = len(text)
+    width = len(text.expandtabs())
     if "&" in text:
         text = html.unescape(text)
     if "<" in text:
@@ -115,7 +119,7 @@ def _clean(raw: str, numbered: bool) -> tuple[str, str, int]:
     prefix = text[: len(text) - len(unprefixed)]
     text = unprefixed
     if prefix:
-        width = len(text)
+        width = len(text.expandtabs())
     if "**" in text:
         text = _BOLD.sub(r"\1", text)
     if "\\" in text:
@@ -171,12 +175,17 @@ def _joined(text: str) -> list[tuple[list[str], list[int]]]:
     """The logical lines: each its pieces and their physical line numbers."""
     physical = _physical(text)
     numbered = _numbered_lines([raw for raw, _ in physical])
+    cleaned = [_clean(raw, index in numbered) for index, (raw, _) in enumerate(physical)]
+    # A hard wrap leaves lines of one width (the terminal's): a width that recurs.
+    raw_widths = [len(_ANSI.sub("", raw).expandtabs()) for raw, _ in physical]
+    widths = Counter(w for _, _, w in cleaned if w >= WRAP_WIDTH)
+    widths.update(w for w, (_, p, _) in zip(raw_widths, cleaned, strict=True) if p)
     lines: list[tuple[list[str], list[int]]] = []
     last_width, last_prefix = 0, ""
-    for index, (raw, number) in enumerate(physical):
-        piece, prefix, width = _clean(raw, index in numbered)
+    for index, (piece, prefix, width) in enumerate(cleaned):
+        number = physical[index][1]
         if last_prefix and not prefix:  # a terminal's wrap of a prefixed line
-            last_width = len(_ANSI.sub("", physical[index - 1][0]))
+            last_width = raw_widths[index - 1]
         body = piece.strip()
         previous = lines[-1][0] if lines else None
         joins = False
@@ -186,6 +195,7 @@ def _joined(text: str) -> list[tuple[list[str], list[int]]]:
                 # line (Ray's "(Worker pid=1)") may be a wrapped line's
                 (not prefix or prefix == last_prefix)
                 and last_width >= WRAP_WIDTH
+                and (widths[last_width] > 1 or _GOES_ON.match(body) is not None)
                 and (not starts_line(piece) or _cut_key("".join(previous), piece))
                 and not _new_sentence(previous[-1], piece)
             ):
