@@ -161,3 +161,15 @@ def test_the_buffer_table_leaves_out_the_columns_no_buffer_of_the_text_fills(mon
     assert "dot_general[dimension_numbers=(((2,), (0,)), ((), ())) precision=None" in out
     out = hlotop("--summary", str(OOM / "tpu-tf1-2019-largest-program-allocations.txt"))
     assert "20 buffers listed, ≈3.88GiB in all, all HLO temp" in out.stdout.decode()
+
+
+def test_a_line_that_does_not_read_is_said_with_its_line(tmp_path):
+    """--json and --summary name the file's line of a report's line that did not read."""
+    text = (OOM / "tpu-tf1-2019-largest-program-allocations.txt").read_text()
+    path = tmp_path / "oom.txt"
+    path.write_text(text.replace("Unpadded size: 40.50M", "Unpadded size: forty"))
+    doc = json.loads(hlotop("--json", str(path)).stdout)["oom"]
+    (diagnostic,) = doc["diagnostics"]
+    assert diagnostic["line"] == 26 and "unpadded size: column 16" in diagnostic["message"]
+    out = hlotop("--summary", str(path)).stdout.decode()
+    assert "Not read" in out and "line 26: unpadded size" in " ".join(out.split())

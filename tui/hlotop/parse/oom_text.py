@@ -130,8 +130,10 @@ def _clean(raw: str, numbered: bool) -> tuple[str, str, int]:
 def _cut_word(before: str, after: str) -> bool:
     """Whether a wrap cut a word of the messages between ``before`` and ``after``
     (``...to allo`` + ``cate 8.00M``)."""
-    a, b = _LAST_WORD.search(before), _FIRST_WORD.match(after.lstrip())
-    if a is None or b is None or after[:1].isspace():
+    if not (before[-1:].isalpha() and after[:1].isalpha()):
+        return False
+    a, b = _LAST_WORD.search(before), _FIRST_WORD.match(after)
+    if a is None or b is None:
         return False
     first = a[1].lower()
     return first not in VOCABULARY and (first + b[1].lower()) in VOCABULARY
@@ -216,6 +218,8 @@ def _joined(text: str) -> list[tuple[list[str], list[int]]]:
 def _cut(pieces: list[str], numbers: list[int]) -> list[Line]:
     """One logical line, cut before each key or headline it holds when it holds
     several (its newlines lost); each part numbered by the piece it starts in."""
+    if len(pieces) == 1 and len(pieces[0]) < COLLAPSED:
+        return [Line(pieces[0], numbers[0])]
     text = pieces[0] if len(pieces) == 1 else strip_prefixes("".join(pieces))[0]
     marks: list[tuple[int, int]] = []
     first = numbers[0]

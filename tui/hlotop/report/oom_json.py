@@ -5,7 +5,8 @@
 ``{path, line, repeats, format, memory_space, headline, message, device, program,
 blocks: [{kind, line}], capacity, target, used, over, requested, capacity_bytes,
 target_bytes, used_bytes, over_bytes, requested_bytes, stats: [{name, size, count,
-note, line}], entries: [ENTRY], linked}``.
+note, line}], entries: [ENTRY], linked, diagnostics: [{line, message}]}``
+(``diagnostics``: the report's lines that did not read).
 
 A size is ``{text, bytes, exact, origin}`` (:class:`hlotop.model.oom.Size`: ``text``
 as printed, ``bytes`` exact only when ``exact``, else the printed figure read in
@@ -104,6 +105,7 @@ def report_json(
         for i, e in enumerate(report.entries)
     ]
     doc["linked"] = sum(1 for link in links if link is not None) if module_name else None
+    doc["diagnostics"] = [{"line": d.line, "message": d.message} for d in report.diagnostics]
     return doc
 
 

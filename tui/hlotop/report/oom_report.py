@@ -110,6 +110,11 @@ def _head(report: OomReport, title: str) -> Table:
         head.add_row(Text(printable(figure.name), style="dim"), value)
     if not report.has_figures():
         head.add_row("", Text("the text gives no figure", style="dim"))
+    for diagnostic in report.diagnostics:  # lines of the report that did not read
+        where = f"line {diagnostic.line}"
+        head.add_row(
+            Text("Not read", style="yellow"), Text(printable(f"{where}: {diagnostic.message}"))
+        )
     return head
 
 
