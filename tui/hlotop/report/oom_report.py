@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Group
@@ -185,8 +186,8 @@ def _shape_bytes(entry: OomEntry) -> str:
 # fills is left out (a GPU text prints no unpadded size): the room goes to shapes and
 # op_names; so is the allocation type when every entry has the same one (the heading
 # says it once). When even wrapped they do not fit, the line, the expansion (size over
-# unpadded), the type, the instruction, then the shape's bytes are left out
-# (Column.optional).
+# unpadded; and the shape's bytes where they are the unpadded sizes), the type, the
+# instruction, then the shape's bytes are left out (Column.optional).
 _COLUMNS: tuple[tuple[Column, Callable[[OomEntry], str], str | None], ...] = (
     (Column("size", right=True), lambda e: _bytes(e.size), None),
     (Column("shape bytes", right=True, optional=1), _shape_bytes, ""),
@@ -225,6 +226,9 @@ def _entries_table(report: OomReport, links: Sequence[OomLink | None], module_na
     entries = report.entries[:MAX_ENTRIES]
     shown = entry_columns(entries)
     used = [(column, cell) for column, cell, _ in _COLUMNS if column.name in shown]
+    if all(e.unpadded is not None and e.unpadded.bytes == e.shape_bytes for e in entries):
+        # the shape's bytes are the unpadded sizes' (TPU): left out early when tight
+        used = [(replace(c, optional=4) if c.name == "shape bytes" else c, f) for c, f in used]
     columns = [Column("#", right=True), *(column for column, _ in used)]
     if module_name:
         columns.append(Column("value in the dump", (NAME_BREAKS,)))
