@@ -108,7 +108,7 @@ def test_capacity_headroom_and_excess():
 def test_the_buffer_table_leaves_out_the_columns_no_buffer_of_the_text_fills(monkeypatch):
     """A GPU text prints no unpadded size, expansion or allocation type: those columns
     are left out, and the room goes to the op_names (at 200 columns beside the shape's
-    bytes and the line, none is cut). A type every buffer has (TF1's HLO temp) is said
+    bytes, none is cut). A type every buffer has (TF1's HLO temp) is said
     once, in the heading."""
     from hlotop.report.oom_report import entry_columns
 
@@ -119,7 +119,6 @@ def test_the_buffer_table_leaves_out_the_columns_no_buffer_of_the_text_fills(mon
         "shape",
         "op_name",
         "instruction",
-        "line",
     ]
     tf1 = parse_oom((OOM / "tpu-tf1-2019-largest-program-allocations.txt").read_text(), "tf1")
     assert entry_columns(tf1.entries) == [
@@ -130,7 +129,6 @@ def test_the_buffer_table_leaves_out_the_columns_no_buffer_of_the_text_fills(mon
         "shape",
         "op_name",
         "instruction",
-        "line",
     ]
     jax = parse_oom((OOM / "tpu-jax-2024-largest-program-allocations.txt").read_text(), "jax")
     assert entry_columns(jax.entries) == [
@@ -141,7 +139,6 @@ def test_the_buffer_table_leaves_out_the_columns_no_buffer_of_the_text_fills(mon
         "op_name",
         "instruction",
         "type",
-        "line",
     ]
     monkeypatch.setenv("COLUMNS", "200")
     out = hlotop("--summary", str(OOM / "gpu-jax-2024-peak-buffers.txt")).stdout.decode()
@@ -154,7 +151,6 @@ def test_the_buffer_table_leaves_out_the_columns_no_buffer_of_the_text_fills(mon
         "shape",
         "op_name",
         "instruction",
-        "line",
     ]
     assert "llm.compute_logits/Model/embedder.decode/" in out
     # the op_name's [params] are text, not Rich markup: they were dropped before

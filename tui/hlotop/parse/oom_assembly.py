@@ -35,6 +35,10 @@ _HEADLESS = {
     "bfc-stats": model.FORMAT_BFC,
     "bfc-pool": model.FORMAT_BFC,
 }
+# A headline's other figures, kept as stats under these names: the remat pass's
+# "down from Z originally", a TPU runtime error's free, reserved, reservable and
+# allocatable bytes.
+_MORE = ("original", "free", "reserved", "reservable", "allocatable")
 _EXECUTABLE = re.compile(r"\[executable_name='([^']*)'\]")
 _EXTRA = re.compile(r"largest contiguous region of free memory is\s*(" + forms.SIZE_RE + ")")
 _DEVICE = re.compile(r";\s*\((\w+)\)")
@@ -183,15 +187,7 @@ def report_of(draft: Draft, path: str, diagnostics: tuple) -> OomReport:
             ]
         space = "hbm"
         over = derived("used - capacity", used, capacity)
-    if fmt == model.FORMAT_GPU_SCHEDULE:
-        over = None
-    names = {"original": "original", "free": "free", "reserved": "reserved"}
-    names.update(reservable="reservable", allocatable="allocatable")
-    stats += [
-        Figure(names[k], v, line=line)
-        for k, v in fields.items()
-        if k in names and isinstance(v, Size)
-    ]
+    stats += [Figure(k, v, line=line) for k, v in fields.items() if k in _MORE and v is not None]
     return OomReport(
         fmt,
         space,

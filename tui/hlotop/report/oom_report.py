@@ -3,9 +3,10 @@
 its figures as the text prints them (a rounded size stays rounded; exact bytes where
 the text gives them or the buffer's shape fixes them; a figure hlotop worked out says
 its formula), its tables' lines, each buffer it lists (size, the shape's bytes,
-unpadded size and expansion, shape, op_name, instruction, allocation type, line),
-fitted to the terminal's width; the buffers grouped by scope and by shape; and (with
-``--dump``) each buffer's value in the module. The JSON is :mod:`hlotop.report.oom_json`.
+unpadded size and expansion, shape, op_name, instruction, allocation type; its line in
+the file is in the JSON) fitted to the terminal's width; the buffers grouped by scope
+and by shape; and (with ``--dump``) each buffer's value in the module. The JSON is
+:mod:`hlotop.report.oom_json`.
 """
 
 from __future__ import annotations
@@ -185,9 +186,10 @@ def _shape_bytes(entry: OomEntry) -> str:
 # an entry that does not fill it (None: always shown). A column no entry of the text
 # fills is left out (a GPU text prints no unpadded size): the room goes to shapes and
 # op_names; so is the allocation type when every entry has the same one (the heading
-# says it once). When even wrapped they do not fit, the line, the expansion (size over
-# unpadded; and the shape's bytes where they are the unpadded sizes), the type, the
-# instruction, then the shape's bytes are left out (Column.optional).
+# says it once). When even wrapped they do not fit, the expansion (size over unpadded;
+# and the shape's bytes where they are the unpadded sizes), the type, the instruction,
+# then the shape's bytes are left out (Column.optional). Each buffer's line in the
+# file is in --json.
 _COLUMNS: tuple[tuple[Column, Callable[[OomEntry], str], str | None], ...] = (
     (Column("size", right=True), lambda e: _bytes(e.size), None),
     (Column("shape bytes", right=True, optional=1), _shape_bytes, ""),
@@ -201,7 +203,6 @@ _COLUMNS: tuple[tuple[Column, Callable[[OomEntry], str], str | None], ...] = (
     (Column("op_name", OP_NAME_BREAKS), lambda e: printable(e.op_name or ""), ""),
     (Column("instruction", optional=2), _instruction, ""),
     (Column("type", optional=3), lambda e: printable(e.allocation_type or ""), ""),
-    (Column("line", right=True, optional=5), lambda e: str(e.line) if e.line else "", ""),
 )
 
 
@@ -226,7 +227,8 @@ def _entries_table(report: OomReport, links: Sequence[OomLink | None], module_na
     entries = report.entries[:MAX_ENTRIES]
     shown = entry_columns(entries)
     used = [(column, cell) for column, cell, _ in _COLUMNS if column.name in shown]
-    if all(e.unpadded is not None and e.unpadded.bytes == e.shape_bytes for e in entries):
+    sized = [e for e in entries if e.shape_bytes is not None]
+    if sized and all(e.unpadded is not None and e.unpadded.bytes == e.shape_bytes for e in sized):
         # the shape's bytes are the unpadded sizes' (TPU): left out early when tight
         used = [(replace(c, optional=4) if c.name == "shape bytes" else c, f) for c, f in used]
     columns = [Column("#", right=True), *(column for column, _ in used)]
