@@ -17,7 +17,9 @@ from conftest import SAMPLES, sample
 from hlotop import load
 from hlotop.analysis.oom_link import OomLinker, find_value, link_entries, shape_without_layout
 from hlotop.model import OOM_FORMATS, OomEntry
-from hlotop.parse.oom import find_ooms, looks_like_oom, parse_oom, size_bytes
+from hlotop.model.oom import Size
+from hlotop.parse.oom import find_ooms, looks_like_oom, parse_oom
+from hlotop.parse.oom_size import size_bytes
 
 OOM = SAMPLES / "oom"
 
@@ -64,7 +66,7 @@ def test_gpu_runtime_peak_buffers():
     assert (r.capacity_bytes, r.used_bytes, r.over_bytes) == (None, G(27.23), None)
     assert r.requested_bytes == 17528955952
     assert r.message == "Out of memory while trying to allocate 17528955952 bytes."
-    assert r.stats == {
+    assert r.stat_bytes() == {
         "parameter allocation": G(10.91),
         "constant allocation": 12,
         "maybe_live_out allocation": G(10.89),
@@ -83,22 +85,38 @@ def test_gpu_runtime_peak_buffers():
     assert (e1.opcode, e1.allocation_type, e1.source, e1.line) == ("fusion", None, None, 24)
     assert e2.op_name == "jit(update_fn)/jit(main)/sub"
     assert e2.source == "/zhome/ea/9/137501/Desktop/ML_final/ML_final/main.py:62"
-    assert (e6.size_bytes, e6.label, e6.shape) == (G(1.93), "custom-call", "f32[2016,257152]")
+    # "Size: 1.93GiB" of an f32[2016,257152]: the shape fixes the bytes
+    assert (e6.size_bytes, e6.label, e6.shape) == (
+        2016 * 257152 * 4,
+        "custom-call",
+        "f32[2016,257152]",
+    )
+    assert (e6.size.text, e6.size.exact, e6.size.origin) == ("1.93GiB", True, "shape")
     assert e6.op_name.endswith(
         "dot_general[dimension_numbers=(((2,), (0,)), ((), ())) precision=None preferred_element_type=float32]"
     )
-    assert (e7.size_bytes, e7.shape) == (M(510.68), "f32[27,4304,1152]")
-    assert r.entries[-1].size_bytes == M(136.69)
+    assert (e7.size_bytes, e7.shape) == (27 * 4304 * 1152 * 4, "f32[27,4304,1152]")
+    last = r.entries[-1]
+    assert (last.size.text, last.size_bytes, last.shape) == (
+        "136.69MiB",
+        27 * 16 * 72 * 1152 * 4,
+        "f32[27,16,72,1152]",
+    )
     # The remat warning and the BFC allocator's line come first; the traceback's copy
     # of the runtime message is the same report, kept once.
     remat, bfc, runtime = find_ooms(read(name), name)
     assert runtime.figures() == r.figures()
     assert (remat.format, remat.line, remat.memory_space) == ("remat", 12, None)
-    assert (remat.capacity_bytes, remat.used_bytes) == (13149696365, 29195252816)
+    assert (remat.capacity_bytes, remat.target_bytes, remat.used_bytes) == (
+        None,
+        13149696365,
+        29195252816,
+    )
+    assert runtime.repeats == (166,)  # the traceback's copy
     assert remat.over_bytes == 29195252816 - 13149696365
-    assert remat.stats == {"original": 29274463968}
+    assert remat.stat_bytes() == {"original": 29274463968}
     assert (bfc.format, bfc.device, bfc.requested_bytes, bfc.line) == (
-        "gpu-bfc",
+        "bfc-allocator",
         "GPU_0_bfc",
         17528956160,
         13,
@@ -110,7 +128,7 @@ def test_tpu_compile_largest_program_allocations_jax():
     r = parse_oom(read(name), name)
     assert (r.format, r.memory_space, r.line) == ("tpu-compile", "hbm", 1)
     assert (r.capacity_bytes, r.used_bytes, r.over_bytes) == (G(15.48), G(30.21), G(14.73))
-    assert r.stats == {
+    assert r.stat_bytes() == {
         "total usage": G(30.73),
         "total usage: reserved": M(530.00),
         "total usage: program": G(14.31),
@@ -126,7 +144,15 @@ def test_tpu_compile_largest_program_allocations_jax():
         "HLO temp fragmentation": M(62.60),
     }
     e1, e2 = r.entries  # the sample stops inside the second entry
-    assert (e1.rank, e1.size_bytes, e1.unpadded_bytes) == (1, G(1.46), G(1.46))
+    # A TPU buffer's size is padded: its "1.46G" stays rounded; the unpadded size is
+    # the shape's bytes, which fix it.
+    assert (e1.rank, e1.size_bytes, e1.unpadded_bytes) == (1, G(1.46), 256000 * 3072 * 2)
+    assert (e1.size.text, e1.size.exact, e1.unpadded.exact, e1.shape_bytes) == (
+        "1.46G",
+        False,
+        True,
+        1572864000,
+    )
     assert e1.shape == "bf16[256000,3072]{1,0:T(8,128)(2,1)}"
     assert e1.op_name == (
         "pjit(generate)/jit(main)/FlaxGemmaForCausalLMModule/model/embed_tokens/"
@@ -151,7 +177,7 @@ def test_tpu_compile_largest_program_allocations_tf1():
     assert (r.format, r.memory_space, r.line) == ("tpu-compile", "hbm", 6)
     assert (r.capacity_bytes, r.used_bytes, r.over_bytes) == (G(16.00), G(17.60), G(1.60))
     # "arguments unknown size" and "Output size unknown." give no figure.
-    assert r.stats == {
+    assert r.stat_bytes() == {
         "total usage": G(17.60),
         "total usage: reserved": M(528.00),
         "total usage: program": G(17.08),
@@ -195,16 +221,18 @@ def test_gpu_runtime_rocm_hard_wrapped_operator_lines():
         r.message == "Failed to allocate request for 154.06GiB (165425291480B) on device ordinal 0"
     )
     assert (r.requested_bytes, r.used_bytes) == (165425291480, G(192.84))
-    assert r.stats["constant allocation"] == K(24.6)
-    assert r.stats["preallocated temp fragmentation"] == M(24.75)
-    assert r.stats["total fragmentation"] == G(9.71)
+    stats = r.stat_bytes()
+    assert stats["constant allocation"] == K(24.6)
+    assert stats["preallocated temp fragmentation"] == M(24.75)
+    assert stats["total fragmentation"] == G(9.71)
+    assert r.stat("total fragmentation").note == "5.03%"
     e1, e2, e3 = r.entries
     # The operator lines were cut at 220 columns; the pieces join without a gap.
     assert "/jit(main)/alphafold/alphafold_iteration/" in e1.op_name
     assert "__layer_stack_no_state/" in e1.op_name and "__layer_st\n" not in e1.op_name
     assert e1.op_name.endswith("triangle_multiplication_incoming/div")
     assert (e1.size_bytes, e1.shape, e1.label, e1.line) == (
-        G(38.10),
+        39955041 * 256 * 4,
         "f32[39955041,256]",
         "fusion",
         13,
@@ -217,7 +245,7 @@ def test_gpu_runtime_rocm_hard_wrapped_operator_lines():
 def test_gpu_runtime_entry_parameters():
     r = parse_oom(read("jax-13428-gpu-peak-buffers.txt"), "x")
     assert (r.requested_bytes, r.used_bytes, r.line) == (6291456, M(12.00), 1)
-    assert r.stats["total fragmentation"] == 0
+    assert r.stat_bytes()["total fragmentation"] == 0
     e1, e2, e3, e4 = r.entries  # the thread's copy stops inside Buffer 4
     assert (e1.op_name, e1.label, e1.shape) == (
         "jit(concatenate)/jit(main)/concatenate[dimension=0]",
@@ -237,7 +265,7 @@ def test_gpu_runtime_entry_parameters():
     assert (m.entries[0].opcode, m.entries[0].shape, m.entries[0].size_bytes) == (
         "parameter",
         "f64[1036,1036,2930]",
-        G(23.43),
+        1036 * 1036 * 2930 * 8,  # "23.43GiB", fixed by the shape: the request's 25158058240
     )
     assert (m.entries[1].op_type, m.entries[1].op_name, m.entries[1].label) == (
         "sub",
@@ -245,43 +273,47 @@ def test_gpu_runtime_entry_parameters():
         "fusion",
     )
     assert m.entries[1].source.endswith("/ott/geometry/ops.py:28")
-    assert m.entries[2].size_bytes == M(23.16)
+    assert m.entries[2].size_bytes == 1036 * 1 * 2930 * 8  # "23.16MiB" of f64[1036,1,2930]
 
 
 def test_remat_and_bfc():
     r = parse_oom(read("jax-27354-remat-bfc.txt"), "x")
     assert (r.format, r.device, r.requested_bytes, r.line) == (
-        "gpu-bfc",
+        "bfc-allocator",
         "GPU_0_bfc",
         1374521760000,
         3,
     )
-    remat, bfc = find_ooms(read("jax-27354-remat-bfc.txt"))
-    assert (remat.capacity_bytes, remat.used_bytes, remat.over_bytes) == (
-        0,
-        1374521760000,
-        1374521760000,
+    schedule, remat, bfc = find_ooms(read("jax-27354-remat-bfc.txt"))
+    assert (schedule.format, schedule.used_bytes, schedule.target_bytes) == (
+        "gpu-schedule",
+        1374526449600,
+        25554419712,
     )
+    # The remat pass's "below 0B" is its target, not the device's capacity.
+    assert (remat.capacity_bytes, remat.target_bytes) == (None, 0)
+    assert (remat.used_bytes, remat.over_bytes) == (1374521760000, 1374521760000)
+    assert remat.over.text == "used - target"
     assert bfc.figures() == r.figures()
     # Two allocators fail, then the runtime: the runtime's error is the report.
     reports = find_ooms(read("jax-24309-remat-bfc.txt"))
     assert [(x.format, x.device) for x in reports] == [
         ("remat", None),
-        ("gpu-bfc", "GPU_0_bfc"),
-        ("gpu-bfc", "GPU_2_bfc"),
-        ("gpu-buffer-assignment", None),
+        ("bfc-allocator", "GPU_0_bfc"),
+        ("bfc-allocator", "GPU_2_bfc"),
+        ("runtime-allocation", None),
     ]
     r = parse_oom(read("jax-24309-remat-bfc.txt"), "x")
     assert (r.format, r.requested_bytes, r.entries, r.line) == (
-        "gpu-buffer-assignment",
+        "runtime-allocation",  # the stored excerpt ends before any BufferAssignment
         28804500256,
         (),
         5,
     )
     first, second = find_ooms(read("enzyme-jax-1363-remat.txt"))  # glog and timestamp prefixes
-    assert (first.line, first.capacity_bytes, first.used_bytes) == (1, 11428802214, 76523901244)
-    assert first.stats == {"original": 78931543988}
-    assert (second.line, second.capacity_bytes, second.used_bytes) == (3, 11429599125, 72679996812)
+    assert (first.line, first.target_bytes, first.used_bytes) == (1, 11428802214, 76523901244)
+    assert first.stat_bytes() == {"original": 78931543988}
+    assert (second.line, second.target_bytes, second.used_bytes) == (3, 11429599125, 72679996812)
 
 
 def test_bfc_stats_block():
@@ -300,13 +332,13 @@ def test_bfc_stats_block():
     r = parse_oom(text, "x")
     assert (r.capacity_bytes, r.used_bytes) == (10562958132, 4467985408)
     assert r.over_bytes == 28804500480 - (10562958132 - 4467985408)
-    assert r.stats == {
+    assert r.stat_bytes() == {
         "Limit": 10562958132,
         "InUse": 4467985408,
         "MaxInUse": 4467985408,
-        "NumAllocs": 25,
         "MaxAllocSize": 2233958400,
     }
+    assert (r.stat("NumAllocs").count, r.stat("NumAllocs").size) == (25, None)  # a count
 
 
 def test_tpu_texts_without_lists():
@@ -318,7 +350,7 @@ def test_tpu_texts_without_lists():
         G(21.95),
         G(6.47),
     )
-    assert r.stats == {
+    assert r.stat_bytes() == {
         "total usage": G(22.47),
         "total usage: reserved": M(530.00),
         "total usage: program": G(21.95),
@@ -360,14 +392,18 @@ def test_tpu_runtime_buffers():
         G(4.39),
         "0x0x0_HBM0",
     )
-    assert (first.stats, first.over_bytes) == ({"free": G(2.30)}, G(4.39) - G(2.30))
-    assert (second.requested_bytes, second.stats) == (M(196.00), {"free": M(60.94)})
+    assert (first.stat_bytes(), first.over_bytes) == ({"free": G(2.30)}, G(4.39) - G(2.30))
+    assert (second.requested_bytes, second.stat_bytes()) == (M(196.00), {"free": M(60.94)})
     assert parse_oom(read("diffusers-8358-tpu-buffer.txt"), "x").figures() == first.figures()
     p = parse_oom(read("pytorch-xla-8020-tpu-buffer.txt"), "x")
-    assert (p.requested_bytes, p.stats, p.device) == (M(196.00), {"free": M(134.44)}, "1x0x0_HBM0")
+    assert (p.requested_bytes, p.stat_bytes(), p.device) == (
+        M(196.00),
+        {"free": M(134.44)},
+        "1x0x0_HBM0",
+    )
     o = parse_oom(read("jax-14304-tpu-buffer-old.txt"), "x")  # inside backticks
     assert (o.requested_bytes, o.device, o.over_bytes) == (10485760, "0x0x0_HBM0", None)
-    assert o.stats == {"allocatable": 4374528, "free": 14942208}
+    assert o.stat_bytes() == {"allocatable": 4374528, "free": 14942208}
 
 
 @pytest.mark.parametrize(
@@ -406,14 +442,17 @@ def test_formats_from_docs(text, figures):
     assert (r.format, r.capacity_bytes, r.used_bytes) == figures
     if r.format == "tpu-program-load":
         assert (r.program, r.requested_bytes) == ("jit_embedding_pipeline_step_fn", G(29.49))
-        assert r.stats == {"free": M(147.64), "reserved": 0, "reservable": M(147.64)}
+        assert r.stat_bytes() == {"free": M(147.64), "reserved": 0, "reservable": M(147.64)}
         assert r.over_bytes == G(29.49) - M(147.64)
     if r.format == "tpu-scoped-vmem":
         assert (r.memory_space, r.over_bytes) == ("vmem", M(3.85))
         assert (r.entries[0].size_bytes, r.entries[0].allocation_type) == (M(19.85), "scoped")
         assert r.entries[0].label.startswith("%splash_mha_fwd")  # the last "." ends the sentence
     if r.format == "tpu-tensorcore-sparsecore":
-        assert r.stats == {"TensorCore hbm usage": G(34.82), "SparseCore hbm usage": G(174.10)}
+        assert r.stat_bytes() == {
+            "TensorCore hbm usage": G(34.82),
+            "SparseCore hbm usage": G(174.10),
+        }
 
 
 def test_sizes_in_every_printed_form():
@@ -437,7 +476,8 @@ def test_sizes_in_every_printed_form():
         "             parameter allocation: 1,352,914,698 bytes (1.26GiB)\n"
     )
     r = parse_oom(text, "x")
-    assert (r.requested_bytes, r.stats) == (7450374152, {"parameter allocation": 1352914698})
+    assert (r.requested_bytes, r.stat_bytes()) == (7450374152, {"parameter allocation": 1352914698})
+    assert r.stat("parameter allocation").size.text == "1,352,914,698 bytes (1.26GiB)"
 
 
 # ---- wrapped forms of real samples ------------------------------------------------------
@@ -534,7 +574,8 @@ def test_word_wrapped_text_gives_the_same_figures(name, width):
 
     def figures(text):
         return [
-            (r.format, r.capacity_bytes, r.used_bytes, r.over_bytes, r.stats)
+            (r.format, r.capacity_bytes, r.used_bytes, r.over_bytes)
+            + tuple(f.without_line() for f in r.stats)
             + tuple(
                 (
                     e.size_bytes,
@@ -600,7 +641,7 @@ def tpu_module():
 
 def test_link_by_instruction_name_and_shape(tpu_module):
     entry = OomEntry(
-        1048576,
+        Size.of_bytes(1048576),
         shape="f32[512,512]{1,0:T(8,128)}",
         label="custom-call.2 = custom-call(...)",
         instruction="custom-call.2",
@@ -618,7 +659,11 @@ def test_link_by_instruction_name_and_shape(tpu_module):
 def test_link_by_opcode_and_shape_prefers_the_op_name(tpu_module):
     op_name = "jit(train_step)/transpose(jvp())/dot_general"
     entry = OomEntry(
-        1048576, shape="f32[512,512]", label="fusion", opcode="fusion", op_name=op_name
+        Size.of_bytes(1048576),
+        shape="f32[512,512]",
+        label="fusion",
+        opcode="fusion",
+        op_name=op_name,
     )
     link = find_value(tpu_module, entry)
     assert link.rule == "label+shape" and link.candidates > 1
@@ -626,8 +671,12 @@ def test_link_by_opcode_and_shape_prefers_the_op_name(tpu_module):
 
 
 def test_link_by_op_name_and_shape_then_none(tpu_module):
-    by_op = OomEntry(1048576, shape="f32[512,512]", instruction="gone.1", op_name="params[1]['w']")
-    missing = OomEntry(1048576, shape="f32[3,3]", instruction="gone.1", op_name="params[1]['w']")
+    by_op = OomEntry(
+        Size.of_bytes(1048576), shape="f32[512,512]", instruction="gone.1", op_name="params[1]['w']"
+    )
+    missing = OomEntry(
+        Size.of_bytes(1048576), shape="f32[3,3]", instruction="gone.1", op_name="params[1]['w']"
+    )
     linker = OomLinker(tpu_module)
     link = linker.find(by_op)
     assert (link.value.value.id, link.rule) == (651, "op_name+shape")
@@ -644,13 +693,18 @@ def test_a_lazily_loaded_module_is_linked_from_one_pass_over_its_records(monkeyp
     path = glob.glob(sample("tpu/v5e_1x1-mlp_adam") + "/*-buffer-assignment.txt")[0]
     entries = [
         OomEntry(
-            1048576,
+            Size.of_bytes(1048576),
             shape="f32[512,512]",
             opcode="fusion",
             label="fusion",
             op_name="jit(train_step)/transpose(jvp())/dot_general",
         ),
-        OomEntry(1048576, shape="f32[512,512]", instruction="gone.1", op_name="params[1]['w']"),
+        OomEntry(
+            Size.of_bytes(1048576),
+            shape="f32[512,512]",
+            instruction="gone.1",
+            op_name="params[1]['w']",
+        ),
     ]
     eager = link_entries(load(path), entries)
     lazy_module = load(path, lazy=True)

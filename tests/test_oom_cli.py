@@ -10,47 +10,68 @@ import pytest
 
 from conftest import SAMPLES, hlotop
 from hlotop import load
-from hlotop.parse.oom import parse_oom
+from hlotop.parse.oom import find_ooms, parse_oom, primary
 from hlotop.units import human_bytes
 
 OOM = SAMPLES / "oom"
-TEXTS = sorted(OOM.glob("*.txt"))
+TEXTS = sorted([*OOM.glob("*.txt"), *OOM.glob("*.log")])
 GPT_TPU = SAMPLES / "tpu" / "v5e_1x1-gpt_loop"
+FIGURES = ("capacity", "target", "used", "over", "requested")
+
+
+def size_doc(size):
+    if size is None:
+        return None
+    return {"text": size.text, "bytes": size.bytes, "exact": size.exact, "origin": size.origin}
 
 
 @pytest.mark.parametrize("path", TEXTS, ids=lambda p: p.name)
 def test_every_oom_sample_opens_with_its_figures(path):
-    report = parse_oom(path.read_text(), str(path))
-    assert report is not None
-    doc = json.loads(hlotop("--json", str(path)).stdout)["oom"]
-    assert (doc["format"], doc["memory_space"]) == (report.format, report.memory_space)
-    assert (doc["capacity_bytes"], doc["used_bytes"], doc["over_bytes"]) == (
-        report.capacity_bytes,
-        report.used_bytes,
-        report.over_bytes,
-    )
-    assert [e["size_bytes"] for e in doc["entries"]] == [e.size_bytes for e in report.entries]
+    """Every message of every sample, in --json (each figure as printed, its bytes
+    given as bytes only when exact) and in --summary."""
+    reports = find_ooms(path.read_text(), str(path))
+    assert reports
+    doc = json.loads(hlotop("--json", str(path)).stdout)
+    assert len(doc["ooms"]) == len(reports)
+    for report, d in zip(reports, doc["ooms"], strict=True):
+        assert (d["format"], d["memory_space"], d["line"]) == (
+            report.format,
+            report.memory_space,
+            report.line,
+        )
+        for name in FIGURES:
+            size = getattr(report, name)
+            assert d[name] == size_doc(size)
+            assert d[f"{name}_bytes"] == (size.bytes if size is not None and size.exact else None)
+        assert [e["size"] for e in d["entries"]] == [size_doc(e.size) for e in report.entries]
+        assert [e["line"] for e in d["entries"]] == [e.line for e in report.entries]
+    assert doc["oom"] == doc["ooms"][reports.index(primary(reports))]
     summary = hlotop("--summary", str(path))
     assert summary.returncode == 0, summary.stderr
-    assert re.search(rf"^Out of memory +{re.escape(report.format)}:", summary.stdout.decode(), re.M)
+    out = summary.stdout.decode()
+    for report in reports:
+        assert re.search(rf"^(\d+\. )?Out of memory +{re.escape(report.format)}(:| *$)", out, re.M)
+    assert len(re.findall(r"^(?:\d+\. )?Out of memory  ", out, re.M)) == len(reports)
 
 
 def test_the_tpu_text_reads_as_printed():
-    """tpu-jax-2024: 'Used 30.21G of 15.48G hbm. Exceeded hbm capacity by 14.73G.'"""
+    """tpu-jax-2024: 'Used 30.21G of 15.48G hbm. Exceeded hbm capacity by 14.73G.':
+    shown as printed, never as a count of bytes worked out from the rounded figure."""
     out = hlotop(
         "--summary", str(OOM / "tpu-jax-2024-largest-program-allocations.txt")
     ).stdout.decode()
     for shown in (
         "Capacity",
-        "15.48GiB",
+        "15.48G",
         "Used",
-        "30.21GiB",
+        "30.21G",
         "Over by",
-        "14.73GiB",
+        "14.73G",
         "bf16[256000,3072]",
         "By scope",
     ):
         assert shown in out, shown
+    assert f"{round(15.48 * 2**30):,}" not in out and f"{round(30.21 * 2**30):,}" not in out
 
 
 def test_stdin_and_a_text_that_is_no_oom():
@@ -86,15 +107,23 @@ def test_capacity_headroom_and_excess():
 
 def test_the_buffer_table_leaves_out_the_columns_no_buffer_of_the_text_fills(monkeypatch):
     """A GPU text prints no unpadded size, expansion or allocation type: those columns
-    are left out, and the room goes to the op_names (one is no longer cut at 160). A
-    type every buffer has (TF1's HLO temp) is said once, in the heading."""
+    are left out, and the room goes to the op_names (at 200 columns beside the shape's
+    bytes, none is cut). A type every buffer has (TF1's HLO temp) is said
+    once, in the heading."""
     from hlotop.report.oom_report import entry_columns
 
     gpu = parse_oom((OOM / "gpu-jax-2024-peak-buffers.txt").read_text(), "gpu")
-    assert entry_columns(gpu.entries) == ["size", "shape", "op_name", "instruction"]
+    assert entry_columns(gpu.entries) == [
+        "size",
+        "shape bytes",
+        "shape",
+        "op_name",
+        "instruction",
+    ]
     tf1 = parse_oom((OOM / "tpu-tf1-2019-largest-program-allocations.txt").read_text(), "tf1")
     assert entry_columns(tf1.entries) == [
         "size",
+        "shape bytes",
         "unpadded",
         "x",
         "shape",
@@ -104,18 +133,39 @@ def test_the_buffer_table_leaves_out_the_columns_no_buffer_of_the_text_fills(mon
     jax = parse_oom((OOM / "tpu-jax-2024-largest-program-allocations.txt").read_text(), "jax")
     assert entry_columns(jax.entries) == [
         "size",
+        "shape bytes",
         "unpadded",
         "shape",
         "op_name",
         "instruction",
         "type",
     ]
-    monkeypatch.setenv("COLUMNS", "160")
+    monkeypatch.setenv("COLUMNS", "200")
     out = hlotop("--summary", str(OOM / "gpu-jax-2024-peak-buffers.txt")).stdout.decode()
     header = next(line for line in out.splitlines() if line.lstrip().startswith("#"))
-    assert header.split() == ["#", "size", "shape", "op_name", "instruction"]
+    assert header.split() == [
+        "#",
+        "size",
+        "shape",
+        "bytes",
+        "shape",
+        "op_name",
+        "instruction",
+    ]
     assert "llm.compute_logits/Model/embedder.decode/" in out
     # the op_name's [params] are text, not Rich markup: they were dropped before
     assert "dot_general[dimension_numbers=(((2,), (0,)), ((), ())) precision=None" in out
     out = hlotop("--summary", str(OOM / "tpu-tf1-2019-largest-program-allocations.txt"))
-    assert "20 buffers listed, 3.88GiB in all, all HLO temp" in out.stdout.decode()
+    assert "20 buffers listed, ≈3.88GiB in all, all HLO temp" in out.stdout.decode()
+
+
+def test_a_line_that_does_not_read_is_said_with_its_line(tmp_path):
+    """--json and --summary name the file's line of a report's line that did not read."""
+    text = (OOM / "tpu-tf1-2019-largest-program-allocations.txt").read_text()
+    path = tmp_path / "oom.txt"
+    path.write_text(text.replace("Unpadded size: 40.50M", "Unpadded size: forty"))
+    doc = json.loads(hlotop("--json", str(path)).stdout)["oom"]
+    (diagnostic,) = doc["diagnostics"]
+    assert diagnostic["line"] == 26 and "unpadded size: column 16" in diagnostic["message"]
+    out = hlotop("--summary", str(path)).stdout.decode()
+    assert "Not read" in out and "line 26: unpadded size" in " ".join(out.split())

@@ -316,6 +316,8 @@ def _main(args) -> int:
         oom = oom_text(args.path)
     except LoadError as err:  # standard input that is binary, or no dump
         return error(str(err))
+    if isinstance(oom, str):  # an OOM text's block, but no report read
+        return error(oom)
     if oom is not None:
         return oom_command(args, *oom, interactive=interactive)
     if args.path == "-" and STDIN:  # read while looking for an OOM text: a dump

@@ -187,11 +187,13 @@ MAX_OOM_TEXT = 64 << 20  # bytes of a log read to look for an out-of-memory mess
 
 
 def oom_text(path: str):
-    """(the OOM report, its text's label) when ``path`` is a file (or stdin) holding an
-    out-of-memory error text and no dump; None otherwise (a dump, a directory, or a
-    file the loader then refuses). Reads stdin into ``STDIN`` so a dump there still
-    loads, under :func:`~hlotop.loading.input_bytes.read_stream`'s bounds (raises its
-    :class:`~hlotop.loading.errors.LoadError`: binary, or text that is no dump)."""
+    """(the OOM reports, its text's label) when ``path`` is a file (or stdin) holding
+    out-of-memory error texts and no dump; a ``str`` saying why not when it holds
+    a block of one but no report reads (the nearest block seen); None otherwise (a
+    dump, a directory, or a file the loader then refuses). Reads stdin into ``STDIN``
+    so a dump there still loads, under :func:`~hlotop.loading.input_bytes.read_stream`'s
+    bounds (raises its :class:`~hlotop.loading.errors.LoadError`: binary, or text that
+    is no dump)."""
     from hlotop.loading.input_bytes import DUMP_STARTS, read_stream
 
     if path == "-":
@@ -212,26 +214,16 @@ def oom_text(path: str):
         label = path
     if data.startswith(DUMP_STARTS) or b"\nHloLiveRange (max " in data[: 1 << 20]:
         return None  # a dump
-    from hlotop.parse.oom import looks_like_oom, parse_oom
+    from hlotop.parse.oom import find_ooms, looks_like_oom, refusal
 
     text = data.decode("utf-8", errors="replace")
     if not looks_like_oom(text):
         return None
-    report = parse_oom(text, label)
-    if report is None or not (
-        report.entries
-        or any(
-            x is not None
-            for x in (
-                report.capacity_bytes,
-                report.used_bytes,
-                report.over_bytes,
-                report.requested_bytes,
-            )
-        )
-    ):
-        return None  # a text that quotes an OOM message but holds none of its figures
-    return report, label
+    reports = find_ooms(text, label)
+    if not reports:
+        why = refusal(text, label)
+        return f"{label}: not an out-of-memory text hlotop can read: {why}" if why else None
+    return reports, label
 
 
 STDIN: list[bytes] = []  # what oom_text read of stdin, for the loader
@@ -242,10 +234,12 @@ def load_read_stdin(load_bytes, data: bytes, path: str, *, lazy: bool = False, *
     return load_bytes(data, lazy=lazy)
 
 
-def oom_command(args, report, label: str, *, interactive: bool) -> int:
-    """An out-of-memory text: its breakdown, linked to ``--dump``'s values if given
-    (or a dump beside it). ``--capacity`` is the text's own."""
-    from hlotop.report.oom_report import oom_json, render_oom, write_oom_json
+def oom_command(args, reports, label: str, *, interactive: bool) -> int:
+    """Out-of-memory texts: each report's breakdown, linked to ``--dump``'s values if
+    given (or a dump beside it). ``--capacity`` is the text's own."""
+    from hlotop.parse.oom import primary
+    from hlotop.report.oom_json import oom_json, write_oom_json
+    from hlotop.report.oom_report import render_ooms
 
     if args.export or args.group_by or args.step is not None:
         which = "--export" if args.export else "--group-by" if args.group_by else "--step"
@@ -253,10 +247,11 @@ def oom_command(args, report, label: str, *, interactive: bool) -> int:
             f"{label}: an out-of-memory error text, not a dump: {which} takes a dump's "
             "live set (show the text with --summary or --json)"
         )
-    links, module_name = [], ""
+    links: list = []
+    module_name = ""
     dump = args.dump or dump_beside(label)
     if dump is not None:
-        from hlotop.analysis.oom_link import link_entries
+        from hlotop.analysis.oom_link import OomLinker
         from hlotop.loading.loader import LoadError, load
 
         try:
@@ -264,12 +259,15 @@ def oom_command(args, report, label: str, *, interactive: bool) -> int:
                 module = load(dump, lazy=True)
         except LoadError as err:
             return error(str(err))
-        links, module_name = link_entries(module, report.entries), module.name
+        linker = OomLinker(module)
+        links = [[linker.find(e) for e in r.entries] for r in reports]
+        module_name = module.name
+    most_telling = primary(reports) or reports[0]
     if args.json:
-        write_oom_json(oom_json(report, links, module_name), sys.stdout)
+        write_oom_json(oom_json(reports, most_telling, links, module_name), sys.stdout)
         return 0
     console = report_console()
-    rendered = render_oom(report, links, module_name)
+    rendered = render_ooms(reports, links, module_name, most_telling)
     if interactive and label == "<stdin>" and not reattach_terminal():
         interactive = False  # no terminal to read keys from: print it
     if interactive:
