@@ -36,7 +36,8 @@ class _SnapshotsFolder(_pts.SVGImageExtension):
     @classmethod
     def dirname(cls, *, test_location) -> str:
         test_dir = Path(test_location.filepath).parent
-        return str(test_dir / ".." / "snapshots" / test_location.basename)
+        up = Path(*[".."] * len(test_dir.resolve().relative_to(ROOT.resolve()).parts))
+        return str(test_dir / up / "snapshots" / test_location.basename)
 
 
 _pts.SVGImageExtension = _SnapshotsFolder
@@ -89,3 +90,15 @@ async def exit_after_load(app, size=(80, 24)) -> str:
         await app.workers.wait_for_complete()
         await pilot.pause()
     return calls[0]["message"].plain
+
+
+# The fast tier (``pytest -m "not slow"``): tests/unit. Every other folder sweeps every
+# sample, drives the browser, or runs hlotop as a process: marked slow here, by folder.
+FAST = "unit"
+
+
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        folder = Path(str(item.fspath)).parent.name
+        if folder != FAST:
+            item.add_marker(pytest.mark.slow)

@@ -15,7 +15,7 @@ from hlotop.ui.textual_compat import FrameCounter
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.live_set import LiveSet
 from hlotop.ui.widgets.timeline import Timeline
-from test_app_pilot import TPU, pilot_test, started
+from pilot import TPU, pilot_test, started
 
 
 class Recorder:

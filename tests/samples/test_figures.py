@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT, SAMPLES
 from hlotop import load
 from hlotop.loading.loader import split_module_prefix
-from test_parse_samples import MODULES  # one entry file per module
+from sample_index import MODULES  # one entry file per module
 
 # JAX's memory_analysis() sizes that the buffer assignment determines, in JAX's order
 FIELDS = tuple(

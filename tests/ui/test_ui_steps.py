@@ -14,7 +14,7 @@ from hlotop.model import BufferLiveRange, HloValue, ValueInfo
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.widgets.row_list import Row
 from hlotop.ui.widgets.steps import IdIndex, LiveIndex, LiveRows, StepIndex
-from test_app_pilot import TPU, pilot_test, started
+from pilot import TPU, pilot_test, started
 
 
 def _values(n_long: int, n_short: int, max_time: int, seed: int = 7) -> list[ValueInfo]:

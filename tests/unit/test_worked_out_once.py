@@ -15,7 +15,7 @@ from hlotop.model import CurveOnFirstRead, OnFirstRead, ValuesById
 
 # A real TPU train step (split files): four memory spaces, a schedule of 627 steps.
 TPU_GPT = (
-    Path(__file__).parent.parent
+    Path(__file__).parents[2]
     / "sample_dumps/tpu/v5e_1x1-gpt_scan"
     / "module_0000.jit_gpt_train_step.cl_933746096.after_optimizations-buffer-assignment.txt"
 )

@@ -14,7 +14,7 @@ from hlotop.loading.record_cache import (
     store_record_diagnostics,
 )
 from hlotop.ui.app import HlotopApp
-from test_app_pilot import pilot_test
+from pilot import pilot_test
 
 TPU = "seeds/003_a3085531593bac68.txt"
 

@@ -12,7 +12,7 @@ from hlotop.parse.live_range import MISSING_STEP
 from hlotop.safe_text import printable
 from hlotop.ui.app import HlotopApp
 from hlotop.units import human_bytes
-from test_app_pilot import pilot_test, plain, started
+from pilot import pilot_test, plain, started
 
 SEED2 = Path(sample("seeds/002_c2e226da3172e77e.txt"))
 

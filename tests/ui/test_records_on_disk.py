@@ -22,7 +22,7 @@ from hlotop.model import UsedValues
 from hlotop.parse.dump import ReadHooks, parse_text
 from hlotop.process import give_back_big_buffers
 from hlotop.ui.app import HlotopApp
-from test_app_pilot import pilot_test, plain, started
+from pilot import pilot_test, plain, started
 
 SPLIT_VALUES = (
     "jax/jax-0.10.2/transformer_big/module_0016.jit_transformer_train_step"

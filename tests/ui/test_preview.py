@@ -18,7 +18,7 @@ from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.status_bar import StatusBar
 from hlotop.units import human_bytes
-from test_app_pilot import TPU, pilot_test, screen_text, started
+from pilot import TPU, pilot_test, screen_text, started
 
 
 def _tree(app) -> AllocationTree:

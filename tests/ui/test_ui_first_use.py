@@ -21,7 +21,7 @@ from hlotop.ui.screens.search import SearchScreen
 from hlotop.ui.textual_compat import screen_lines, screen_strips
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.timeline import Timeline
-from test_app_pilot import TPU, pilot_test, started
+from pilot import TPU, pilot_test, started
 
 JAX_BIG = (
     "jax/jax-0.10.2/transformer_big/module_0016.jit_transformer_train_step."

@@ -17,7 +17,7 @@ from hlotop.cli import main
 from hlotop.loading.loader import load
 from hlotop.report.why_report import reason_text
 from hlotop.ui.app import HlotopApp
-from test_app_pilot import pilot_test, started, widget_lines
+from pilot import pilot_test, started, widget_lines
 
 SCAN = "cpu/transformer_scan"  # while loops (scan), SSA phis
 DONATION = "cpu/donation"  # parameters 0-24 donated, 25 and 26 not (input_output_alias)

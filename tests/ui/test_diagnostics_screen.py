@@ -19,8 +19,10 @@ from hlotop.ui.app import HlotopApp
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
-from test_app_pilot import pilot_test, screen_text, started
-from test_truncated import LINES, SEED3
+from pilot import pilot_test, screen_text, started
+
+SEED3 = Path(sample("seeds/003_a3085531593bac68.txt"))
+LINES = SEED3.read_text().splitlines(keepends=True)
 
 SPLIT = "jax/jax-0.10.2/tuple_outputs/module_0006.jit_tuple_update.cpu_after_optimizations-{}.txt"
 # jax 0.9.2: a combined dump and an era B memory-usage report (tables name no allocation).

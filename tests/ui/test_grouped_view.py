@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_ui_first_use import faint_text
 from textual.widgets import Input
 
 from conftest import SAMPLES, sample
@@ -21,8 +22,7 @@ from hlotop.ui.screens.group_keys import GroupKeysScreen
 from hlotop.ui.widgets.grouped_view import GroupedView, bar
 from hlotop.ui.widgets.live_set import LiveSet
 from hlotop.units import human_bytes
-from test_app_pilot import TPU, pilot_test, screen_text, started, widget_lines
-from test_ui_first_use import faint_text
+from pilot import TPU, pilot_test, screen_text, started, widget_lines
 
 LOOP = "cpu/transformer_loop"  # a real JAX train step on the CPU, split layout, peak 167
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
-import io
 import re
 import subprocess
 import sys
@@ -13,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from conftest import ROOT, SEEDS, exit_after_load, sample
 from hlotop.analysis.analyze import live_set
@@ -26,7 +23,6 @@ from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.screens.search import SearchScreen
-from hlotop.ui.textual_compat import screen_lines
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.live_set import LiveSet
 from hlotop.ui.widgets.status_bar import StatusBar
@@ -35,42 +31,7 @@ from hlotop.ui.widgets.summary_bar import SummaryBar
 from hlotop.ui.widgets.timeline import Timeline
 from hlotop.ui.widgets.value_detail import ValueDetail
 from hlotop.units import human_bytes
-
-TPU = "seeds/003_a3085531593bac68.txt"  # TPU, V1 live ranges, VMEM/SMEM, peak at step 11
-CPU_TRACE = "seeds/000_aa093b3e4f73e23a.txt"  # CPU, stack-trace breakdown, op_name args[0]
-
-
-def pilot_test(fn):
-    """Run an async test with asyncio.run (no pytest-asyncio in the environment)."""
-
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        return asyncio.run(fn(*args, **kwargs))
-
-    return run
-
-
-async def started(app: HlotopApp, pilot) -> MainScreen:
-    """Wait for the main screen, with every value record read (the background pass)."""
-    await app.wait_until_loaded()
-    await pilot.pause()
-    assert isinstance(app.screen, MainScreen)
-    return app.screen
-
-
-def plain(renderable, width: int = 200) -> str:
-    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
-    console.print(renderable)
-    return console.export_text()
-
-
-def widget_lines(widget) -> list[str]:
-    """What a Line API widget shows, row by row."""
-    return [widget.render_line(y).text for y in range(widget.size.height)]
-
-
-def screen_text(app) -> str:
-    return "\n".join(screen_lines(app.screen))
+from pilot import CPU_TRACE, TPU, pilot_test, plain, screen_text, started, widget_lines
 
 
 @pilot_test

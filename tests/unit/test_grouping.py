@@ -16,7 +16,7 @@ from hlotop import load
 from hlotop.analysis.grouping import GROUP_KEYS, group_live_set, parse_keys
 from hlotop.analysis.labels import Labeller
 from hlotop.analysis.scope import ScopeRule, phase_of, pytree_path, scope_of
-from test_parse_samples import MODULES
+from sample_index import MODULES
 
 LOOP = next((SAMPLES / "cpu" / "transformer_loop").glob("*-buffer-assignment.txt"))
 TPU = SAMPLES / "seeds" / "003_a3085531593bac68.txt"
