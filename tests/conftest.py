@@ -27,6 +27,19 @@ COMBINED = (
 SMALL = "seeds/000_aa093b3e4f73e23a.txt"
 
 
+# The proof dumps (sample_dumps/proof: one GPT train step recompiled with each change
+# the advice predicts, 22 modules) have tests of their own (test_proof_samples, the
+# advice and fit tests); the sweeps over every sample leave them out.
+SWEPT_OUT = ("proof",)
+
+
+def swept(pattern: str) -> list[Path]:
+    """The sample files matching ``pattern`` that the sweeps read, in path order."""
+    return sorted(
+        p for p in SAMPLES.rglob(pattern) if p.relative_to(SAMPLES).parts[0] not in SWEPT_OUT
+    )
+
+
 class _SnapshotsFolder(_pts.SVGImageExtension):
     """pytest-textual-snapshot 1.1.0 has no option for the folder. The path must keep
     the ``tests/..`` form: syrupy decides which snapshots a test module owns by a

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from parsy import ParseError
 
-from conftest import SAMPLES
+from conftest import swept
 from hlotop.parse import allocations, live_range, memory_report, stack_trace, values
 from hlotop.parse.dump import split_lines
 from hlotop.parse.line_form import _group_names
@@ -32,8 +32,8 @@ FORMS = {
     "report row": memory_report.TABLE_ROW,
     "report list row": memory_report.LIST_ROW,
 }
-DUMPS = sorted(p for p in SAMPLES.rglob("*.txt") if "memory-usage-report" not in p.name)
-REPORTS = sorted(p for p in SAMPLES.rglob("*-memory-usage-report.txt"))
+DUMPS = sorted(p for p in swept("*.txt") if "memory-usage-report" not in p.name)
+REPORTS = sorted(p for p in swept("*-memory-usage-report.txt"))
 
 
 @pytest.mark.parametrize("kind", FORMS)

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 import json_oracle
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, swept
 from hlotop.cli import main
 from hlotop.loading.loader import load
 from hlotop.report import json_doc, parallel
@@ -27,7 +27,7 @@ def _modules() -> list[Path]:
     ``-buffer-assignment.txt`` (combined, or the main file of a split module)."""
     return sorted(
         p
-        for p in SAMPLES.rglob("*.txt")
+        for p in swept("*.txt")
         if p.parent.name == "seeds" or p.name.endswith("-buffer-assignment.txt")
     )
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from conftest import SAMPLES
+from conftest import SAMPLES, swept
 from hlotop.loading.loader import load
 from hlotop.model.memory_space import space_names
 from hlotop.report.summary import (
@@ -26,7 +26,7 @@ from hlotop.units import human_bytes
 
 MODULES = sorted(
     p
-    for p in SAMPLES.rglob("*.txt")
+    for p in swept("*.txt")
     if p.parent.name == "seeds" or p.name.endswith("-buffer-assignment.txt")
 )
 

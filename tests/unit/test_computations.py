@@ -3,11 +3,11 @@ without any): the ROOT's op_name, else the last one's, read only for those lines
 
 from __future__ import annotations
 
-from conftest import SAMPLES
+from conftest import swept
 from hlotop.parse.computations import computation_metadata
 from hlotop.parse.instruction import read_metadata
 
-TEXTS = sorted(SAMPLES.rglob("*_after_optimizations.txt"))
+TEXTS = sorted(swept("*_after_optimizations.txt"))
 
 
 def _every_line(lines) -> dict[str, tuple[str, int | None]]:

@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from conftest import SAMPLES
+from conftest import swept
 from hlotop.model import (
     BufferLiveRange,
     HloLiveRange,
@@ -32,7 +32,7 @@ from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, TREE_LINE, StackTraceS
 from hlotop.parse.tokens import NAN, VALUE_REF, Sink
 
 LIVE_RANGE_FILES = sorted(
-    p for p in SAMPLES.rglob("*.txt") if "  BufferLiveRange:" in p.read_text(errors="replace")
+    p for p in swept("*.txt") if "  BufferLiveRange:" in p.read_text(errors="replace")
 )
 DAMAGES = [
     None,
@@ -69,10 +69,10 @@ def _fields_of(made: list, fields: tuple[str, ...]) -> list[tuple]:
 BUFFER_FIELDS = ("name", "shape_index", "start", "end", "line")
 PEAK_FIELDS = ("name", "shape_index", "bytes", "cumulative", "line")
 PEAK_FILES = sorted(
-    p for p in SAMPLES.rglob("*.txt") if "  Live ranges at " in p.read_text(errors="replace")
+    p for p in swept("*.txt") if "  Live ranges at " in p.read_text(errors="replace")
 )
 TREE_FILES = sorted(
-    p for p in SAMPLES.rglob("*.txt") if STACK_HEADER_PREFIX in p.read_text(errors="replace")
+    p for p in swept("*.txt") if STACK_HEADER_PREFIX in p.read_text(errors="replace")
 )
 
 

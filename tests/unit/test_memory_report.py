@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLES
+from conftest import SAMPLES, swept
 from hlotop import load
 from hlotop.units import human_bytes, parse_human_bytes
 
@@ -66,7 +66,7 @@ def test_era_b_groups_tables_by_memory_space_and_opens_the_module():
 def _rows_shapes_text() -> list[str]:
     """The shapes list of every table row of every sample's memory-usage report."""
     texts = []
-    for report in sorted(SAMPLES.rglob("*-memory-usage-report.txt")):
+    for report in sorted(swept("*-memory-usage-report.txt")):
         for line in report.read_text().splitlines():
             fields = line.split("; ")
             if len(fields) >= 5 and fields[3].strip().isdigit():
@@ -105,7 +105,7 @@ def test_every_printed_size_reads_back_to_bytes_that_print_the_same():
     """Each size XLA printed in the samples' memory-usage reports (``36.0KiB``,
     ``805.95MiB``, ``0B``) reads back to a byte count that XLA's formatting prints as
     the same text."""
-    reports = sorted(SAMPLES.rglob("*-memory-usage-report.txt"))
+    reports = sorted(swept("*-memory-usage-report.txt"))
     assert len(reports) >= 50
     sizes = set()
     for path in reports:

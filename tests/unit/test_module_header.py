@@ -5,14 +5,14 @@ with the same entries."""
 
 from __future__ import annotations
 
-from conftest import SAMPLES
+from conftest import swept
 from hlotop.model import IoAlias
 from hlotop.parse import module_header
 from hlotop.parse.module_header import parse_module_header
 
 HEADERS = sorted(
     line
-    for p in SAMPLES.rglob("*_after_optimizations.txt")
+    for p in swept("*_after_optimizations.txt")
     if (line := p.open(encoding="utf-8", errors="replace").readline().rstrip("\n")).startswith(
         "HloModule "
     )
