@@ -234,10 +234,22 @@ SCOPES: tuple[Scope, ...] = (
             ),
             Key(
                 "s",
-                "toggle_sort",
+                "sort",
                 "Sort",
-                palette="Sort allocations by size / by index",
-                help="Sort the allocation tree by size (largest first) or by index.",
+                palette="Sort the focused list by its next order",
+                help="Sort the focused list by its next order, named in its title: the "
+                "allocation tree by size or index; the timeline rows and the live set by "
+                "size, start, end, name or space; the groups by bytes or name.",
+            ),
+            Key(
+                "f",
+                "filter",
+                "Filter",
+                show=False,  # the footer has no room left at 80 columns
+                palette="Filter the focused list",
+                help="Filter the focused list as you type: words a value's name, op_name, "
+                "shape, space or kind holds, or field:word (op_name:attn shape:bf16 "
+                "space:vmem kind:param); every word must match. ⏎ keeps it, esc clears it.",
             ),
             Key(
                 "v",
@@ -304,7 +316,28 @@ SCOPES: tuple[Scope, ...] = (
                 "Back",
                 show=False,
                 key_display="esc",
-                help="Return to the pane you came from (small terminals).",
+                help="Clear the focused list's filter; without one, return to the pane "
+                "you came from (small terminals).",
+            ),
+        ),
+    ),
+    Scope(
+        "filter",
+        "Filter",
+        (
+            Key(
+                "enter",
+                "keep",
+                "Keep",
+                key_display="⏎",
+                help="Keep the filter (shown in the list's title) and return to the list.",
+            ),
+            Key(
+                "escape",
+                "clear",
+                "Clear",
+                key_display="esc",
+                help="Clear the filter and return to the list.",
             ),
         ),
     ),

@@ -23,6 +23,7 @@ from typing import Protocol, TypeVar
 
 from hlotop.analysis.grouping import Grouping, GroupRow, group_live_set
 from hlotop.analysis.labels import Labeller
+from hlotop.analysis.value_order import natural
 from hlotop.model import ModuleDump, ValueInfo
 from hlotop.report.export import (
     export_directory,
@@ -108,11 +109,13 @@ class Node:
 
 class GroupTree:
     """``grouping`` as a tree; nodes under ``threshold`` (a share of the total, 0:
-    none) fold, where at least two of a level do."""
+    none) fold, where at least two of a level do. Each level is sorted by bytes
+    (largest first), or ``by_name`` (numbers in names as numbers)."""
 
-    def __init__(self, grouping: Grouping, threshold: float):
+    def __init__(self, grouping: Grouping, threshold: float, by_name: bool = False):
         self.grouping = grouping
         self.threshold = threshold
+        self.by_name = by_name
         self.limit = int(threshold * grouping.total_bytes)  # bytes below which nodes fold
         self._children: dict[Key, list[Node]] = {}
         self._path: dict[int, tuple[str, ...]] | None = None  # value id -> its group's key
@@ -174,7 +177,7 @@ class GroupTree:
                 )
                 for label, members in groups.items()
             ]
-            nodes.sort(key=lambda n: (-n.bytes, n.label))
+            nodes.sort(key=(lambda n: natural(n.label)) if self.by_name else _by_bytes)
         else:
             counted = self.grouping.bytes_of
             values = sorted(
@@ -187,6 +190,8 @@ class GroupTree:
                 )
                 for i in values
             ]
+            if self.by_name:
+                nodes.sort(key=lambda n: natural(n.label))
         return self._fold(nodes, depth, prefix)
 
     def _fold(self, nodes: list[Node], depth: int, prefix: tuple[str, ...]) -> list[Node]:
@@ -213,6 +218,10 @@ class GroupTree:
             )
         _scale(nodes)
         return nodes
+
+
+def _by_bytes(node: Node) -> tuple:
+    return (-node.bytes, node.label)
 
 
 def _scale(nodes: list[Node]) -> None:
