@@ -252,6 +252,24 @@ SCOPES: tuple[Scope, ...] = (
                 "space:vmem kind:param); every word must match. ⏎ keeps it, esc clears it.",
             ),
             Key(
+                "n",
+                "next_match(1)",
+                "Next match",
+                show=False,
+                palette="Select the next match of the last search",
+                help="Select the next match of the last search (/); the step cursor moves "
+                "into its live range when it is outside.",
+            ),
+            Key(
+                "N",
+                "next_match(-1)",
+                "Previous match",
+                show=False,
+                key_display="N",
+                palette="Select the previous match of the last search",
+                help="Select the previous match of the last search.",
+            ),
+            Key(
                 "v",
                 "toggle_grouped",
                 "Grouped",

@@ -37,6 +37,7 @@ from hlotop.ui.screens.goto_step import GotoStepScreen
 from hlotop.ui.screens.list_filters import ListFilters
 from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.screens.search import SearchScreen
+from hlotop.ui.screens.value_keys import ValueKeys
 from hlotop.ui.textual_compat import forget_queried_widgets
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.filter_bar import FilterBar
@@ -102,6 +103,7 @@ class MainScreen(Screen):
         self._advice: tuple[ModuleDump, list[Advice]] | None = None  # `a`, made once a dump
         self.filter_bar = FilterBar()
         self.lists = ListFilters(self)  # f and s
+        self.value_keys = ValueKeys(self)  # the last search, the selected value's keys
         self._loading_timer: Timer | None = None  # ticks the status bar during a preview
         self.grouped = False  # pane 3 shows the grouped view (v), not the flat live set
 
@@ -497,13 +499,20 @@ class MainScreen(Screen):
 
     def action_search(self) -> None:
         def chosen(value_id: int | None) -> None:
-            self._search = None
+            search, self._search = self._search, None
+            if search is not None:
+                self.value_keys.remember(search, value_id)
             if value_id is not None:
-                self.select_value(value_id, open_detail=self.compact)
+                self.value_keys.go_to(value_id, open_detail=self.compact)
 
         names = space_names(self.dump)
-        self._search = SearchScreen(self.dump.analysis.values, names)
+        last = self.value_keys.last
+        before = last.matches[last.at] if 0 <= last.at < len(last.matches) else None
+        self._search = SearchScreen(self.dump.analysis.values, names, last.query, before)
         self.app.push_screen(self._search, chosen)
+
+    def action_next_match(self, direction: int) -> None:
+        self.value_keys.next_match(direction)
 
     def action_toggle_grouped(self) -> None:
         """Pane 3 flat or grouped, shown and focused."""

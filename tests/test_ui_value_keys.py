@@ -1,0 +1,94 @@
+"""Pilot tests of the keys about the selected value and the last search, on real dumps:
+``n``/``N`` and the remembered query, the step cursor moved into a chosen match's live
+range, ``[``/``]`` (where the value is defined and dies), ``y`` (copy) and ``E`` (the
+source in ``$EDITOR``), and the source lines in the detail."""
+
+from __future__ import annotations
+
+from textual.widgets import Input
+
+from conftest import sample
+from hlotop.analysis.search import find_values
+from hlotop.loading.loader import load
+from hlotop.ui.app import HlotopApp
+from hlotop.ui.screens.search import SearchScreen
+from test_app_pilot import TPU, pilot_test, started
+
+GPT = "tpu/v5e_1x1-gpt_loop"  # op_names and source_file="scripts/generate_tpu_dumps.py"
+
+
+def notes(app) -> str:
+    return " · ".join(str(n.message) for n in app._notifications)
+
+
+async def search(app, pilot, query: str) -> None:
+    await pilot.press("slash")
+    await pilot.pause()
+    await pilot.press(*query)
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+@pilot_test
+async def test_a_chosen_match_moves_the_step_cursor_into_its_live_range():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        assert screen.step == 11  # XLA's peak
+        await search(app, pilot, "copy-start.1{2}")  # live 6-8, in S(2) SMEM
+        assert screen.selected_value == 32
+        assert screen.step == 8 == screen.timeline.step  # the nearest step of 6-8
+        assert screen.live.current_value().value.id == 32 and screen.live.shows_selection
+        await search(app, pilot, "p0.1")  # live 0-15: the cursor stays
+        assert screen.selected_value == 42 and screen.step == 8
+
+
+@pilot_test
+async def test_n_and_N_walk_the_last_search_and_slash_remembers_it():
+    dump = load(sample(GPT))
+    expected = [i.value.id for i in find_values(dump.analysis.values, "Block_1/attn")]
+    assert len(expected) > 3
+    app = HlotopApp(sample(GPT))
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await started(app, pilot)
+        await search(app, pilot, "Block_1/attn")
+        assert screen.selected_value == expected[0]
+        await pilot.press("n")
+        await pilot.pause()
+        assert screen.selected_value == expected[1]
+        assert f"match 2/{len(expected)} of 'Block_1/attn'" in notes(app)
+        info = dump.analysis.by_id[expected[1]]
+        assert info.live.start <= screen.step <= info.live.end
+        await pilot.press("N", "N")  # back to the first, then round to the last
+        await pilot.pause()
+        assert screen.selected_value == expected[-1]
+        assert "(from the bottom)" in notes(app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert screen.selected_value == expected[0]
+        # / opens on the last query, its last match highlighted; typing replaces it.
+        await pilot.press("slash")
+        await pilot.pause()
+        field = app.screen.query_one(Input)
+        assert isinstance(app.screen, SearchScreen) and field.value == "Block_1/attn"
+        assert [i.value.id for i in app.screen.matches] == expected
+        await pilot.press(*"fusion.19")
+        await pilot.pause()
+        assert field.value == "fusion.19"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.value_keys.last.query == "fusion.19"  # closed on it: remembered
+
+
+@pilot_test
+async def test_n_before_any_search_says_so():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        selected = screen.selected_value
+        await pilot.press("n")
+        await pilot.pause()
+        assert "No search yet" in notes(app) and screen.selected_value == selected

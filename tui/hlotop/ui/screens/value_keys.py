@@ -1,0 +1,88 @@
+"""The main screen's keys about the last search and the selected value:
+
+- ``n``/``N``: the next and previous match of the last search, whose query the next
+  ``/`` opens on. A value chosen from a search, or by ``n``, is selected in every pane,
+  and the step cursor moves into its live range when it is outside (to the nearest step
+  of it), so the live set shows it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from hlotop.safe_text import printable
+
+if TYPE_CHECKING:
+    from hlotop.ui.screens.main import MainScreen
+    from hlotop.ui.screens.search import SearchScreen
+
+
+@dataclass
+class LastSearch:
+    """The last search: its query, its matches (value ids, ranked as listed) and the
+    one chosen last (-1: none yet)."""
+
+    query: str = ""
+    matches: list[int] = field(default_factory=list)
+    at: int = -1
+    complete: bool = True  # False: closed before the search had read every op_name
+
+
+class ValueKeys:
+    """What the keys of this module do on ``screen``."""
+
+    def __init__(self, screen: MainScreen):
+        self.screen = screen
+        self.last = LastSearch()
+
+    # -- the search ------------------------------------------------------------------
+    def remember(self, search: SearchScreen, chosen: int | None) -> None:
+        """Keep what ``search`` found (its query, its matches) for ``n`` and the next
+        ``/``; ``chosen``: the value it closed on, if any."""
+        query = search.query_text.strip()
+        if not query:
+            return
+        matches = [info.value.id for info in search.matches]
+        at = matches.index(chosen) if chosen in matches else -1
+        self.last = LastSearch(query, matches, at, search.complete)
+
+    def next_match(self, direction: int) -> None:
+        """Select the next (``direction`` 1) or previous (-1) match of the last
+        search, from the selected value if it is one, wrapping at either end."""
+        screen, last = self.screen, self.last
+        if not last.query:
+            screen.notify("No search yet: / searches the values by name or op_name.")
+            return
+        if not last.matches:
+            screen.notify(f"No value matches {printable(last.query)!r}.", severity="warning")
+            return
+        here = screen.selected_value
+        at = last.matches.index(here) if here in last.matches else last.at
+        if at < 0:
+            at = 0 if direction > 0 else len(last.matches) - 1
+        else:
+            at += direction
+        wrapped = not 0 <= at < len(last.matches)
+        last.at = at % len(last.matches)
+        value_id = last.matches[last.at]
+        self.go_to(value_id)
+        info = screen.dump.analysis.by_id.get(value_id)
+        label = printable(info.value.label) if info is not None else str(value_id)
+        note = f"match {last.at + 1}/{len(last.matches)} of {printable(last.query)!r}: {label}"
+        if wrapped:
+            note += " (from the top)" if direction > 0 else " (from the bottom)"
+        if not last.complete:
+            note += " · the search was closed before it ended: the matches found by then"
+        screen.notify(note, timeout=3)
+
+    def go_to(self, value_id: int, *, open_detail: bool = False) -> None:
+        """Select ``value_id`` in every pane, the step cursor first moved into its live
+        range if it is outside (to its nearest step)."""
+        screen = self.screen
+        info = screen.dump.analysis.by_id.get(value_id)
+        live = info.live if info is not None else None
+        timeline = screen.timeline
+        if live is not None and timeline.counts and not live.start <= screen.step <= live.end:
+            timeline.set_step(max(live.start, min(screen.step, live.end)))
+        screen.select_value(value_id, open_detail=open_detail)
