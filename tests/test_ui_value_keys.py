@@ -92,3 +92,29 @@ async def test_n_before_any_search_says_so():
         await pilot.press("n")
         await pilot.pause()
         assert "No search yet" in notes(app) and screen.selected_value == selected
+
+
+@pilot_test
+async def test_brackets_go_to_the_steps_where_the_value_is_defined_and_dies():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await search(app, pilot, "fusion.12")  # live 7-11
+        assert screen.step == 11
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert screen.step == 7 == screen.timeline.step and screen.selected_value == 36
+        assert screen.live.current_value().value.id == 36 and screen.live.shows_selection
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert screen.step == 11 and screen.selected_value == 36
+        await search(app, pilot, "x.25")  # thread-local: no live range
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert screen.step == 11 and "has no live range" in notes(app)
+        await pilot.press("1", "home")  # allocation 12: four values, none selected
+        await pilot.pause()
+        assert screen.selected_value is None
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert "Select a value" in notes(app)

@@ -52,6 +52,8 @@ _KEY_NAMES = {
     "minus": "-",
     "equals_sign": "=",
     "colon": ":",
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
     "shift+tab": "shift+tab",
     "escape": "esc",
     "enter": "enter",
@@ -268,6 +270,26 @@ SCOPES: tuple[Scope, ...] = (
                 key_display="N",
                 palette="Select the previous match of the last search",
                 help="Select the previous match of the last search.",
+            ),
+            Key(
+                "left_square_bracket",
+                "value_step('start')",
+                "Defined",
+                show=False,
+                key_display="[",
+                palette="Go to the step where the selected value is defined",
+                help="Move the step cursor to where the selected value is defined (the "
+                "first step of its live range).",
+            ),
+            Key(
+                "right_square_bracket",
+                "value_step('end')",
+                "Dies",
+                show=False,
+                key_display="]",
+                palette="Go to the step where the selected value dies",
+                help="Move the step cursor to where the selected value dies (the last "
+                "step of its live range).",
             ),
             Key(
                 "v",

@@ -514,6 +514,9 @@ class MainScreen(Screen):
     def action_next_match(self, direction: int) -> None:
         self.value_keys.next_match(direction)
 
+    def action_value_step(self, end: str) -> None:
+        self.value_keys.value_step(end)
+
     def action_toggle_grouped(self) -> None:
         """Pane 3 flat or grouped, shown and focused."""
         self.grouped = not self.grouped

@@ -4,6 +4,7 @@
   ``/`` opens on. A value chosen from a search, or by ``n``, is selected in every pane,
   and the step cursor moves into its live range when it is outside (to the nearest step
   of it), so the live set shows it.
+- ``[``/``]``: the steps where the selected value is defined and where it dies.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from hlotop.model import ValueInfo
 from hlotop.safe_text import printable
 
 if TYPE_CHECKING:
@@ -86,3 +88,34 @@ class ValueKeys:
         if live is not None and timeline.counts and not live.start <= screen.step <= live.end:
             timeline.set_step(max(live.start, min(screen.step, live.end)))
         screen.select_value(value_id, open_detail=open_detail)
+
+    # -- the selected value -----------------------------------------------------------
+    def selected(self, doing: str) -> ValueInfo | None:
+        """The selected value; None, and a notification saying so, when there is none
+        (an allocation of several values is highlighted)."""
+        screen = self.screen
+        info = (
+            screen.dump.analysis.by_id.get(screen.selected_value)
+            if screen.selected_value is not None
+            else None
+        )
+        if info is None:
+            screen.notify(f"Select a value to {doing} (expand the allocation: →).")
+        return info
+
+    def value_step(self, end: str) -> None:
+        """Move the step cursor to the first (``end`` "start") or last ("end") step of
+        the selected value's live range, the value still selected there."""
+        info = self.selected("go to its steps")
+        screen = self.screen
+        if info is None or not screen._live_ranges_ready():
+            return
+        if info.live is None:
+            screen.notify(
+                f"{printable(info.value.label)} has no live range (not in the HloLiveRange "
+                "section, e.g. thread-local).",
+                severity="warning",
+            )
+            return
+        screen.timeline.set_step(info.live.start if end == "start" else info.live.end)
+        screen.select_value(info.value.id)
