@@ -11,8 +11,9 @@ from conftest import sample
 from hlotop.analysis.search import find_values
 from hlotop.loading.loader import load
 from hlotop.ui.app import HlotopApp
+from hlotop.ui.screens.copy import CopyScreen
 from hlotop.ui.screens.search import SearchScreen
-from test_app_pilot import TPU, pilot_test, started
+from test_app_pilot import TPU, pilot_test, screen_text, started
 
 GPT = "tpu/v5e_1x1-gpt_loop"  # op_names and source_file="scripts/generate_tpu_dumps.py"
 
@@ -118,3 +119,29 @@ async def test_brackets_go_to_the_steps_where_the_value_is_defined_and_dies():
         await pilot.press("left_square_bracket")
         await pilot.pause()
         assert "Select a value" in notes(app)
+
+
+@pilot_test
+async def test_y_copies_the_chosen_field_of_the_selected_value():
+    dump = load(sample(GPT))
+    info = next(v for v in dump.analysis.values if v.value.label == "fusion.19")
+    app = HlotopApp(sample(GPT))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(app, pilot)
+        await search(app, pilot, "fusion.19")
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, CopyScreen)
+        text = screen_text(app)
+        assert "o op_name  " + info.op_name in text and "l source   " + info.source in text
+        await pilot.press("o")
+        await pilot.pause()
+        assert app.clipboard == info.op_name
+        assert f"Copied the op_name: {info.op_name}" in notes(app)
+        for key, field in (("n", "fusion.19"), ("s", info.shape), ("l", info.source)):
+            await pilot.press("y", key)
+            await pilot.pause()
+            assert app.clipboard == field
+        await pilot.press("y", "escape")
+        await pilot.pause()
+        assert app.clipboard == info.source and not isinstance(app.screen, CopyScreen)

@@ -292,6 +292,14 @@ SCOPES: tuple[Scope, ...] = (
                 "step of its live range).",
             ),
             Key(
+                "y",
+                "copy",
+                "Copy",
+                palette="Copy the selected value's name, op_name, shape or source",
+                help="Copy the selected value's name, op_name, shape or source file:line to "
+                "the clipboard (OSC 52: works over SSH and in tmux with set-clipboard on).",
+            ),
+            Key(
                 "v",
                 "toggle_grouped",
                 "Grouped",
@@ -379,6 +387,24 @@ SCOPES: tuple[Scope, ...] = (
                 key_display="esc",
                 help="Clear the filter and return to the list.",
             ),
+        ),
+    ),
+    Scope(
+        "copy",
+        "Copy",
+        (
+            Key("n", "copy_field('name')", "Name", help="Copy the value's name."),
+            Key("o", "copy_field('op_name')", "op_name", help="Copy its op_name."),
+            Key("s", "copy_field('shape')", "Shape", help="Copy its shape, with layout."),
+            Key("l", "copy_field('source')", "Source", help="Copy its source file:line."),
+            Key(
+                "enter",
+                "copy_highlighted",
+                "Copy",
+                key_display="⏎",
+                help="Copy the highlighted field.",
+            ),
+            Key("escape", "cancel", "Cancel", key_display="esc", help="Close without copying."),
         ),
     ),
     # The modules view (hlotop DIR): the list's cursor keys, the screen's keys, and

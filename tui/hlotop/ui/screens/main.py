@@ -517,6 +517,9 @@ class MainScreen(Screen):
     def action_value_step(self, end: str) -> None:
         self.value_keys.value_step(end)
 
+    def action_copy(self) -> None:
+        self.value_keys.copy()
+
     def action_toggle_grouped(self) -> None:
         """Pane 3 flat or grouped, shown and focused."""
         self.grouped = not self.grouped

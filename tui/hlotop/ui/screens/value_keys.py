@@ -5,6 +5,7 @@
   and the step cursor moves into its live range when it is outside (to the nearest step
   of it), so the live set shows it.
 - ``[``/``]``: the steps where the selected value is defined and where it dies.
+- ``y``: copy its name, op_name, shape or source ``file:line``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from hlotop.model import ValueInfo
 from hlotop.safe_text import printable
+from hlotop.ui.screens.copy import CopyScreen, copy_fields
 
 if TYPE_CHECKING:
     from hlotop.ui.screens.main import MainScreen
@@ -119,3 +121,19 @@ class ValueKeys:
             return
         screen.timeline.set_step(info.live.start if end == "start" else info.live.end)
         screen.select_value(info.value.id)
+
+    def copy(self) -> None:
+        """Offer the selected value's fields to copy; the one chosen goes to the
+        clipboard (OSC 52), and a notification says what was copied."""
+        info = self.selected("copy its name, op_name, shape or source")
+        if info is None:
+            return
+        screen = self.screen
+
+        def chosen(picked: tuple[str, str] | None) -> None:
+            if picked is not None:
+                name, text = picked
+                screen.app.copy_to_clipboard(text)
+                screen.notify(f"Copied the {name}: {printable(text)}", timeout=4)
+
+        screen.app.push_screen(CopyScreen(info.value.label, copy_fields(info)), chosen)
