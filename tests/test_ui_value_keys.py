@@ -5,15 +5,21 @@ source in ``$EDITOR``), and the source lines in the detail."""
 
 from __future__ import annotations
 
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
 from textual.widgets import Input
 
-from conftest import sample
+from conftest import ROOT, sample
 from hlotop.analysis.search import find_values
 from hlotop.loading.loader import load
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.screens.copy import CopyScreen
 from hlotop.ui.screens.search import SearchScreen
-from test_app_pilot import TPU, pilot_test, screen_text, started
+from test_app_pilot import TPU, pilot_test, screen_text, started, widget_lines
 
 GPT = "tpu/v5e_1x1-gpt_loop"  # op_names and source_file="scripts/generate_tpu_dumps.py"
 
@@ -145,3 +151,84 @@ async def test_y_copies_the_chosen_field_of_the_selected_value():
         await pilot.press("y", "escape")
         await pilot.pause()
         assert app.clipboard == info.source and not isinstance(app.screen, CopyScreen)
+
+
+def recording_editor(tmp_path: Path) -> tuple[str, Path]:
+    """A script that writes its arguments to a file: ``$EDITOR`` in the tests."""
+    record = tmp_path / "editor-args.json"
+    script = tmp_path / "editor.py"
+    script.write_text(
+        f"import json, sys\nopen({str(record)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return f"{sys.executable} {script} --wait", record
+
+
+@pilot_test
+async def test_E_opens_the_source_at_its_line_in_the_editor(tmp_path, monkeypatch):
+    command, record = recording_editor(tmp_path)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", command)
+    monkeypatch.chdir(ROOT)
+    app = HlotopApp(sample(GPT))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(app, pilot)
+        await search(app, pilot, "reduce_max.5")  # scripts/generate_tpu_dumps.py:1209
+        await pilot.press("E")
+        await pilot.pause()
+        args = json.loads(record.read_text())
+        assert args == ["--wait", "+1209", str(ROOT / "scripts" / "generate_tpu_dumps.py")]
+        assert "Not opened" not in notes(app)
+
+
+@pilot_test
+async def test_E_without_editor_file_or_source_says_why(tmp_path, monkeypatch):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.chdir(ROOT)
+    app = HlotopApp(sample(GPT))
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await started(app, pilot)
+        await search(app, pilot, "reduce_max.5")
+        await pilot.press("E")
+        await pilot.pause()
+        assert "Set $EDITOR (or $VISUAL) to open" in notes(app)
+        assert "generate_tpu_dumps.py:1209" in notes(app)
+        monkeypatch.setenv("EDITOR", "no-such-editor-hlotop")
+        await pilot.press("E")
+        await pilot.pause()
+        assert "Not opened: no program 'no-such-editor-hlotop'" in notes(app)
+        monkeypatch.setenv("EDITOR", f"{sys.executable} -c 'raise SystemExit(3)'")
+        await pilot.press("E")
+        await pilot.pause()
+        assert "exited with status 3" in notes(app)
+        monkeypatch.chdir(tmp_path)  # the script is nowhere to be found from here
+        monkeypatch.setattr(sys, "path", [])
+        screen.select_value(screen.selected_value)
+        await pilot.press("E")
+        await pilot.pause()
+        assert "scripts/generate_tpu_dumps.py is not on this machine" in notes(app)
+        await search(app, pilot, "reduce_sum.3")  # no source in its metadata
+        await pilot.press("E")
+        await pilot.pause()
+        assert "has no source file:line" in notes(app)
+    assert app.return_code in (None, 0)
+
+
+@pilot_test
+async def test_the_detail_shows_the_source_lines_when_the_file_is_here(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    app = HlotopApp(sample(GPT))
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await started(app, pilot)
+        await search(app, pilot, "reduce_max.5")
+        await pilot.press("4", "end")
+        await pilot.pause()
+        lines = widget_lines(screen.detail)
+        assert any(
+            "source on this machine: " + str(ROOT / "scripts/generate_tpu_dumps.py") in line
+            for line in lines
+        )
+        assert any(line.strip().startswith("▶ 1209  a = jax.nn.softmax(") for line in lines)
+        assert any(line.strip().startswith("1208  s = jnp.einsum(") for line in lines)
+    assert os.getcwd() == str(ROOT)

@@ -300,6 +300,16 @@ SCOPES: tuple[Scope, ...] = (
                 "the clipboard (OSC 52: works over SSH and in tmux with set-clipboard on).",
             ),
             Key(
+                "E",
+                "edit_source",
+                "Edit source",
+                show=False,
+                key_display="E",
+                palette="Open the selected value's source in $EDITOR",
+                help="Open the selected value's source file at its line in $VISUAL or "
+                "$EDITOR (run as EDITOR +LINE FILE, as vi, nano and emacs take it).",
+            ),
+            Key(
                 "v",
                 "toggle_grouped",
                 "Grouped",

@@ -520,6 +520,9 @@ class MainScreen(Screen):
     def action_copy(self) -> None:
         self.value_keys.copy()
 
+    def action_edit_source(self) -> None:
+        self.value_keys.edit_source()
+
     def action_toggle_grouped(self) -> None:
         """Pane 3 flat or grouped, shown and focused."""
         self.grouped = not self.grouped

@@ -6,6 +6,7 @@
   of it), so the live set shows it.
 - ``[``/``]``: the steps where the selected value is defined and where it dies.
 - ``y``: copy its name, op_name, shape or source ``file:line``.
+- ``E``: open its source in the editor.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from hlotop.loading.source_lines import resolve_source, split_location
 from hlotop.model import ValueInfo
 from hlotop.safe_text import printable
+from hlotop.ui.editor import editor_argv, editor_command, run_editor
 from hlotop.ui.screens.copy import CopyScreen, copy_fields
 
 if TYPE_CHECKING:
@@ -137,3 +140,35 @@ class ValueKeys:
                 screen.notify(f"Copied the {name}: {printable(text)}", timeout=4)
 
         screen.app.push_screen(CopyScreen(info.value.label, copy_fields(info)), chosen)
+
+    def edit_source(self) -> None:
+        """Open the selected value's source file at its line in the editor; a
+        notification says why not when it cannot (no source, no file, no editor)."""
+        info = self.selected("open its source")
+        if info is None:
+            return
+        screen = self.screen
+        source = info.source
+        if not source:
+            screen.notify(
+                f"{printable(info.value.label)} has no source file:line (its metadata has none).",
+                severity="warning",
+            )
+            return
+        file, line = split_location(source)
+        path = resolve_source(file, (f.path for f in screen.dump.files))
+        if path is None:
+            screen.notify(
+                f"{printable(file)} is not on this machine (looked under the current folder "
+                "and the dump's folders).",
+                severity="warning",
+            )
+            return
+        command = editor_command()
+        where = f"{printable(str(path))}{f':{line}' if line else ''}"
+        if command is None:
+            screen.notify(f"Set $EDITOR (or $VISUAL) to open {where}.", severity="warning")
+            return
+        problem = run_editor(screen.app, editor_argv(command, path, line))
+        if problem is not None:
+            screen.notify(f"Not opened: {printable(problem)} ({where}).", severity="error")
