@@ -11,6 +11,9 @@ from hlotop.analysis.peak import live_set
 from hlotop.analysis.value_order import natural
 from hlotop.loading.loader import load
 from hlotop.ui.app import HlotopApp
+from hlotop.ui.modules_app import ModulesApp
+from hlotop.ui.screens.directory_module import DirectoryMainScreen
+from hlotop.ui.screens.modules import ModulesScreen
 from hlotop.ui.screens.search import SearchScreen
 from hlotop.ui.widgets.filter_bar import FilterBar
 from test_app_pilot import TPU, pilot_test, screen_text, started
@@ -147,6 +150,28 @@ async def test_f_filters_the_grouped_view_to_the_matching_values():
         assert len({i.value.id for r in view.group_tree.grouping.rows for i in r.values}) == len(
             peak
         )
+
+
+@pilot_test
+async def test_esc_in_a_module_opened_from_a_directory_clears_the_filter_first():
+    """There esc also goes back to the modules list: not while a filter is shown."""
+    app = ModulesApp(sample("dirs/jax-0.10.2-cpu-train"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.wait_until_filled()
+        await pilot.pause()
+        await pilot.press("enter")
+        await app.wait_until_loaded()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DirectoryMainScreen)
+        await type_filter(app, pilot, "3", "fusion")
+        assert screen.live.matches is not None
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen and screen.live.matches is None
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ModulesScreen)
 
 
 @pilot_test
