@@ -36,14 +36,14 @@ def test_a_key_handler_that_raises_ends_the_app_with_a_log_and_one_line(
     def broken(self):
         raise RuntimeError("simulated bug in a key handler")
 
-    monkeypatch.setattr(MainScreen, "action_toggle_sort", broken)
+    monkeypatch.setattr(MainScreen, "action_sort", broken)
     app = HlotopApp(sample(TPU))
 
     async def drive() -> None:
         async with app.run_test(size=(120, 34)) as pilot:
             await app.wait_until_loaded()
             await pilot.pause()
-            await pilot.press("s")  # MainScreen.action_toggle_sort
+            await pilot.press("s")  # MainScreen.action_sort
             await pilot.pause()
 
     capsys.readouterr()
@@ -83,7 +83,7 @@ from hlotop.ui.screens.main import MainScreen
 def broken(self):
     raise RuntimeError("simulated bug in a key handler")
 
-MainScreen.action_toggle_sort = broken
+MainScreen.action_sort = broken
 sys.exit(main([sys.argv[1]]))
 """
 

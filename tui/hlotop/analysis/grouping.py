@@ -5,7 +5,7 @@ each group adding up to the step's total under the chosen accounting."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 
 from hlotop.analysis.labels import GROUP_KEYS, Labeller
@@ -20,6 +20,7 @@ __all__ = [  # GROUP_KEYS (hlotop.analysis.labels): the keys a live set is group
     "Grouping",
     "counted_bytes",
     "group_live_set",
+    "narrowed",
     "parse_keys",
 ]
 ACCOUNTINGS = ("logical", "occupied")
@@ -146,3 +147,27 @@ def group_live_set(
     ]
     rows.sort(key=lambda r: (-r.bytes, r.key))
     return Grouping(step, tuple(keys), accounting, sum(bytes_of.values()), tuple(rows), bytes_of)
+
+
+def narrowed(grouping: Grouping, keep: Container[int]) -> Grouping:
+    """``grouping`` with only the values whose ids are in ``keep`` (a filter's matches):
+    each group keeps those of its values, with the bytes they count for in
+    ``grouping`` (:func:`counted_bytes`), and goes when it keeps none; rows sorted as
+    :func:`group_live_set` sorts them, ``total_bytes`` their sum. The step, keys and
+    accounting stay. O(values of the grouping)."""
+    counted = grouping.bytes_of
+    rows = []
+    for row in grouping.rows:
+        kept = tuple(i for i in row.values if i.value.id in keep)
+        if kept:
+            rows.append(GroupRow(row.key, sum(counted[i.value.id] for i in kept), kept))
+    rows.sort(key=lambda r: (-r.bytes, r.key))
+    bytes_of = {i.value.id: counted[i.value.id] for r in rows for i in r.values}
+    return Grouping(
+        grouping.step,
+        grouping.keys,
+        grouping.accounting,
+        sum(r.bytes for r in rows),
+        tuple(rows),
+        bytes_of,
+    )

@@ -52,6 +52,8 @@ _KEY_NAMES = {
     "minus": "-",
     "equals_sign": "=",
     "colon": ":",
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
     "shift+tab": "shift+tab",
     "escape": "esc",
     "enter": "enter",
@@ -234,10 +236,78 @@ SCOPES: tuple[Scope, ...] = (
             ),
             Key(
                 "s",
-                "toggle_sort",
+                "sort",
                 "Sort",
-                palette="Sort allocations by size / by index",
-                help="Sort the allocation tree by size (largest first) or by index.",
+                palette="Sort the focused list by its next order",
+                help="Sort the focused list by its next order, named in its title: the "
+                "allocation tree by size or index; the timeline rows and the live set by "
+                "size, start, end, name or space; the groups by bytes or name.",
+            ),
+            Key(
+                "f",
+                "filter",
+                "Filter",
+                show=False,  # the footer has no room left at 80 columns
+                palette="Filter the focused list",
+                help="Filter the focused list as you type: words a value's name, op_name, "
+                "shape, space or kind holds, or field:word (op_name:attn shape:bf16 "
+                "space:vmem kind:param); every word must match. ⏎ keeps it, esc clears it.",
+            ),
+            Key(
+                "n",
+                "next_match(1)",
+                "Next match",
+                show=False,
+                palette="Select the next match of the last search",
+                help="Select the next match of the last search (/); the step cursor moves "
+                "into its live range when it is outside.",
+            ),
+            Key(
+                "N",
+                "next_match(-1)",
+                "Previous match",
+                show=False,
+                key_display="N",
+                palette="Select the previous match of the last search",
+                help="Select the previous match of the last search.",
+            ),
+            Key(
+                "left_square_bracket",
+                "value_step('start')",
+                "Defined",
+                show=False,
+                key_display="[",
+                palette="Go to the step where the selected value is defined",
+                help="Move the step cursor to where the selected value is defined (the "
+                "first step of its live range).",
+            ),
+            Key(
+                "right_square_bracket",
+                "value_step('end')",
+                "Dies",
+                show=False,
+                key_display="]",
+                palette="Go to the step where the selected value dies",
+                help="Move the step cursor to where the selected value dies (the last "
+                "step of its live range).",
+            ),
+            Key(
+                "y",
+                "copy",
+                "Copy",
+                palette="Copy the selected value's name, op_name, shape or source",
+                help="Copy the selected value's name, op_name, shape or source file:line to "
+                "the clipboard (OSC 52: works over SSH and in tmux with set-clipboard on).",
+            ),
+            Key(
+                "E",
+                "edit_source",
+                "Edit source",
+                show=False,
+                key_display="E",
+                palette="Open the selected value's source in $EDITOR",
+                help="Open the selected value's source file at its line in $VISUAL or "
+                "$EDITOR (run as EDITOR +LINE FILE, as vi, nano and emacs take it).",
             ),
             Key(
                 "v",
@@ -304,8 +374,47 @@ SCOPES: tuple[Scope, ...] = (
                 "Back",
                 show=False,
                 key_display="esc",
-                help="Return to the pane you came from (small terminals).",
+                help="Clear the focused list's filter; without one, return to the pane "
+                "you came from (small terminals).",
             ),
+        ),
+    ),
+    Scope(
+        "filter",
+        "Filter",
+        (
+            Key(
+                "enter",
+                "keep",
+                "Keep",
+                key_display="⏎",
+                help="Keep the filter (shown in the list's title) and return to the list.",
+            ),
+            Key(
+                "escape",
+                "clear",
+                "Clear",
+                key_display="esc",
+                help="Clear the filter and return to the list.",
+            ),
+        ),
+    ),
+    Scope(
+        "copy",
+        "Copy",
+        (
+            Key("n", "copy_field('name')", "Name", help="Copy the value's name."),
+            Key("o", "copy_field('op_name')", "op_name", help="Copy its op_name."),
+            Key("s", "copy_field('shape')", "Shape", help="Copy its shape, with layout."),
+            Key("l", "copy_field('source')", "Source", help="Copy its source file:line."),
+            Key(
+                "enter",
+                "copy_highlighted",
+                "Copy",
+                key_display="⏎",
+                help="Copy the highlighted field.",
+            ),
+            Key("escape", "cancel", "Cancel", key_display="esc", help="Close without copying."),
         ),
     ),
     # The modules view (hlotop DIR): the list's cursor keys, the screen's keys, and

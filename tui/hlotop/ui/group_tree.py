@@ -23,6 +23,7 @@ from typing import Protocol, TypeVar
 
 from hlotop.analysis.grouping import Grouping, GroupRow, group_live_set
 from hlotop.analysis.labels import Labeller
+from hlotop.analysis.value_order import natural
 from hlotop.atomic_write import write_atomically
 from hlotop.model import ModuleDump, ValueInfo
 from hlotop.report.export import export_directory, to_text, write_groups, write_values
@@ -103,11 +104,13 @@ class Node:
 
 class GroupTree:
     """``grouping`` as a tree; nodes under ``threshold`` (a share of the total, 0:
-    none) fold, where at least two of a level do."""
+    none) fold, where at least two of a level do. Each level is sorted by bytes
+    (largest first), or ``by_name`` (numbers in names as numbers)."""
 
-    def __init__(self, grouping: Grouping, threshold: float):
+    def __init__(self, grouping: Grouping, threshold: float, by_name: bool = False):
         self.grouping = grouping
         self.threshold = threshold
+        self.by_name = by_name
         self.limit = int(threshold * grouping.total_bytes)  # bytes below which nodes fold
         self._children: dict[Key, list[Node]] = {}
         self._path: dict[int, tuple[str, ...]] | None = None  # value id -> its group's key
@@ -169,7 +172,7 @@ class GroupTree:
                 )
                 for label, members in groups.items()
             ]
-            nodes.sort(key=lambda n: (-n.bytes, n.label))
+            nodes.sort(key=(lambda n: natural(n.label)) if self.by_name else _by_bytes)
         else:
             counted = self.grouping.bytes_of
             values = sorted(
@@ -182,6 +185,8 @@ class GroupTree:
                 )
                 for i in values
             ]
+            if self.by_name:
+                nodes.sort(key=lambda n: natural(n.label))
         return self._fold(nodes, depth, prefix)
 
     def _fold(self, nodes: list[Node], depth: int, prefix: tuple[str, ...]) -> list[Node]:
@@ -208,6 +213,10 @@ class GroupTree:
             )
         _scale(nodes)
         return nodes
+
+
+def _by_bytes(node: Node) -> tuple:
+    return (-node.bytes, node.label)
 
 
 def _scale(nodes: list[Node]) -> None:

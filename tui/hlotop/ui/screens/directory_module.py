@@ -23,6 +23,8 @@ class DirectoryMainScreen(MainScreen):
     BINDINGS = _BACK
 
     def action_back(self) -> None:
+        if self.lists.clear_active():  # the focused list's filter first
+            return
         if self._came_from is not None:  # a small terminal's detail pane: its pane first
             super().action_back()
         else:

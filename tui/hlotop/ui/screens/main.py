@@ -35,10 +35,13 @@ from hlotop.ui.bindings import bindings
 from hlotop.ui.messages import MainScreenPainted, PaneActivated
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.goto_step import GotoStepScreen
+from hlotop.ui.screens.list_filters import ListFilters
 from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.screens.search import SearchScreen
+from hlotop.ui.screens.value_keys import ValueKeys
 from hlotop.ui.textual_compat import forget_queried_widgets
 from hlotop.ui.widgets.allocation_tree import AllocationTree
+from hlotop.ui.widgets.filter_bar import FilterBar
 from hlotop.ui.widgets.grouped_view import GroupedView
 from hlotop.ui.widgets.key_bar import KeyBar
 from hlotop.ui.widgets.legend import Legend
@@ -100,6 +103,9 @@ class MainScreen(Screen):
         self._came_from: str | None = None
         self._search: SearchScreen | None = None  # open over this screen
         self._advice: tuple[ModuleDump, list[Advice]] | None = None  # `a`, made once a dump
+        self.filter_bar = FilterBar()
+        self.lists = ListFilters(self)  # f and s
+        self.value_keys = ValueKeys(self)  # the last search, the selected value's keys
         self._loading_timer: Timer | None = None  # ticks the status bar during a preview
         self.grouped = False  # pane 3 shows the grouped view (v), not the flat live set
 
@@ -118,6 +124,7 @@ class MainScreen(Screen):
         yield PaneTabs()
         with Container(id="panes"):
             yield from self._make_panes()
+        yield self.filter_bar
         yield StatusBar()
         yield KeyBar()
 
@@ -410,6 +417,8 @@ class MainScreen(Screen):
         self.activate(pane)
 
     def action_back(self) -> None:
+        if self.lists.clear_active():
+            return
         if self._came_from is not None:
             pane, self._came_from = self._came_from, None
             self.activate(pane)
@@ -472,18 +481,50 @@ class MainScreen(Screen):
             self._advice = (dump, advise(dump))
         self.app.push_screen(AdviceScreen(dump, self._advice[1]))
 
-    def action_toggle_sort(self) -> None:
-        self.allocations_pane.toggle_sort()
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # "/" is a priority key (the search box opens before the next key is handled):
+        # in the filter bar it is text (an op_name's jit(step)/attn).
+        if action == "search" and self.filter_bar.has_focus_within:
+            return False
+        return True
+
+    def action_sort(self) -> None:
+        self.lists.sort()
+
+    def action_filter(self) -> None:
+        self.lists.open()
+
+    def on_filter_bar_changed(self, message: FilterBar.Changed) -> None:
+        self.lists.changed(message.pane, message.text)
+
+    def on_filter_bar_closed(self, message: FilterBar.Closed) -> None:
+        self.lists.closed(message.pane, message.cleared)
 
     def action_search(self) -> None:
         def chosen(value_id: int | None) -> None:
-            self._search = None
+            search, self._search = self._search, None
+            if search is not None:
+                self.value_keys.remember(search, value_id)
             if value_id is not None:
-                self.select_value(value_id, open_detail=self.compact)
+                self.value_keys.go_to(value_id, open_detail=self.compact)
 
         names = space_names(self.dump)
-        self._search = SearchScreen(self.dump.analysis.values, names)
+        last = self.value_keys.last
+        before = last.matches[last.at] if 0 <= last.at < len(last.matches) else None
+        self._search = SearchScreen(self.dump.analysis.values, names, last.query, before)
         self.app.push_screen(self._search, chosen)
+
+    def action_next_match(self, direction: int) -> None:
+        self.value_keys.next_match(direction)
+
+    def action_value_step(self, end: str) -> None:
+        self.value_keys.value_step(end)
+
+    def action_copy(self) -> None:
+        self.value_keys.copy()
+
+    def action_edit_source(self) -> None:
+        self.value_keys.edit_source()
 
     def action_toggle_grouped(self) -> None:
         """Pane 3 flat or grouped, shown and focused."""

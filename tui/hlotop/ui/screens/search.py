@@ -96,15 +96,21 @@ class _Results(OptionList, can_focus=False):
 
 
 class SearchScreen(ModalScreen["int | None"]):
-    """Dismisses with the chosen value's id, or None."""
+    """Dismisses with the chosen value's id, or None. ``query``: the last search's,
+    shown selected (typing replaces it) with its matches, ``chosen`` (its value chosen
+    last) highlighted."""
 
     BINDINGS = bindings("search")
 
-    def __init__(self, values: list[ValueInfo], names=None, query: str = ""):
+    def __init__(
+        self, values: list[ValueInfo], names=None, query: str = "", chosen: int | None = None
+    ):
         super().__init__()
         self.values = values
         self.names = names
         self.query_text = query
+        self._remembered: str | None = query or None  # until a key is typed
+        self._chosen = chosen  # the value the last search chose
         self.matches: list[ValueInfo] = []
         self._timer: Timer | None = None
         self._worker: Worker | None = None
@@ -134,12 +140,22 @@ class SearchScreen(ModalScreen["int | None"]):
         if self.is_attached:
             self._update(self.query_one(Input).value)
 
+    @property
+    def complete(self) -> bool:
+        """Whether :attr:`matches` are all the query's (no search still running)."""
+        return self._worker is None or self._worker.is_finished
+
     def on_key(self, event: events.Key) -> None:
-        """Keys typed right after ``/``, before the input has the focus, still count."""
+        """Keys typed right after ``/``, before the input has the focus, still count;
+        the first replaces the last search's query, as it would once selected."""
         field = self.query_one(Input)
         if not field.has_focus and event.is_printable and event.character:
             event.stop()
-            field.focus()
+            field.select_on_focus = False  # the focus must not select what is typed
+            self.set_focus(field)
+            if field.value == self._remembered:
+                field.value = ""
+            self._remembered = None
             field.insert_text_at_cursor(event.character)
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -217,6 +233,10 @@ class SearchScreen(ModalScreen["int | None"]):
         if [str(i.value.id) for i in matches[:MAX_RESULTS]] != shown:
             highlighted = results.highlighted
             shown_now = matches[:MAX_RESULTS]
+            if self._chosen is not None and query == self._remembered:
+                # The last search again: its match chosen last highlighted.
+                ids = [i.value.id for i in shown_now]
+                highlighted = ids.index(self._chosen) if self._chosen in ids else highlighted
             results.show(
                 [(str(info.value.id), self._prompt(info)) for info in shown_now],
                 min(highlighted or 0, len(shown_now) - 1) if shown_now else None,

@@ -16,6 +16,7 @@ from typing import overload
 
 from rich.text import Text
 
+from hlotop.analysis.value_filter import Matches
 from hlotop.model import (
     AllocationsInOrder,
     BufferAllocation,
@@ -26,6 +27,7 @@ from hlotop.model.memory_space import space_names
 from hlotop.safe_text import drawn
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
+from hlotop.ui.widgets.filter_bar import filter_note
 from hlotop.ui.widgets.legend import plain, space_label, space_style
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.tree_layout import SIZE_W, TreeLayout, kinds_text, sorted_allocations
@@ -78,6 +80,7 @@ class AllocationTree(RowList):
         self.owner = owner
         self.names = space_names(dump)
         self.by_size = True
+        self.matches: Matches | None = None  # the filter (f): the allocations it keeps
         self.expanded: set[int] = set()
         self._auto: int | None = None  # expanded to show a selection, not by the user
         self._order: Sequence[BufferAllocation] = []
@@ -119,9 +122,41 @@ class AllocationTree(RowList):
             allocs = by_size
         else:
             allocs = sorted_allocations(self.dump.allocations, self.by_size)
+        if self.matches is not None:
+            keeps = self.matches.keeps_allocation
+            allocs = [a for a in allocs if keeps(a)]
         self._order = allocs
         self._positions = None
         self._rebuild()
+
+    def _slots(self, alloc: BufferAllocation) -> Sequence[ValueSlot]:
+        """The value rows of ``alloc`` when expanded: those the filter keeps."""
+        if self.matches is None or not alloc.values:
+            return alloc.values
+        ids = self.matches.ids
+        kept = [s for s in alloc.values if s.value.id in ids]
+        return kept or alloc.values  # kept by its own fields: all its values
+
+    def set_filter(self, matches: Matches | None) -> None:
+        """Show only the allocations holding a value ``matches`` keeps, expanded to
+        those values (None: every allocation); the cursor stays on its row if kept."""
+        here = self.current()
+        self.matches = matches
+        self.expanded = {i for i in self.expanded if self._kept(i)}
+        if self._auto not in self.expanded:
+            self._auto = None
+        self._sort()
+        if here is not None and here[0].index in self._position:
+            alloc, slot = here
+            ids = [s.value.id for s in self._slots(alloc)]
+            self._move_to(alloc.index, slot.value.id if slot and slot.value.id in ids else None)
+        else:
+            self.set_cursor(0)
+            self.hide_selection()
+
+    def _kept(self, alloc_index: int) -> bool:
+        alloc = self.dump.analysis.allocation_of.get(alloc_index)
+        return alloc is not None and (self.matches is None or self.matches.keeps_allocation(alloc))
 
     @property
     def _position(self) -> dict[int, int]:
@@ -147,7 +182,7 @@ class AllocationTree(RowList):
         for index in sorted(self.expanded, key=self._position.__getitem__, reverse=True):
             at = self._position[index]
             alloc = self._order[at]
-            rows[at + 1 : at + 1] = [(alloc, slot) for slot in alloc.values]
+            rows[at + 1 : at + 1] = [(alloc, slot) for slot in self._slots(alloc)]
         self._rows = rows
         self._update_title()
         self.rows_changed()
@@ -157,7 +192,9 @@ class AllocationTree(RowList):
         rows of the expanded allocations above it (few, so this is quick)."""
         pos = self._position[alloc_index]
         by_index = self.dump.analysis.allocation_of
-        return pos + sum(len(by_index[i].values) for i in self.expanded if self._position[i] < pos)
+        return pos + sum(
+            len(self._slots(by_index[i])) for i in self.expanded if self._position[i] < pos
+        )
 
     def _set_expanded(self, alloc_index: int, expanded: bool) -> None:
         """Insert or remove one allocation's value rows (no full rebuild: 100k rows)."""
@@ -166,14 +203,15 @@ class AllocationTree(RowList):
         alloc = self.dump.analysis.allocation_of[alloc_index]
         rows = self._rows if isinstance(self._rows, list) else list(self._rows)
         self._rows = rows
+        slots = self._slots(alloc)
         if expanded:
             row = self.row_of(alloc_index)
             self.expanded.add(alloc_index)
-            rows[row + 1 : row + 1] = [(alloc, slot) for slot in alloc.values]
+            rows[row + 1 : row + 1] = [(alloc, slot) for slot in slots]
         else:
             self.expanded.discard(alloc_index)
             row = self.row_of(alloc_index)
-            del rows[row + 1 : row + 1 + len(alloc.values)]
+            del rows[row + 1 : row + 1 + len(slots)]
         if self._auto == alloc_index:
             self._auto = None
         self.rows_changed()
@@ -182,7 +220,9 @@ class AllocationTree(RowList):
         order = "by size" if self.by_size else "by index"
         # The first look at a big dump has every allocation, not yet their values.
         loading = " · values: loading…" if self.dump.preview is not None else ""
-        self.border_title = f"1 Allocations ({len(self._order)}, {order}){loading}"
+        count = len(self._order)
+        shown = f"{count} of {len(self.dump.allocations)}" if self.matches is not None else count
+        self.border_title = f"1 Allocations ({shown}, {order}){loading}{filter_note(self.matches)}"
         self.border_subtitle = "s: sort by " + ("index" if self.by_size else "size")
 
     def row_count(self) -> int:
@@ -199,6 +239,11 @@ class AllocationTree(RowList):
                 map(len, map(_shape, values)), default=0
             )
         return width
+
+    def pinned_lines(self) -> list[Text]:
+        if self.matches is not None and not self._order:
+            return [Text("No allocation holds a value the filter matches (esc clears it).")]
+        return []
 
     def header_lines(self) -> list[Text]:
         text = Text(no_wrap=True)
@@ -224,6 +269,11 @@ class AllocationTree(RowList):
         text.append(f"{space_label(alloc.color, self.names):<{self._space_w}}", style=style)
         text.append("  " + kinds_text(alloc))
         n = len(alloc.values)
+        if self.matches is not None and n:
+            kept = len(self._slots(alloc))
+            if kept != n:
+                text.append(f"  ({kept} of {n} values)", style="dim")
+                return text
         if n != 1 and self.dump.preview is None:  # a first look has no values yet
             text.append(f"  ({n} values)", style="dim")
         return text
@@ -268,8 +318,11 @@ class AllocationTree(RowList):
         """Expand to value ``value_id`` and put the cursor on it (no message).
         Returns False when no allocation holds it."""
         info = self.dump.analysis.by_id.get(value_id)
-        if info is None or info.slot is None:
-            self.hide_selection()
+        if info is None or info.slot is None or info.slot.allocation not in self._position:
+            self.hide_selection()  # in no allocation, or in one the filter leaves out
+            return False
+        if self.matches is not None and value_id not in self.matches:
+            self.hide_selection()  # its allocation is kept for another value
             return False
         alloc_index = info.slot.allocation
         if alloc_index not in self.expanded:
@@ -297,9 +350,14 @@ class AllocationTree(RowList):
     def _move_to(self, alloc_index: int, value_id: int | None) -> None:
         row = self.row_of(alloc_index)
         if value_id is not None and alloc_index in self.expanded:
-            values = self.dump.analysis.allocation_of[alloc_index].values
+            values = self._slots(self.dump.analysis.allocation_of[alloc_index])
             row += 1 + next((i for i, s in enumerate(values) if s.value.id == value_id), -1)
         self.place_cursor(max(0, min(row, len(self._rows) - 1)), center=True)
+
+    def cycle_sort(self) -> str:
+        """Sort by size or by index, the other one (``s``); returns it."""
+        self.toggle_sort()
+        return "size" if self.by_size else "index"
 
     def toggle_sort(self) -> None:
         here = self.current()

@@ -18,7 +18,8 @@ from rich.text import Text
 from textual import events
 from textual.worker import get_current_worker
 
-from hlotop.analysis.grouping import ACCOUNTINGS, Grouping
+from hlotop.analysis.grouping import ACCOUNTINGS, Grouping, narrowed
+from hlotop.analysis.value_filter import Matches
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_names
 from hlotop.safe_text import drawn
@@ -35,6 +36,7 @@ from hlotop.ui.group_tree import (
 )
 from hlotop.ui.screens.group_keys import GroupKeysScreen
 from hlotop.ui.selection import SelectionOwner
+from hlotop.ui.widgets.filter_bar import filter_note
 from hlotop.ui.widgets.legend import peak_style, plain, space_style
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.tree_keys import TreeKeys
@@ -86,6 +88,9 @@ class GroupedView(RowList, TreeKeys):
         self.threshold = DEFAULT_THRESHOLD
         self.active = False  # set by the screen: grouping only while the view is on
         self.group_tree: GroupTree | None = None
+        self._whole: Grouping | None = None  # the grouping shown, before the filter
+        self.matches: Matches | None = None  # the filter (f)
+        self.by_name = False  # each level sorted by name (s), not by bytes
         self.rows: list[Node] = []
         self.expanded: set[Key] = set()
         self.selected: int | None = None  # the selected value, wherever it was chosen
@@ -202,7 +207,10 @@ class GroupedView(RowList, TreeKeys):
         """Draw ``grouping``; what was open stays open, the cursor on the same node."""
         here = self.rows[self.cursor].key if self.rows else None
         self.error = None
-        self.group_tree = GroupTree(grouping, self.threshold)
+        self._whole = grouping
+        if self.matches is not None:
+            grouping = narrowed(grouping, self.matches.ids)
+        self.group_tree = GroupTree(grouping, self.threshold, self.by_name)
         if grouping.keys not in self._opened and self.group_tree.roots:
             self._opened.add(grouping.keys)  # the largest group open, once per keys
             self.expanded.add(self.group_tree.roots[0].key)
@@ -233,17 +241,32 @@ class GroupedView(RowList, TreeKeys):
         """One step up (``delta`` 1) or down (-1) :data:`THRESHOLDS`."""
         at = min(range(len(THRESHOLDS)), key=lambda i: abs(THRESHOLDS[i] - self.threshold))
         self.threshold = THRESHOLDS[max(0, min(at + delta, len(THRESHOLDS) - 1))]
-        if self.group_tree is not None:
-            self._show(self.group_tree.grouping)
+        if self._whole is not None:
+            self._show(self._whole)
+
+    # -- order and filter (s, f) ----------------------------------------------------------
+    def cycle_sort(self) -> str:
+        """Sort each level by name, or by bytes again (``s``); returns which."""
+        self.by_name = not self.by_name
+        if self._whole is not None:
+            self._show(self._whole)
+        return "name" if self.by_name else "bytes"
+
+    def set_filter(self, matches: Matches | None) -> None:
+        """Group only the values ``matches`` keeps (None: every value)."""
+        self.matches = matches
+        if self._whole is not None:
+            self._show(self._whole)
 
     def _update_title(self) -> None:
         g = self.group_tree.grouping if self.group_tree is not None else None
         if g is None:
             self.border_title = "3 Grouped"
             return
+        order = " · by name" if self.by_name else ""
         self.border_title = (
             f"3 Grouped · step {g.step} · {','.join(g.keys)} · "
-            f"{g.accounting} {human_bytes(g.total_bytes)}"
+            f"{g.accounting} {human_bytes(g.total_bytes)}{order}{filter_note(self.matches)}"
         )
 
     # -- RowList --------------------------------------------------------------------------
@@ -266,7 +289,12 @@ class GroupedView(RowList, TreeKeys):
                 text.append(" (reading every op_name, once)", style="dim")
             return [text]
         g = tree.grouping
-        text.append(f"{sum(len(r.values) for r in g.rows)} values · ")
+        count = sum(len(r.values) for r in g.rows)
+        whole = self._whole
+        if self.matches is not None and whole is not None:
+            text.append(f"{count} of {sum(len(r.values) for r in whole.rows)} values · ")
+        else:
+            text.append(f"{count} values · ")
         text.append(f"step {g.step}/{a.max_time}", style="bold")
         if g.step == a.peak_step:
             text.append(" ◆ XLA peak", style=peak_style(plain(self)))

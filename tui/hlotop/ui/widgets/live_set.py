@@ -3,6 +3,10 @@ each live value with its logical bytes (its shape's size, tiling padding ignored
 XLA's peak lists print since 2025-04),
 its allocated (padded) bytes, the cumulative share, shape, memory space and op_name;
 then, at the peak, XLA's own stack-trace breakdown as a collapsible tree.
+
+``s`` orders the values by size (XLA's order), start, end, name or memory space, and
+``f`` keeps those a filter matches; the cumulative share stays a share of the whole
+live set at the step, and the summary says how many values and bytes are shown of it.
 """
 
 from __future__ import annotations
@@ -17,12 +21,15 @@ from rich.text import Text
 from textual.cache import LRUCache
 from textual.geometry import Size
 
+from hlotop.analysis.value_filter import Matches
+from hlotop.analysis.value_order import ORDER_TEXT, ORDERS, ValueOrder
 from hlotop.model import ModuleDump, StackTraceNode, UsedValues, ValueInfo, format_shape_index
 from hlotop.model.memory_space import space_names
 from hlotop.safe_text import drawn
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.textual_compat import set_virtual_size
+from hlotop.ui.widgets.filter_bar import filter_note
 from hlotop.ui.widgets.legend import peak_style, plain, space_label, space_style
 from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
 from hlotop.ui.widgets.row_list import Row, RowList, longest, raw_segments, shown_len
@@ -76,6 +83,12 @@ class LiveSet(RowList):
         # thousands at a step of a big training step), then the notes and XLA's
         # stack-trace tree (self._tail).
         self.live: LiveRows = LiveRows.of([])
+        # The live set whole, before the order (s) and filter (f) make self.live: the
+        # shares and the summary's totals are of it.
+        self._whole: LiveRows = self.live
+        self.order = "size"  # XLA's peak-list order
+        self.matches: Matches | None = None
+        self._orders: dict[str, ValueOrder] = {}  # every value ranked, per order
         self._peak_rows: LiveRows | None = None  # XLA's peak list, made on first need
         self._tail: list[_Row] = []
         self._pinned: list[Text] = []
@@ -141,6 +154,9 @@ class LiveSet(RowList):
             self.live = self._peak_rows
         else:
             self.live = self.index.at(self.step)
+        self._whole = self.live
+        if self.order != "size" or self.matches is not None:
+            self.live = self._narrowed(self.live)
         tail: list[_Row] = []
         trace = self.dump.live_range.stack_trace if self.dump.live_range else None
         if keep_tail and self._tail:
@@ -182,6 +198,45 @@ class LiveSet(RowList):
         self.rows_changed()
         self._update_title()
 
+    def _narrowed(self, whole: LiveRows) -> LiveRows:
+        """``whole``'s values that :attr:`matches` keeps, in :attr:`order`: a pass
+        over the live set, and a sort of integers (each order ranks every value once)."""
+        values: Iterable[ValueInfo] = whole
+        if self.matches is not None:
+            keep = self.matches.ids
+            values = [v for v in whole if v.value.id in keep]
+        if self.order != "size":
+            ranking = self._orders.get(self.order)
+            if ranking is None:
+                ranking = self._orders[self.order] = ValueOrder(
+                    self.dump.analysis.values, self.order
+                )
+            values = ranking.sort(values)
+        return LiveRows.of(list(values))
+
+    # -- order and filter (s, f) ------------------------------------------------------
+    def cycle_sort(self) -> str:
+        """Order the values by the next of :data:`ORDERS` (size first: XLA's order);
+        returns it."""
+        self.order = ORDERS[(ORDERS.index(self.order) + 1) % len(ORDERS)]
+        self._refill()
+        return self.order
+
+    def set_filter(self, matches: Matches | None) -> None:
+        """Show only the values ``matches`` keeps (None: every value)."""
+        self.matches = matches
+        self._refill()
+
+    def _refill(self) -> None:
+        """The rows again at the same step, the cursor on the same value if shown."""
+        here, shown = self.current_value(), self.shows_selection
+        self._fill()
+        if here is None or not self.show_value(here.value.id):
+            self.set_cursor(0)
+            self.hide_selection()
+        elif not shown:
+            self.hide_selection()  # the selection is elsewhere, as before
+
     def _add_nodes(self, tail: list[_Row], nodes, parent: int) -> None:
         """Append the rows of ``nodes`` (and of their children, unless collapsed) to
         ``tail``; ``parent``: the row of their parent (rows count the values first)."""
@@ -206,7 +261,10 @@ class LiveSet(RowList):
             )
             return
         what = "peak breakdown" if self.step == a.peak_step else "live set"
-        self.border_title = f"3 {what.capitalize()} · step {self.step}"
+        order = f" · by {ORDER_TEXT[self.order]}" if self.order != "size" else ""
+        self.border_title = (
+            f"3 {what.capitalize()} · step {self.step}{order}{filter_note(self.matches)}"
+        )
 
     def row_count(self) -> int:
         return len(self.live) + len(self._tail)
@@ -242,6 +300,13 @@ class LiveSet(RowList):
         text.append(f"step {self.step}/{a.max_time}", style="bold")
         if self.step == a.peak_step:
             text.append(" ◆ XLA peak", style=peak_style(plain(self)))
+        if self.matches is not None:  # the filter's values: their bytes, of the step's
+            whole = self._whole
+            text.append(f" · {len(self.live)} of {len(whole)} values · ")
+            text.append(f"{human_bytes(logical)} logical", style="bold")
+            text.append(f" of {human_bytes(whole.logical_bytes)}")
+            text.append(f" · {human_bytes(allocated)} allocated")
+            return [text]
         text.append(f" · {len(self.live)} values · ")
         text.append(f"{human_bytes(logical)} logical", style="bold")
         if self.step == a.peak_step and a.peak_bytes != logical:
@@ -275,7 +340,7 @@ class LiveSet(RowList):
 
     def _live_text(self, index: int, info: ValueInfo, cumulative: int) -> Text:
         """Row ``index``: ``info``, with the logical bytes of the rows up to it."""
-        total = self.live.logical_bytes
+        total = self._whole.logical_bytes  # shares of the whole live set
         text = Text(no_wrap=True, end="")
         text.append(f"{index + 1:>{self._rank_w}}  ", style="dim")
         text.append(f"{human_bytes(info.logical_bytes):>{SIZE_W}}", style="bold")
@@ -317,7 +382,7 @@ class LiveSet(RowList):
             return super().row_segments(index)
         info = live[index]
         style = self._console_style
-        total = live.logical_bytes
+        total = self._whole.logical_bytes  # shares of the whole live set
         share = f"  {100.0 * live.cumulative(index) / total if total else 0.0:5.1f}%  "
         allocated = f"  {human_bytes(info.allocated_bytes):>{SIZE_W}}"
         segments = [

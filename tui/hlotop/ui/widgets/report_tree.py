@@ -177,6 +177,10 @@ class ReportTree(RowList):
         """No value is listed here (a report lists shapes): False."""
         return False
 
+    def cycle_sort(self) -> None:
+        """``s``: :meth:`toggle_sort`."""
+        self.toggle_sort()
+
     def toggle_sort(self) -> None:
         """The report's order (largest first) or by index (era A; era B names none)."""
         if not self.era_a:

@@ -10,6 +10,7 @@ scroll; only visible rows are rendered.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,15 +23,24 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from hlotop.analysis.value_filter import Matches
+from hlotop.analysis.value_order import ORDER_TEXT, ORDERS, order_key
 from hlotop.model import ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_name, space_names
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
+from hlotop.ui.widgets.filter_bar import filter_note
 from hlotop.ui.widgets.legend import plain, space_fill, space_style
 from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
 from hlotop.ui.widgets.row_list import longest, raw_segments, text_strip, top_to_show
-from hlotop.ui.widgets.steps import StepIndex, live_range_of, no_live_ranges, step_summary
+from hlotop.ui.widgets.steps import (
+    IdIndex,
+    StepIndex,
+    live_range_of,
+    no_live_ranges,
+    step_summary,
+)
 from hlotop.units import human_bytes
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
@@ -111,8 +121,13 @@ class Timeline(ScrollView, can_focus=True):
         self.owner = owner
         a = dump.analysis
         steps = steps if steps is not None else StepIndex(a.values, a.max_time)
+        self._steps = steps
         self.rows: list[ValueInfo] = steps.rows
         self.row_of = steps.row_of
+        # The rows' order (s) and filter (f): see _relist.
+        self.order = "start"
+        self.matches: Matches | None = None
+        self._ordered: dict[str, list[ValueInfo]] = {"start": steps.rows}
         self.max_time = a.max_time
         self.counts = steps.counts if a.live_bytes else []
         self.step = a.peak_step or 0
@@ -133,12 +148,55 @@ class Timeline(ScrollView, can_focus=True):
         ids = self.row_of.keys()
         self._id_w = max(len(str(min(ids, default=0))), len(str(max(ids, default=0))))
         self._name_max = longest((len(v.value.label) for v in self.rows), _NAME_MAX, 4)
-        self.border_title = (
-            "2 Timeline · live ranges: loading…"
-            if dump.preview is not None
-            else f"2 Timeline ({len(self.rows)} live ranges)"
-        )
+        self._update_title()
         self._update_subtitle()
+
+    def _update_title(self) -> None:
+        if self.dump.preview is not None:
+            self.border_title = "2 Timeline · live ranges: loading…"
+            return
+        total = len(self._steps.rows)
+        count = f"{len(self.rows)} of {total}" if self.matches is not None else f"{total}"
+        order = f" · by {ORDER_TEXT[self.order]}" if self.order != "start" else ""
+        self.border_title = f"2 Timeline ({count} live ranges){order}{filter_note(self.matches)}"
+
+    # -- order and filter (s, f) ----------------------------------------------------
+    def cycle_sort(self) -> str:
+        """Order the rows by the next of :data:`ORDERS` (start first); returns it."""
+        at = ORDERS.index(self.order)
+        self.order = ORDERS[(at + 1) % len(ORDERS)]
+        self._relist()
+        return self.order
+
+    def set_filter(self, matches: Matches | None) -> None:
+        """Show only the rows of the values ``matches`` keeps (None: every row)."""
+        self.matches = matches
+        self._relist()
+
+    def _relist(self) -> None:
+        """The rows in :attr:`order`, those :attr:`matches` keeps: each order sorted
+        once, then a pass over the rows; the selected value stays selected if kept."""
+        selected = self.rows[self.row].value.id if self.row_selected and self.rows else None
+        rows = self._ordered.get(self.order)
+        if rows is None:
+            rows = self._ordered[self.order] = sorted(self._steps.rows, key=order_key(self.order))
+        if self.matches is not None:
+            keep = self.matches.ids
+            rows = [v for v in rows if v.value.id in keep]
+        self.rows = rows
+        if rows is self._steps.rows:
+            self.row_of = self._steps.row_of
+        else:
+            self.row_of = IdIndex(array("q", [v.value.id for v in rows]))
+        self._labels.clear()  # keyed by row
+        self.row = min(self.row, max(len(rows) - 1, 0))
+        self._update_title()
+        self._relayout()
+        if selected is not None and selected in self.row_of:
+            self._select_row(self.row_of[selected], center=True)
+        else:
+            self.row_selected = False
+            self._keep_visible()
 
     def _set_curve(self) -> None:
         a = self.dump.analysis
@@ -448,6 +506,9 @@ class Timeline(ScrollView, can_focus=True):
             return self._marker_line(base, width)
         row = self.scroll_offset.y + y - self.header_height
         if row >= len(self.rows):
+            if row == 0 and self.matches is not None:
+                note = Text(" No live range of a value the filter matches (esc clears it).")
+                return self._strip(note, base, width)
             return Strip.blank(width, base)
         return self._value_line(row, base, width)
 

@@ -32,6 +32,7 @@ from hlotop.shapes import ArrayShape, BufferShape, try_parse_shape
 from hlotop.ui.bindings import bindings
 from hlotop.ui.textual_compat import set_virtual_size
 from hlotop.ui.widgets.legend import plain, space_label, space_style
+from hlotop.ui.widgets.source_block import source_block
 from hlotop.ui.widgets.steps import instruction_at
 from hlotop.ui.widgets.tree_layout import kinds_text
 from hlotop.units import human_bytes
@@ -450,6 +451,7 @@ class ValueDetail(ScrollView, can_focus=True):
             rest.add_row("dump lines", Text(", ".join(lines)))
         t.label_width = rest.label_width = max(label.cell_len for label, _ in (*t.rows, *rest.rows))
         below: list[RenderableType] = [rest]
+        below += source_block(info, [f.path for f in self.dump.files])
         if instr is not None:
             below += [
                 Text(""),
