@@ -390,7 +390,7 @@ class MainScreen(Screen):
 
     def _apply_step(self, step: int) -> None:
         self.step = step
-        self.live.set_step(step)
+        self.live.set_step(step, self.selected_value)
         self.grouped_view.set_step(step)
         timeline = self.timeline
         summary = step_summary(self.dump, step, timeline.counts, self.app.no_color, timeline.space)

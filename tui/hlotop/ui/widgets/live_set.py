@@ -118,14 +118,22 @@ class LiveSet(RowList):
         return f"{info.value.id} {printable(info.value.label)}"
 
     # -- rows -------------------------------------------------------------------------
-    def set_step(self, step: int) -> None:
-        """Show the live set at ``step``; the cursor stays on the same value if it is live."""
-        here = self.current_value()
+    def set_step(self, step: int, selected: int | None = None) -> None:
+        """Show the live set at ``step``. ``selected``: the value the user chose (the
+        screen's selection); the cursor stays on it if it is live at ``step``. Else the
+        list opens at its top, the largest value, not drawn as the selection: the value
+        that happened to be under the cursor was never chosen, and following it
+        scrolled a peak breakdown down to wherever that value ranks."""
         same = step == self.step
         self.step = step
         self._fill(keep_tail=same)
-        if here is not None:
-            self.show_value(here.value.id)
+        if selected is not None and self.show_value(selected):
+            return
+        if not same:
+            self.cursor = self._selectable_near(0, 1) if self.row_count() else 0
+            self.scroll_to(y=0, animate=False)
+            self.refresh()
+        self.hide_selection()
 
     def _fill(self, *, keep_tail: bool = False) -> None:
         """Lay out the rows at :attr:`step`. ``keep_tail``: the step is the one the
