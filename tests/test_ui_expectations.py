@@ -3,11 +3,21 @@ the user met it: keys in, what the screen shows out."""
 
 from __future__ import annotations
 
+import re
+
 from conftest import sample
 from hlotop.ui.app import HlotopApp
-from test_app_pilot import pilot_test, started
+from test_app_pilot import TPU, pilot_test, screen_text, started
+from test_ui_first_use import burst
 
-GPT_LOOP = "cpu/gpt_loop/module_0004.jit_gpt_train_step.cpu_after_optimizations-buffer-assignment.txt"  # 188 values live at XLA's peak (step 262), 92 at step 100
+# 188 values live at XLA's peak (step 262), 92 at step 100
+GPT_LOOP = "cpu/gpt_loop/module_0004.jit_gpt_train_step.cpu_after_optimizations"
+GPT_LOOP += "-buffer-assignment.txt"
+
+
+def notes(app) -> str:
+    """The text of every notification the app has shown."""
+    return "\n".join(str(n.message) for n in app._notifications)
 
 
 # -- the peak breakdown after p ---------------------------------------------------------
@@ -57,3 +67,73 @@ async def test_a_value_the_user_chose_is_followed_to_the_peak():
         await pilot.pause()
         assert live.cursor == 3 and live.current_value().value.id == chosen
         assert live.shows_selection
+
+
+# -- the zoomed timeline ------------------------------------------------------------------
+
+
+def _axis_ticks(timeline) -> list[tuple[int, int]]:
+    """The step numbers the axis line shows, each with its column among the bars."""
+    axis = timeline.render_line(timeline.curve_height + 2).text[timeline.label_w :]
+    return [(int(m.group()), m.start()) for m in re.finditer(r"\d+", axis)]
+
+
+@pilot_test
+async def test_each_step_on_the_zoomed_axis_is_drawn_at_its_own_column():
+    """Zoomed in twice at 120x40, the bars start at column 20 (step 160): the tick of
+    step 150 began two columns to the left, and its last digit, drawn in the first
+    column, read "step 0"; the tick of 350 at the right edge read "35". Every number
+    on the axis is now a whole step number at its own column."""
+    app = HlotopApp(sample(GPT_LOOP))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("2", "plus", "plus")
+        await pilot.pause()
+        timeline = screen.timeline
+        sx = timeline.scroll_offset.x
+        assert timeline.zoom == (8, 1) and sx == 20
+        ticks = _axis_ticks(timeline)
+        assert [step for step, _ in ticks] == [200, 250, 300]
+        for step, col in ticks:
+            assert timeline.col_of(step)[0] - sx == col
+
+
+@pilot_test
+async def test_zoom_keys_typed_with_the_pane_switch_zoom_in():
+    """``2 + +`` typed at once at 80x24: the timeline had no size yet when ``+`` came,
+    the fitting zoom was worked out for one column and ``+ +`` zoomed out to 128 steps
+    a column (four columns). They now zoom in two levels from the fitting one, with
+    the step cursor's marker on screen."""
+    app = HlotopApp(sample(GPT_LOOP))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await started(app, pilot)
+        burst(app, "2", "plus", "plus")
+        await pilot.pause()
+        await pilot.pause()
+        timeline = screen.timeline
+        assert timeline.zoom_level == timeline._fit_level(timeline.bar_w) + 2
+        assert timeline.zoom == (4, 1) and timeline.n_cols > timeline.bar_w
+        marker = timeline.render_line(timeline.header_height - 1).text
+        first, _ = timeline.col_of(timeline.step)
+        assert marker[timeline.label_w + first - timeline.scroll_offset.x] == "▼"
+
+
+@pilot_test
+async def test_zooming_out_stops_at_the_whole_schedule():
+    """On the TPU seed (16 steps), ``-`` from fit squeezed the schedule into 16, 8,
+    4, then 2 columns of a 45-column pane; it now stays at fit and says so."""
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        timeline = screen.timeline
+        fit = timeline.n_cols
+        assert timeline.zoom_level is None and fit == 32  # 2 columns a step
+        await pilot.press("minus", "minus", "minus")
+        await pilot.pause()
+        assert timeline.zoom_level is None and timeline.n_cols == fit
+        assert "whole schedule is shown" in notes(app)
+        await pilot.press("plus", "minus")
+        await pilot.pause()
+        assert timeline.zoom_level is None and timeline.n_cols == fit

@@ -455,7 +455,7 @@ SCOPES: tuple[Scope, ...] = (
                 "Zoom out",
                 show=False,
                 key_display="-",
-                help="Zoom out (more steps per column).",
+                help="Zoom out (more steps per column), as far as the whole schedule.",
             ),
             Key("z", "zoom_fit", "Fit", show=False, help="Zoom to fit the whole schedule."),
         ),

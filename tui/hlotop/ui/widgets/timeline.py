@@ -120,6 +120,7 @@ class Timeline(ScrollView, can_focus=True):
         self.row_selected = True  # False: the selection has no row here
         self._reveal_pending = False  # a row chosen to be centred while the pane had no size
         self.zoom_level: int | None = None  # None: fit to the width
+        self._zoom_pending = 0  # zoom steps asked for while the pane had no size
         self._col_max: list[int] = []
         self._labels: LRUCache[tuple, list[Segment]] = LRUCache(256)  # rows' label columns
         self._paint_style: Style | None = None  # while painting: self.rich_style
@@ -181,16 +182,23 @@ class Timeline(ScrollView, can_focus=True):
         steps = self.max_time + 1
         level = self.zoom_level
         if level is None:
-            level = 0
-            for i, (sps, cps) in enumerate(ZOOMS):
-                if -(-steps * cps // sps) <= bar_w:
-                    level = i
+            level = self._fit_level(bar_w)
         sps, cps = ZOOMS[level]
         self._geo = _Geometry(
             curve_h, curve_h + 4, name_w, label_w, bar_w, level, sps, cps, -(-steps * cps // sps)
         )
         self._geo_key = key
         return self._geo
+
+    def _fit_level(self, bar_w: int) -> int:
+        """The most zoomed-in level at which every step fits in ``bar_w`` columns (0,
+        the most zoomed-out, if none does)."""
+        steps = self.max_time + 1
+        level = 0
+        for i, (sps, cps) in enumerate(ZOOMS):
+            if -(-steps * cps // sps) <= bar_w:
+                level = i
+        return level
 
     @property
     def curve_height(self) -> int:
@@ -267,6 +275,11 @@ class Timeline(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self._relayout()
+        if self._zoom_pending and self.scrollable_content_region.width:
+            # Zoom keys typed with the key that showed the pane (2 + +): from the
+            # level that fits the pane, not from one worked out for no width.
+            delta, self._zoom_pending = self._zoom_pending, 0
+            self.action_zoom(delta)
         if self._reveal_pending and self.row_selected and self.rows:
             # Shown for the first time (on a small terminal, one pane at a time): the
             # value chosen while it had no size is put on screen now, as show_value does.
@@ -276,8 +289,13 @@ class Timeline(ScrollView, can_focus=True):
         self._reveal_pending = False
 
     def watch_show_vertical_scrollbar(self, shown: bool) -> None:
-        # The bars are narrower or wider by its width: the fitting zoom may change.
-        self.call_after_refresh(self._relayout)
+        # The bars are narrower or wider by its width: the fitting zoom may change,
+        # and the step cursor's column may leave the screen.
+        def relayout() -> None:
+            self._relayout()
+            self._keep_visible()
+
+        self.call_after_refresh(relayout)
 
     # -- state changes ------------------------------------------------------------
     def set_step(self, step: int, *, notify: bool = True) -> None:
@@ -389,9 +407,23 @@ class Timeline(ScrollView, can_focus=True):
         self.set_row(self.row + direction * max(1, height - self.header_height))
 
     def action_zoom(self, delta: int) -> None:
-        self.set_zoom(self._effective_level() + delta)
+        """Zoom in (``delta`` > 0) or out, never further out than the level that fits
+        the whole schedule (further out, it took a few columns of the pane)."""
+        width = self.scrollable_content_region.width
+        if not width:  # just shown, not laid out yet: zoomed once it is (on_resize)
+            self._zoom_pending += delta
+            return
+        level = self._effective_level() + delta
+        fit = self._fit_level(self._update_geometry().bar_w)
+        if delta < 0 and level <= fit:
+            if self.zoom_level is None:
+                self.notify("The whole schedule is shown (zoom fit): + zooms in.", timeout=3)
+            self.set_zoom(None)
+            return
+        self.set_zoom(level)
 
     def action_zoom_fit(self) -> None:
+        self._zoom_pending = 0
         self.set_zoom(None)
 
     def on_click(self, event: events.Click) -> None:
@@ -605,9 +637,12 @@ class Timeline(ScrollView, can_focus=True):
         first_step = (self.step_of(cols.start) // every) * every if cols else 0
         for step in range(first_step, self.max_time + 1, every):
             first, _ = self.col_of(step)
-            if first >= cols.stop:
+            label = str(step)
+            if first + len(label) > cols.stop:
                 break
-            for i, ch in enumerate(str(step)):
+            if first < cols.start:
+                continue  # scrolled partly off the left: "50" would stand for 1050
+            for i, ch in enumerate(label):
                 cells[first + i] = ch
         dim = self._style("timeline--dim")
         self._bars(text, cols, lambda col: (cells.get(col, " "), dim))
