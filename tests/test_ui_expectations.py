@@ -7,7 +7,8 @@ import re
 
 from conftest import sample
 from hlotop.ui.app import HlotopApp
-from test_app_pilot import TPU, pilot_test, screen_text, started
+from hlotop.ui.widgets.grouped_view import bar
+from test_app_pilot import TPU, pilot_test, started
 from test_ui_first_use import burst
 
 # 188 values live at XLA's peak (step 262), 92 at step 100
@@ -137,3 +138,35 @@ async def test_zooming_out_stops_at_the_whole_schedule():
         await pilot.press("plus", "minus")
         await pilot.pause()
         assert timeline.zoom_level is None and timeline.n_cols == fit
+
+
+# -- the grouped view's bars -----------------------------------------------------------
+
+
+@pilot_test
+async def test_grouped_bars_are_shares_of_the_steps_total():
+    """At gpt_loop's peak, grouped by phase,scope: forward holds 77.0% of the step,
+    and its largest scope, GPT/Block_*/attn, 29.6%. Scaled to its largest sibling,
+    that scope drew the same full bar as forward (and backward, 11.9%, a full bar
+    beside argument's); each bar is now its row's share of the step's total."""
+    app = HlotopApp(sample(GPT_LOOP))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("v")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        view = screen.grouped_view
+        total = view.group_tree.total
+        width = view._bar_w
+        start = len(f"{'':>9} {'':>6} {'':>6} ")
+        bars = {}
+        for i, node in enumerate(view.rows):
+            drawn = view.render_row(i).plain[start : start + width]
+            bars[node.label] = drawn.rstrip()
+            assert drawn == bar(node.bytes, total, width)
+        forward, attn = (
+            next(n for n in view.rows if n.label == k) for k in ("forward", "GPT/Block_*/attn")
+        )
+        assert f"{100 * forward.bytes / total:.1f}" == "77.0"
+        assert f"{100 * attn.bytes / total:.1f}" == "29.6"
+        assert len(bars["GPT/Block_*/attn"]) < len(bars["forward"]) < width

@@ -96,7 +96,6 @@ class Node:
     count: int  # values under it
     depth: int
     level: int = 0  # a group: its key's index in the grouping's keys
-    scale: int = 0  # the largest bytes among its siblings: its bar's full length
     rows: tuple[GroupRow, ...] = ()  # a group: the grouping's rows under it
     folded: list[Node] = field(default_factory=list)  # a "below" node: what it holds
     info: ValueInfo | None = None  # a value
@@ -197,7 +196,6 @@ class GroupTree:
             nodes = [n for n in nodes if n.bytes >= self.limit]
             for n in small:
                 n.depth += 1
-            _scale(small)
             count = sum(n.count for n in small)
             groups = "" if small[0].kind == "value" else f" ({len(small)} groups)"
             nodes.append(
@@ -211,14 +209,7 @@ class GroupTree:
                     folded=small,
                 )
             )
-        _scale(nodes)
         return nodes
-
-
-def _scale(nodes: list[Node]) -> None:
-    largest = max((n.bytes for n in nodes), default=0)
-    for n in nodes:
-        n.scale = largest
 
 
 class Groupings:

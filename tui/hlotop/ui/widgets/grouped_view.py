@@ -1,7 +1,8 @@
 """Pane 3 grouped (``v``): the live set at the timeline's step as a tree of groups, one
 level per grouping key (``phase,scope`` first), each level sorted by bytes, with the
-group's bytes, share of the step's total, value count and a bar; the values under the
-last level. Nodes below the threshold fold into ``N values below X``.
+group's bytes, share of the step's total, value count and a bar of that share (full:
+the step's total); the values under the last level. Nodes below the threshold fold into
+``N values below X``.
 
 Grouping reads every value's op_name the first time (seconds at 100 MB), so it runs in
 a thread worker; each grouping is kept (:class:`hlotop.ui.group_tree.Groupings`), and
@@ -323,7 +324,9 @@ class GroupedView(RowList, TreeKeys):
         text.append(f"{node.count if node.opens else '':>{COUNT_W}} ", style="dim")
         info = node.info
         colour = space_style(info.color, flat) if info is not None else ("" if flat else "cyan")
-        text.append(bar(node.bytes, node.scale, self._bar_w), style=colour)
+        # Scaled to the step's total, as the share beside it: a group of 22% draws a
+        # shorter bar than one of 61%, whatever its siblings.
+        text.append(bar(node.bytes, total, self._bar_w), style=colour)
         text.append(" " + "  " * node.depth)
         if node.kind == "value" and info is not None:
             text.append("· ", style="dim")
