@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 
+from textual.widgets import Input
+
 from conftest import sample
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.widgets.grouped_view import bar
-from test_app_pilot import TPU, pilot_test, started
+from test_app_pilot import TPU, pilot_test, screen_text, started
 from test_ui_first_use import burst
 
 # 188 values live at XLA's peak (step 262), 92 at step 100
@@ -170,3 +172,44 @@ async def test_grouped_bars_are_shares_of_the_steps_total():
         assert f"{100 * forward.bytes / total:.1f}" == "77.0"
         assert f"{100 * attn.bytes / total:.1f}" == "29.6"
         assert len(bars["GPT/Block_*/attn"]) < len(bars["forward"]) < width
+
+
+# -- the param key -----------------------------------------------------------------------
+
+
+@pilot_test
+async def test_param_names_entry_parameters_without_an_op_name():
+    """The TPU seed's entry parameters (p0.1 .. p4.10) have no op_name. Grouped by
+    ``phase,param``, they are arguments by phase and were "(not a parameter)" by
+    param; each is now its allocation line's "parameter N"."""
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("v", "B")
+        await pilot.pause()
+        app.screen.query_one(Input).value = "phase,param"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        view = screen.grouped_view
+        argument = next(n for n in view.rows if n.label == "argument")
+        if argument.key not in view.expanded:
+            view.toggle_node(argument, True)
+        await pilot.pause()
+        params = [n.label for n in view.rows if n.depth == 1 and n.key[1] == "argument"]
+        assert "(not a parameter)" not in params
+        assert sorted(params) == [
+            "parameter 0",
+            "parameter 1",
+            "parameter 2",
+            "parameter 3",
+            "parameter 4",
+        ]
+        other = next(n for n in view.rows if n.label == "other")
+        view.toggle_node(other, True)
+        await pilot.pause()
+        assert [n.label for n in view.rows if n.depth == 1 and n.key[1] == "other"] == [
+            "(not a parameter)"
+        ]
+        await pilot.pause()
+        assert "▸ parameter 4" in screen_text(app)
