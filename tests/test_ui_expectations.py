@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from textual.widgets import Input
 
-from conftest import sample
+from conftest import SAMPLES, sample
+from hlotop.parse.oom import parse_oom
+from hlotop.report.oom_report import render_oom
 from hlotop.ui.app import HlotopApp
+from hlotop.ui.screens.help import HelpScreen
+from hlotop.ui.screens.overview import OverviewScreen
+from hlotop.ui.text_app import TextApp
 from hlotop.ui.widgets.grouped_view import bar
+from hlotop.ui.widgets.scroll_body import ScrollBody
 from test_app_pilot import TPU, pilot_test, screen_text, started
 from test_ui_first_use import burst
 
@@ -213,3 +220,50 @@ async def test_param_names_entry_parameters_without_an_op_name():
         ]
         await pilot.pause()
         assert "▸ parameter 4" in screen_text(app)
+
+
+# -- keys that did nothing ------------------------------------------------------------------
+
+
+@pilot_test
+@pytest.mark.parametrize(
+    "key, screen_class", [("question_mark", HelpScreen), ("o", OverviewScreen)]
+)
+async def test_j_k_g_G_scroll_the_help_and_the_figures(key, screen_class):
+    """As in less: j and k scroll a line, G to the end and g back to the top."""
+    app = HlotopApp(sample(GPT_LOOP))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        await pilot.press(key)
+        await pilot.pause()
+        assert isinstance(app.screen, screen_class)
+        body = app.screen.query_one(ScrollBody)
+        assert app.focused is body and body.max_scroll_y > 2
+        await pilot.press("j", "j", "j")
+        await pilot.pause()
+        assert body.scroll_offset.y == 3
+        await pilot.press("k")
+        await pilot.pause()
+        assert body.scroll_offset.y == 2
+        await pilot.press("G")
+        await pilot.pause()
+        assert body.scroll_offset.y == body.max_scroll_y
+        await pilot.press("g")
+        await pilot.pause()
+        assert body.scroll_offset.y == 0
+
+
+@pilot_test
+async def test_j_k_scroll_the_out_of_memory_text():
+    path = SAMPLES / "oom" / "tpu-jax-2024-largest-program-allocations.txt"
+    app = TextApp("out of memory", render_oom(parse_oom(path.read_text(), path.name)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        body = app.query_one(ScrollBody)
+        assert app.focused is body and body.max_scroll_y > 2
+        await pilot.press("j", "j")
+        await pilot.pause()
+        assert body.scroll_offset.y == 2
+        await pilot.press("k")
+        await pilot.pause()
+        assert body.scroll_offset.y == 1

@@ -759,6 +759,39 @@ SCOPES: tuple[Scope, ...] = (
         ),
     ),
     Scope(
+        "scroll",
+        "Help, figures and out-of-memory text",
+        (
+            Key("up,k", "scroll_up", "Up", show=False, key_display="↑ k", help="Scroll up a line."),
+            Key(
+                "down,j",
+                "scroll_down",
+                "Down",
+                show=False,
+                key_display="↓ j",
+                help="Scroll down a line.",
+            ),
+            Key("pageup", "page_up", "Page up", show=False, help="Scroll up a page."),
+            Key("pagedown", "page_down", "Page down", show=False, help="Scroll down a page."),
+            Key(
+                "home,g",
+                "scroll_home",
+                "Top",
+                show=False,
+                key_display="home g",
+                help="Scroll to the top.",
+            ),
+            Key(
+                "end,G",
+                "scroll_end",
+                "Bottom",
+                show=False,
+                key_display="end G",
+                help="Scroll to the bottom.",
+            ),
+        ),
+    ),
+    Scope(
         "modal",
         "Help, figures and diagnostics",
         (
