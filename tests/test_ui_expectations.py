@@ -12,6 +12,7 @@ from conftest import SAMPLES, sample
 from hlotop.parse.oom import parse_oom
 from hlotop.report.oom_report import render_oom
 from hlotop.ui.app import HlotopApp
+from hlotop.ui.screens.goto_step import GotoStepScreen
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.text_app import TextApp
@@ -267,3 +268,35 @@ async def test_j_k_scroll_the_out_of_memory_text():
         await pilot.press("k")
         await pilot.pause()
         assert body.scroll_offset.y == 1
+
+
+@pilot_test
+async def test_m_with_one_memory_space_says_so():
+    """gpt_loop (the CPU) has one memory space: ``m`` changed nothing and said
+    nothing; it now says the curve already shows the only one."""
+    app = HlotopApp(sample(GPT_LOOP))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await started(app, pilot)
+        assert list(screen.dump.analysis.occupied_bytes) == [0]
+        await pilot.press("m")
+        await pilot.pause()
+        assert screen.timeline.space == 0
+        assert "this dump's only memory space" in notes(app)
+
+
+@pilot_test
+async def test_a_step_past_the_last_is_refused_with_the_range():
+    """``:`` 9999 on a schedule of steps 0..484 was clamped to 484 without a word (at
+    484 already: nothing happened); the prompt now stays open and says the range."""
+    app = HlotopApp(sample(GPT_LOOP))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("2", "end", "colon", "9", "9", "9", "9", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, GotoStepScreen)
+        assert "No step 9999: the schedule's steps are 0 to 484." in screen_text(app)
+        field = app.screen.query_one(Input)
+        field.value = "300"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen and screen.timeline.step == 300

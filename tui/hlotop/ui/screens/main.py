@@ -437,9 +437,17 @@ class MainScreen(Screen):
             self.timeline.set_step(self.timeline.curve_peak_step)
 
     def action_next_space(self) -> None:
-        if self._live_ranges_ready():
-            self.timeline.next_space()  # its curve's labels name the space
-            self._apply_step(self.step)
+        if not self._live_ranges_ready():
+            return
+        timeline = self.timeline
+        if len(self.dump.analysis.occupied_bytes) < 2:
+            self.notify(
+                f"The curve shows {timeline.space_name()}, this dump's only memory space.",
+                timeout=4,
+            )
+            return
+        timeline.next_space()  # its curve's labels name the space
+        self._apply_step(self.step)
 
     def action_goto_step(self) -> None:
         if not self._live_ranges_ready():
