@@ -300,3 +300,42 @@ async def test_a_step_past_the_last_is_refused_with_the_range():
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is screen and screen.timeline.step == 300
+
+
+@pilot_test
+async def test_ctrl_c_quits():
+    """ctrl+c showed Textual's "press ctrl+q to quit" notice; it now quits, from the
+    main screen as from a text box with nothing selected in it."""
+    for keys in (("ctrl+c",), ("question_mark", "ctrl+c"), ("slash", "f", "u", "ctrl+c")):
+        app = HlotopApp(sample(TPU))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await started(app, pilot)
+            await pilot.press(*keys)
+            await pilot.pause()
+            assert app.return_code == 0, keys
+            assert "quit" not in notes(app)
+
+
+@pilot_test
+async def test_ctrl_c_copies_the_text_selected_in_a_text_box():
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        await pilot.press("slash", "f", "u")
+        await pilot.pause()
+        field = app.screen.query_one(Input)
+        field.select_all()
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.return_code is None and app.clipboard == "fu"
+
+
+@pilot_test
+async def test_ctrl_c_quits_the_out_of_memory_text():
+    path = SAMPLES / "oom" / "gpu-jax-2024-peak-buffers.txt"
+    app = TextApp("out of memory", render_oom(parse_oom(path.read_text(), path.name)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.return_code == 0

@@ -50,6 +50,7 @@ from hlotop.ui.bindings import bindings
 from hlotop.ui.commands import HlotopCommands
 from hlotop.ui.crash_guard import CrashGuard
 from hlotop.ui.messages import MainScreenPainted, RecordsProgress, RecordsRead
+from hlotop.ui.quit_key import CopyOrQuit
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen, PaneIndexes
@@ -61,7 +62,7 @@ _PREVIEW_PAINT_WAIT = 2.0  # seconds the load waits for the preview to be painte
 _INPUT_QUIET = 0.25  # seconds without a key or click before the background pass goes on
 
 
-class HlotopApp(CrashGuard, App[None]):
+class HlotopApp(CopyOrQuit, CrashGuard, App[None]):
     """Browse one module's buffer assignment. ``source`` is what the user named (shown
     by its file name only); ``open_dump`` replaces ``load(source, lazy=True)`` (tests,
     stdin), and ``open_preview`` replaces ``preview(source)`` (None: no preview; the

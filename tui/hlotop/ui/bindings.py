@@ -130,6 +130,19 @@ SCOPES: tuple[Scope, ...] = (
                 palette="Quit hlotop",
                 help="Leave hlotop (also ctrl+q).",
             ),
+            # Textual binds ctrl+c to a "press ctrl+q to quit" notice; here it quits, as
+            # in every terminal tool, from any screen (a priority binding: a modal
+            # screen keeps the app's other bindings from its keys).
+            Key(
+                "ctrl+c",
+                "copy_or_quit",
+                "Quit",
+                show=False,
+                key_display="ctrl+c",
+                priority=True,
+                help="Leave hlotop; text selected (with the mouse, or in a text box) is "
+                "copied instead.",
+            ),
             Key(
                 "question_mark",
                 "help",
@@ -663,7 +676,15 @@ SCOPES: tuple[Scope, ...] = (
     Scope(
         "text",
         "Out-of-memory text",
-        (Key("q,escape", "quit_text", "Quit", key_display="q esc", help="Leave hlotop."),),
+        (
+            Key(
+                "q,escape,ctrl+c",
+                "quit_text",
+                "Quit",
+                key_display="q esc",
+                help="Leave hlotop (also ctrl+c).",
+            ),
+        ),
     ),
     Scope(
         "goto",
