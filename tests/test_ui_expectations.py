@@ -339,3 +339,19 @@ async def test_ctrl_c_quits_the_out_of_memory_text():
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert app.return_code == 0
+
+
+@pilot_test
+async def test_the_command_palette_finds_export(tmp_path, monkeypatch):
+    """ "export" found nothing (the entry read "Write the live set as CSV"); it now
+    finds the entry, and Enter writes the CSV."""
+    monkeypatch.setenv("HLOTOP_EXPORT_DIR", str(tmp_path))
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("ctrl+p", *"export")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert app.screen is screen
+        assert [p.suffix for p in tmp_path.iterdir()] == [".csv"]

@@ -266,7 +266,7 @@ SCOPES: tuple[Scope, ...] = (
                 "export",
                 "Export",
                 show=False,
-                palette="Write the live set as CSV",
+                palette="Export the live set as CSV",
                 help="Write the live set at the timeline cursor as a CSV file (its groups "
                 "in the grouped view, one row a value in the flat one), named in a "
                 "notification; never in the dump's folder.",
