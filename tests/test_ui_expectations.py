@@ -4,6 +4,7 @@ the user met it: keys in, what the screen shows out."""
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 from textual.widgets import Input
@@ -12,10 +13,12 @@ from conftest import SAMPLES, sample
 from hlotop.parse.oom import parse_oom
 from hlotop.report.oom_report import render_oom
 from hlotop.ui.app import HlotopApp
+from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.goto_step import GotoStepScreen
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.text_app import TextApp
+from hlotop.ui.widgets.diagnostic_list import DiagnosticList
 from hlotop.ui.widgets.grouped_view import bar
 from hlotop.ui.widgets.scroll_body import ScrollBody
 from test_app_pilot import TPU, pilot_test, screen_text, started
@@ -355,3 +358,63 @@ async def test_the_command_palette_finds_export(tmp_path, monkeypatch):
         await pilot.pause(0.2)
         assert app.screen is screen
         assert [p.suffix for p in tmp_path.iterdir()] == [".csv"]
+
+
+MLP_ADAM = SAMPLES / "cpu" / "mlp_adam"
+MLP_ADAM_PREFIX = "module_0000.jit_train_step.cpu_after_optimizations"
+
+
+@pilot_test
+async def test_enter_on_a_bad_line_of_a_report_alone_goes_to_its_allocation(tmp_path):
+    """mlp_adam's memory-usage report (era B) read alone, the rule under its second
+    table's column line (line 8) garbled: Enter said the diagnostic "concerns the whole file" and stayed
+    (a report alone has no allocation of a buffer assignment to go to); it now puts
+    pane 1's cursor on that table, the allocation the report lists there."""
+    report = (MLP_ADAM / f"{MLP_ADAM_PREFIX}-memory-usage-report.txt").read_text().split("\n")
+    assert report[6].startswith("  cumulative_size;") and report[7].startswith("  ---")
+    report[7] = "garbage report line"
+    path = tmp_path / f"{MLP_ADAM_PREFIX}-memory-usage-report.txt"
+    path.write_text("\n".join(report))
+    app = HlotopApp(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        main = await started(app, pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DiagnosticsScreen)
+        row = next(i for i, d in enumerate(screen.diagnostics) if d.line == 8)
+        screen.query_one(DiagnosticList).set_cursor(row, notify=True)
+        await pilot.pause()
+        assert "⏎ goes to default table 2 of the memory-usage report" in screen_text(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is main and main.active == "allocations"
+        tree = main.allocations_pane
+        assert tree.cursor == 1 and tree.listings[1].number == 2
+
+
+@pilot_test
+async def test_enter_on_a_bad_line_of_the_hlo_text_says_there_is_nothing_there(tmp_path):
+    """A line of the HLO text beside the dump (its stack frames) garbled: Enter said
+    the diagnostic "concerns the whole file"; it names the line and why it leads
+    nowhere, and the list stays open."""
+    for f in MLP_ADAM.iterdir():
+        shutil.copyfile(f, tmp_path / f.name)
+    text = tmp_path / f"{MLP_ADAM_PREFIX}.txt"
+    lines = text.read_text().split("\n")
+    lines[4] = "   garbage in the module text"
+    text.write_text("\n".join(lines))
+    app = HlotopApp(str(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        screen = app.screen
+        row = next(i for i, d in enumerate(screen.diagnostics) if d.path == str(text))
+        assert screen.diagnostics[row].line == 5
+        screen.query_one(DiagnosticList).set_cursor(row, notify=True)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+        said = f"Line 5 of {text.name} is near no allocation or value that was read"
+        assert said in notes(app) and "whole file" not in notes(app)

@@ -379,6 +379,13 @@ class MainScreen(Screen):
         """Pane 1 of a memory-usage report alone moved to ``listing``: its card."""
         self.detail.show_report_allocation(listing)
 
+    def show_report_listing(self, i: int) -> None:
+        """Of a memory-usage report alone: pane 1's cursor on the report's ``i``-th
+        allocation (in its order), its card in the detail, pane 1 shown."""
+        tree = self.allocations_pane
+        if isinstance(tree, ReportTree) and tree.show_listing(i):
+            self.activate("allocations")
+
     def step_changed(self, step: int) -> None:
         """The timeline's cursor moved to ``step``: the live set and the status bar follow."""
         self._apply_step(step)
