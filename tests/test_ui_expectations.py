@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import re
 import shutil
+import threading
 
 import pytest
 from textual.widgets import Input
 
 from conftest import SAMPLES, sample
+from hlotop.loading.loader import load
 from hlotop.parse.oom import parse_oom
 from hlotop.report.oom_report import render_oom
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.goto_step import GotoStepScreen
 from hlotop.ui.screens.help import HelpScreen
+from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.text_app import TextApp
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
@@ -418,3 +421,45 @@ async def test_enter_on_a_bad_line_of_the_hlo_text_says_there_is_nothing_there(t
         assert app.screen is screen
         said = f"Line 5 of {text.name} is near no allocation or value that was read"
         assert said in notes(app) and "whole file" not in notes(app)
+
+
+# -- keys typed before the first paint ------------------------------------------------------
+
+
+def held_load(path: str):
+    """An app on ``path`` whose load waits for ``go.set()``, and that event: keys can
+    be typed while its loading screen shows, however fast the machine."""
+    go = threading.Event()
+
+    def load_when_told():
+        assert go.wait(30)
+        return load(path, lazy=True)
+
+    return HlotopApp(path, open_dump=load_when_told), go
+
+
+@pilot_test
+async def test_keys_typed_while_the_dump_loads_reach_the_main_screen():
+    """``2 end`` typed as the browser starts, while the loading screen shows: the
+    loading screen had no use for them and they were lost (the tree kept the focus,
+    the step stayed at the peak). They now reach the main screen once it is there."""
+    app, go = held_load(sample(GPT_LOOP))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("2", "end")
+        assert isinstance(app.screen, LoadingScreen)
+        go.set()
+        screen = await started(app, pilot)
+        await pilot.pause()
+        assert screen.active == "timeline" and app.focused is screen.timeline
+        assert screen.timeline.step == screen.dump.analysis.max_time == 484
+
+
+@pilot_test
+async def test_q_while_the_dump_loads_still_quits_at_once():
+    """The keys kept for the main screen are not the app's own: q quits at once."""
+    app, go = held_load(sample(GPT_LOOP))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("2", "q")
+        await pilot.pause()
+        assert app.return_code == 0 and isinstance(app.screen, LoadingScreen)
+        go.set()

@@ -100,6 +100,7 @@ class MainScreen(Screen):
         self._advice: tuple[ModuleDump, list[Advice]] | None = None  # `a`, made once a dump
         self._loading_timer: Timer | None = None  # ticks the status bar during a preview
         self.grouped = False  # pane 3 shows the grouped view (v), not the flat live set
+        self.started = False  # its panes are set going (on_mount): keys reach them
 
     # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -182,6 +183,10 @@ class MainScreen(Screen):
         if getattr(self.app, "exiting", False):
             return  # q while this screen was being built: its panes may be gone
         self._start(None)
+        self.started = True
+        started = getattr(self.app, "main_screen_started", None)
+        if started is not None:
+            started()  # the keys typed while the dump loaded
         self.call_after_refresh(self._painted)
 
     def _painted(self) -> None:
