@@ -21,6 +21,7 @@ from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.text_app import TextApp
+from hlotop.ui.textual_compat import screen_lines
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
 from hlotop.ui.widgets.grouped_view import bar
 from hlotop.ui.widgets.scroll_body import ScrollBody
@@ -463,3 +464,45 @@ async def test_q_while_the_dump_loads_still_quits_at_once():
         await pilot.pause()
         assert app.return_code == 0 and isinstance(app.screen, LoadingScreen)
         go.set()
+
+
+# -- 80x24 ---------------------------------------------------------------------------------
+
+
+@pilot_test
+async def test_names_are_cut_at_their_end():
+    """At 80 columns the header has 13 cells for the seed's name: it read
+    ``003_a…3bac68``, two names' ends joined; it is now cut at its end, as ls and
+    htop cut."""
+    app = HlotopApp(sample(TPU))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        header = screen_lines(app.screen)[0]
+        assert header.startswith(" 003_a3085531… │ total 286.05MiB │")
+
+
+@pilot_test
+async def test_lines_cut_at_80_columns_end_in_an_ellipsis():
+    """The TPU gpt_loop at 80x24 with ``--capacity v5e``: the header, the timeline's
+    step and capacity lines, the live set's summary and the status bar are longer
+    than the screen; each was cut at the edge ("· HBM", "capacity 16.00"), read as
+    whole. Each now ends in "…" left of its pane's scrollbar."""
+    path = sample("tpu/v5e_1x1-gpt_loop")
+    app = HlotopApp(path, capacity=(16 * 2**30, "v5e"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await started(app, pilot)
+        header, status = screen_lines(app.screen)[0], screen_lines(app.screen)[-2]
+        assert header.rstrip().endswith("headroom 15.99GiB …")
+        assert status.rstrip().endswith("◆ XLA peak ·…")
+        timeline = screen.timeline
+        await pilot.press("2")
+        await pilot.pause()
+        width = timeline.scrollable_content_region.width
+        step, peaks = (timeline.render_line(y).text for y in (0, 1))
+        assert step[:width].endswith("HBM…") and not step[width:].strip()
+        assert peaks[:width].endswith("capacity 16.0…")
+        await pilot.press("3")
+        await pilot.pause()
+        live = screen.live
+        summary = live.render_line(0).text
+        assert summary[: live.scrollable_content_region.width].endswith("allocat…")

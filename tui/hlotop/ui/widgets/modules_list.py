@@ -23,7 +23,7 @@ from hlotop.safe_text import printable
 from hlotop.ui.bindings import keys
 from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.ui.widgets.row_list import RowList
-from hlotop.ui.widgets.summary_bar import middle_ellipsis
+from hlotop.ui.widgets.summary_bar import end_ellipsis
 from hlotop.units import human_bytes
 
 # The keys of the modules view that the screen handles (the others move the cursor).
@@ -293,8 +293,8 @@ class ModulesList(RowList):
 
     @staticmethod
     def _append_name(text: Text, name: str, width: int) -> None:
-        """``module_0034.`` dim, then the program (``jit_train_step``) in bold, cut in
-        its middle to ``width``."""
+        """``module_0034.`` dim, then the program (``jit_train_step``) in bold, cut at
+        its end to ``width``."""
         short = printable(short_module_name(name))
         head, dot, program = short.partition(".")
         if not dot or not head.startswith("module_"):
@@ -303,8 +303,8 @@ class ModulesList(RowList):
             head += "."
         if len(head) + len(program) > width:
             if len(head) + 6 > width:
-                head, program = "", middle_ellipsis(short, width)
+                head, program = "", end_ellipsis(short, width)
             else:
-                program = middle_ellipsis(program, width - len(head))
+                program = end_ellipsis(program, width - len(head))
         text.append(head, style="dim")
         text.append(program.ljust(width - len(head)), style="bold")

@@ -8,6 +8,7 @@ from textual.widget import Widget
 
 from hlotop.model import BufferAllocation, ValueInfo
 from hlotop.safe_text import printable
+from hlotop.ui.widgets.fit import fitted
 from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.units import human_bytes, spaced_bytes
 
@@ -110,10 +111,10 @@ class StatusBar(Widget):
         elif self.note is not None:
             right = self.note
         else:
-            return self._left(None)
+            return fitted(self._left(None), width)
         room = width - right.cell_len - 3
         if room < 10:  # a very narrow terminal: only the progress
-            return right
+            return fitted(right, width)
         text = self._left(room)
         text.append(" │ ")
         text.append_text(right)

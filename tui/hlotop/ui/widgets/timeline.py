@@ -27,6 +27,7 @@ from hlotop.model.memory_space import space_name, space_names
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
+from hlotop.ui.widgets.fit import fitted
 from hlotop.ui.widgets.legend import plain, space_fill, space_style
 from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
 from hlotop.ui.widgets.row_list import longest, raw_segments, text_strip, top_to_show
@@ -484,8 +485,10 @@ class Timeline(ScrollView, can_focus=True):
         return self._value_line(row, base, width)
 
     def _strip(self, text: Text, style: Style, width: int) -> Strip:
+        """A line of the header (or the note of a dump without live ranges), cut with
+        an ellipsis left of the scrollbar."""
         line = Text(style=style, no_wrap=True, end="")
-        line.append_text(text)
+        line.append_text(fitted(text, self.scrollable_content_region.width or width))
         return text_strip(self.app.console, line).crop_extend(0, width, style)
 
     def _visible_cols(self) -> range:
