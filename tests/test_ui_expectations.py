@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 import shutil
+import tempfile
 import threading
+from pathlib import Path
 
 import pytest
 from textual.widgets import Input
@@ -506,3 +508,29 @@ async def test_lines_cut_at_80_columns_end_in_an_ellipsis():
         live = screen.live
         summary = live.render_line(0).text
         assert summary[: live.scrollable_content_region.width].endswith("allocat…")
+
+
+@pilot_test
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+async def test_the_export_notification_breaks_its_path_only_between_words(size, monkeypatch):
+    """``e`` at 80x24 said ``188 values written to /tmp/…/hlotop-module_0004.j`` /
+    ``it_gpt_train_step…``: the notification, 40 cells wide, folded the path inside
+    its words. The path now has lines of its own, broken only after a / . _ or -, each
+    drawn whole; at 160 columns it is one line, to copy."""
+    with tempfile.TemporaryDirectory(prefix="hx") as folder:  # /tmp/hx…: a short path
+        monkeypatch.setenv("HLOTOP_EXPORT_DIR", folder)
+        app = HlotopApp(sample(GPT_LOOP))
+        async with app.run_test(size=size, notifications=True) as pilot:
+            await started(app, pilot)
+            await pilot.press("e")
+            await app.workers.wait_for_complete()
+            await pilot.pause(0.3)
+            message = notes(app).split("\n")
+            start = message.index("188 values written to")
+            lines = message[start + 1 :]
+            (written,) = Path(folder).iterdir()
+            assert "".join(lines) == str(written)
+            assert all(line[-1] in "/._-" for line in lines[:-1])
+            shown = screen_text(app)
+            assert all(line in shown for line in lines)
+            assert len(lines) == (1 if size == (160, 50) else 2)

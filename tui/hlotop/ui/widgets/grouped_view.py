@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 from hlotop.analysis.grouping import ACCOUNTINGS, Grouping
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_names
+from hlotop.report.text_fit import NAME_BREAKS, SCOPE_BREAKS, wrap
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.group_tree import (
@@ -47,6 +48,9 @@ _EIGHTHS = " ▏▎▍▌▋▊▉"
 # Up to this many values in the dump, a grouping is made on the UI thread once the
 # labeller is made (20 ms at 3k values); above, in a thread worker.
 _AT_ONCE = 5000
+# A notification's cells around its text: its severity bar, padding and a spare cell
+# (its width is at most 90% of the screen: hlotop.tcss).
+_TOAST_FRAME = 4
 
 
 def bar(part: int, whole: int, width: int) -> str:
@@ -192,11 +196,16 @@ class GroupedView(RowList, TreeKeys):
         except (OSError, ValueError) as err:
             path, note = None, f"Not written: {err}"
         else:
-            note = f"{rows} written to {path}"
+            # The path on lines of its own, broken only after a / . _ or - (the
+            # notification folded it mid-word): whole on one line where it fits.
+            width = max(20, self.app.size.width * 9 // 10 - _TOAST_FRAME)
+            note = f"{rows} written to\n{wrap(str(path), width, SCOPE_BREAKS, NAME_BREAKS)}"
         if not worker.is_cancelled:  # not the app closing
             self.last_export = path or self.last_export
             severity = "information" if path else "error"
-            self.app.call_from_thread(self.notify, note, severity=severity, timeout=8)
+            self.app.call_from_thread(
+                self.notify, note, severity=severity, timeout=12, markup=False
+            )
 
     # -- the tree -----------------------------------------------------------------------
     def _show(self, grouping: Grouping) -> None:
