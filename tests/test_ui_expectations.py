@@ -27,7 +27,7 @@ from hlotop.ui.textual_compat import screen_lines
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
 from hlotop.ui.widgets.grouped_view import bar
 from hlotop.ui.widgets.scroll_body import ScrollBody
-from test_app_pilot import TPU, pilot_test, screen_text, started
+from test_app_pilot import TPU, pilot_test, screen_text, started, widget_lines
 from test_ui_first_use import burst
 
 # 188 values live at XLA's peak (step 262), 92 at step 100
@@ -534,3 +534,27 @@ async def test_the_export_notification_breaks_its_path_only_between_words(size, 
             shown = screen_text(app)
             assert all(line in shown for line in lines)
             assert len(lines) == (1 if size == (160, 50) else 2)
+
+
+@pilot_test
+async def test_an_op_name_in_the_detail_is_broken_after_a_slash():
+    """Value 3668's op_name at 80x24 was folded inside ``bqhd,bkh`` / ``d->bhqk``; it
+    is now broken after a ``/`` of its name scope."""
+    app = HlotopApp(sample(GPT_LOOP))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await started(app, pilot)
+        screen.select_value(3668, open_detail=True)
+        await pilot.pause()
+        await pilot.press(*"jjjjjjjj")  # the op_name's row is the 15th
+        await pilot.pause()
+        op_name = screen.dump.analysis.by_id[3668].used.instruction.op_name
+        assert (
+            op_name
+            == "jit(gpt_train_step)/transpose(jvp(GPT))/Block_2/attn/bqhd,bkhd->bhqk/dot_general"
+        )
+        lines = [line.rstrip() for line in widget_lines(screen.detail)]
+        at = next(i for i, line in enumerate(lines) if line.startswith("op_name "))
+        assert lines[at : at + 2] == [
+            "op_name      jit(gpt_train_step)/transpose(jvp(GPT))/",
+            "             Block_2/attn/bqhd,bkhd->bhqk/dot_general",
+        ]

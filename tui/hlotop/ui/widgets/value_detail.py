@@ -6,6 +6,7 @@ Every piece of dump text goes in as ``rich.text.Text``, never as markup: op_name
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -24,6 +25,7 @@ from hlotop.analysis.report_listing import ReportListing
 from hlotop.model import BufferAllocation, ModuleDump, UsedValues, ValueInfo
 from hlotop.model.memory_space import space_names
 from hlotop.report.figures import advise_quietly
+from hlotop.report.text_fit import NAME_BREAKS, SCOPE_BREAKS, WORD_BREAKS, wrap
 from hlotop.safe_text import printable
 from hlotop.shapes import ArrayShape, BufferShape, try_parse_shape
 from hlotop.ui.bindings import bindings
@@ -64,33 +66,43 @@ def split_shape(shape_text: str | None) -> tuple[str, str, str]:
     return shape_text, "", ""
 
 
+# An op_name is broken after a / of its name scope, then at a space of its [params],
+# then after a . _ or - of a name; never inside a word.
+_OP_NAME_BREAKS = (SCOPE_BREAKS, WORD_BREAKS, NAME_BREAKS)
+
+
 class _Grid:
     """Two columns, dim labels and folded values: what ``Table.grid(padding=(0, 1))``
     draws, at a fraction of the cost (a Rich table measures every cell before drawing
     it; a card of 200 values took tens of ms)."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[Text, Text]] = []
+        self.rows: list[tuple[Text, Text, tuple[re.Pattern[str], ...]]] = []
 
-    def add_row(self, label: str | Text, value: Text) -> None:
-        self.rows.append((Text(label) if isinstance(label, str) else label, value))
+    def add_row(
+        self, label: str | Text, value: Text, breaks: tuple[re.Pattern[str], ...] = ()
+    ) -> None:
+        """``breaks``: where a value too long for a line may be broken, coarsest first
+        (:mod:`hlotop.report.text_fit`); none: at spaces, else anywhere."""
+        self.rows.append((Text(label) if isinstance(label, str) else label, value, breaks))
 
     def __rich_console__(self, console, options):
         if not self.rows:
             return
-        label_w = max(label.cell_len for label, _ in self.rows)
+        label_w = max(label.cell_len for label, _, _ in self.rows)
         # As a table does: the value column is as wide as its longest line, at most
         # what is left; every cell is padded to its column's width in its own style.
         value_w = min(
             max(1, options.max_width - label_w - 1),
-            max(cell_len(line) for _, value in self.rows for line in value.plain.split("\n")),
+            max(cell_len(line) for _, value, _ in self.rows for line in value.plain.split("\n")),
         )
         blank = Text(" " * (label_w + 1), style="dim")
-        for label, value in self.rows:
+        for label, value, breaks in self.rows:
             head = label.copy()
             head.pad_right(label_w + 1 - head.cell_len)
             head.stylize("dim")
-            for i, line in enumerate(_wrapped(console, value, value_w)):
+            lines = _broken(console, value, value_w, breaks) if breaks else None
+            for i, line in enumerate(lines or _wrapped(console, value, value_w)):
                 line.pad_right(value_w - line.cell_len)
                 row = Text(no_wrap=True, end="")
                 row.append_text(head if i == 0 else blank)
@@ -98,6 +110,23 @@ class _Grid:
                 # Segments, not the Text: a Text yielded would be wrapped once more.
                 yield from row.render(console)
                 yield _NEWLINE
+
+
+def _broken(console, value: Text, width: int, breaks) -> list[Text] | None:
+    """``value`` (one line) on lines of ``width`` cells broken only where ``breaks``
+    allow (an op_name after a ``/``, not inside ``bkhd``); a piece longer than a line
+    folded. None where :func:`_wrapped` does as well (it fits, or has lines)."""
+    plain = value.plain
+    if "\n" in plain or value.cell_len <= width:
+        return None
+    out: list[Text] = []
+    at = 0
+    for piece in wrap(plain, width, *breaks).split("\n"):
+        start = plain.index(piece, at)
+        at = start + len(piece)
+        line = value[start:at]
+        out.extend([line] if line.cell_len <= width else line.wrap(console, width, overflow="fold"))
+    return out
 
 
 def _wrapped(console, value: Text, width: int) -> list[Text]:
@@ -336,6 +365,7 @@ class ValueDetail(ScrollView, can_focus=True):
                 Text(printable(instr.op_name))
                 if instr.op_name
                 else Text("(no metadata)", style="dim"),
+                _OP_NAME_BREAKS,
             )
         t.add_row(
             "source", Text(printable(info.source)) if info.source else Text("(none)", style="dim")
