@@ -21,13 +21,13 @@ from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.goto_step import GotoStepScreen
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
-from hlotop.ui.screens.overview import OverviewScreen
+from hlotop.ui.screens.overview import OverviewScreen, figures_renderable
 from hlotop.ui.text_app import TextApp
 from hlotop.ui.textual_compat import screen_lines
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
 from hlotop.ui.widgets.grouped_view import bar
 from hlotop.ui.widgets.scroll_body import ScrollBody
-from test_app_pilot import TPU, pilot_test, screen_text, started, widget_lines
+from test_app_pilot import TPU, pilot_test, plain, screen_text, started, widget_lines
 from test_ui_first_use import burst
 
 # 188 values live at XLA's peak (step 262), 92 at step 100
@@ -558,3 +558,24 @@ async def test_an_op_name_in_the_detail_is_broken_after_a_slash():
             "op_name      jit(gpt_train_step)/transpose(jvp(GPT))/",
             "             Block_2/attn/bqhd,bkhd->bhqk/dot_general",
         ]
+
+
+@pilot_test
+async def test_the_padded_values_are_named_whole_at_80_columns():
+    """The figures (``o``, and ``--summary``) of the TPU gpt_loop list the most padded
+    values; at 80 columns three of them read ``reduce_sum.4…``, one cut name for
+    reduce_sum.423, .424 and .425. Each is now whole (a long name wraps after . _ -,
+    a shape at its commas and braces)."""
+    app = HlotopApp(sample("tpu/v5e_1x1-gpt_loop"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        await pilot.press("o")
+        await pilot.pause()
+        screen = app.screen
+        width = screen.query_one("#overview-text").content_size.width
+        assert width < 80
+        shown = plain(figures_renderable(screen.dump), width=width)  # as the screen draws it
+        table = shown[shown.index("Most padding") :]
+        assert "…" not in table
+        for n in (423, 424, 425):  # wrapped after "reduce_" in the modal's 66 cells
+            assert re.search(rf"HBM +reduce_ .*\n +sum\.{n} ", table)
