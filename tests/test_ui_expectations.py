@@ -17,6 +17,7 @@ from hlotop.loading.loader import load
 from hlotop.parse.oom import parse_oom
 from hlotop.report.oom_report import render_oom
 from hlotop.ui.app import HlotopApp
+from hlotop.ui.modules_app import ModulesApp
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.goto_step import GotoStepScreen
 from hlotop.ui.screens.help import HelpScreen
@@ -579,3 +580,28 @@ async def test_the_padded_values_are_named_whole_at_80_columns():
         assert "…" not in table
         for n in (423, 424, 425):  # wrapped after "reduce_" in the modal's 66 cells
             assert re.search(rf"HBM +reduce_ .*\n +sum\.{n} ", table)
+
+
+@pilot_test
+async def test_the_modules_view_shows_the_column_it_is_sorted_by():
+    """At 80x24 the modules view leaves out five columns, temp among them: ``s`` to
+    "by temp" sorted the rows by a column not on screen. The sort column stays
+    (another gives way), its title underlined."""
+    app = ModulesApp(sample("dirs/jax-0.10.2-cpu-train"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.wait_until_ranked()
+        await pilot.pause()
+        modules = app.screen.list
+        assert "temp" in modules.hidden and modules.sort == "peak"
+        await pilot.press("s", "s", "s")
+        await pilot.pause()
+        assert modules.sort == "temp"
+        assert "temp" not in modules.hidden and "temp" in modules._columns
+        (header,) = modules.header_lines()
+        underlined = [
+            header.plain[span.start : span.end].strip()
+            for span in header.spans
+            if "underline" in str(span.style)
+        ]
+        assert underlined == ["temp"]
+        assert "    temp " in screen_text(app)

@@ -208,6 +208,7 @@ class ModulesList(RowList):
         )
         # Ranks start again on each platform: with several, the platform stays.
         keep = {"platform"} if len({r.figures.entry.platform for r in self.rows}) > 1 else set()
+        keep.add(self.sort)  # the column the rows are sorted by is never the one left out
         whole, natural = natural, min(natural, _NAME_MOST)
         # The width less the gutter and, when the rows overflow, the vertical scrollbar.
         room = self.size.width - 1
@@ -251,7 +252,10 @@ class ModulesList(RowList):
         for key in self._columns:
             title, w = self._TITLES[key], self._widths[key]
             left = key in ("name", "platform", "spark")
-            text.append((title.ljust(w) if left else title.rjust(w)) + " ")
+            # The sort column's title underlined, as htop marks it.
+            sorted_by = "underline" if key == self.sort else ""
+            text.append(title.ljust(w) if left else title.rjust(w), sorted_by)
+            text.append(" ")
             if key == "name":
                 text.append(" ")
         return [text]
