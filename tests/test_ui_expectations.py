@@ -3,8 +3,11 @@ the user met it: keys in, what the screen shows out."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -12,7 +15,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from conftest import SAMPLES, sample
+from conftest import ROOT, SAMPLES, sample
 from hlotop.loading.loader import load
 from hlotop.parse.oom import parse_oom
 from hlotop.report.oom_report import render_oom
@@ -605,3 +608,25 @@ async def test_the_modules_view_shows_the_column_it_is_sorted_by():
         ]
         assert underlined == ["temp"]
         assert "    temp " in screen_text(app)
+
+
+def test_diff_summary_keeps_an_arrow_on_one_line():
+    """``hlotop diff --summary`` at 80 columns wrapped the scope
+    ``bhqk,bkhd->bqhd`` (an einsum) as ``bhqk,bkhd-`` / ``>bqhd``: a name breaks
+    after ``-``, but not inside ``->``."""
+    run = subprocess.run(
+        [sys.executable, "-m", "hlotop", "diff", "--summary"]
+        + [str(SAMPLES / "cpu" / x) for x in ("transformer_loop", "transformer_scan")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80", "PYTHONPATH": str(ROOT / "tui")},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.split("\n")
+    assert not [
+        a
+        for a, b in zip(lines, lines[1:], strict=False)
+        if a.rstrip().endswith("-") and b.strip().startswith(">")
+    ]
+    assert re.search(r"^forward +bhqk,bkhd->bqhd +1\.00MiB", run.stdout, re.M)
