@@ -3,6 +3,7 @@ the user met it: keys in, what the screen shows out."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
@@ -13,12 +14,15 @@ import threading
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from textual.widgets import Input
 
 from conftest import ROOT, SAMPLES, sample
 from hlotop.loading.loader import load
 from hlotop.parse.oom import parse_oom
 from hlotop.report.oom_report import render_oom
+from hlotop.report.summary import print_summary
+from hlotop.report.trailing_spaces import TrailingSpacesDropped
 from hlotop.ui.app import HlotopApp
 from hlotop.ui.modules_app import ModulesApp
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
@@ -630,3 +634,37 @@ def test_diff_summary_keeps_an_arrow_on_one_line():
         if a.rstrip().endswith("-") and b.strip().startswith(">")
     ]
     assert re.search(r"^forward +bhqk,bkhd->bqhd +1\.00MiB", run.stdout, re.M)
+
+
+# -- piped reports ------------------------------------------------------------------------
+
+
+def test_a_piped_summary_has_no_trailing_spaces():
+    """``hlotop --summary`` into a pipe: Rich padded every table row to the console's
+    160 columns (a line of gpt_loop's report ended in 90 spaces). The lines are the
+    same less those spaces."""
+    path = str(SAMPLES / "cpu" / "gpt_loop")
+    run = subprocess.run(
+        [sys.executable, "-m", "hlotop", "--summary", path],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tui")},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert not [line for line in run.stdout.split("\n") if line.endswith(" ")]
+    padded = io.StringIO()
+    print_summary(load(path), Console(file=padded, width=160, highlight=False, emoji=False))
+    lines = padded.getvalue().split("\n")
+    assert max(len(line) - len(line.rstrip(" ")) for line in lines) > 80  # as it was
+    assert run.stdout.split("\n") == [line.rstrip(" ") for line in lines]
+
+
+def test_trailing_spaces_are_dropped_across_writes_and_kept_inside_lines():
+    out = io.StringIO()
+    stream = TrailingSpacesDropped(out)
+    stream.write("a  b   ")
+    stream.write("\nc \x1b[0m\n  d ")
+    assert out.getvalue() == "a  b\nc\x1b[0m\n  d"
+    stream.flush()
+    assert out.getvalue() == "a  b\nc\x1b[0m\n  d "

@@ -8,6 +8,7 @@ terminal.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -35,6 +36,7 @@ from hlotop.report.text_fit import (
     tail,
     wrap,
 )
+from hlotop.report.trailing_spaces import TrailingSpacesDropped
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -334,10 +336,13 @@ def stdout_console() -> Console:
     :data:`PIPE_WIDTH` columns when stdout is not a terminal (and ``COLUMNS`` is not
     set). With no highlighting and no emoji codes: hlotop's own labels use neither,
     dump text is never markup, and looking for codes imported Rich's table of them
-    (8 ms of every report)."""
+    (8 ms of every report). Not on a terminal, the spaces Rich pads each line with
+    are dropped (:mod:`hlotop.report.trailing_spaces`); on one, the output is Rich's."""
     console = Console(highlight=False, emoji=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(highlight=False, emoji=False, width=PIPE_WIDTH)
+    if not console.is_terminal:
+        width = None if "COLUMNS" in os.environ else PIPE_WIDTH
+        file = TrailingSpacesDropped(sys.stdout)
+        console = Console(highlight=False, emoji=False, width=width, file=file)
     return console
 
 
