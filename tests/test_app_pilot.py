@@ -344,7 +344,7 @@ async def test_selecting_in_the_tree_shows_it_in_detail_and_timeline():
         assert screen.timeline.rows[screen.timeline.row].value.id == value_id
         detail = plain(screen.detail.value_card(dump.analysis.by_id[value_id]))
         assert re.search(r"^allocation +12 · preallocated-temp", detail, re.M)
-        assert re.search(r"^logical +\d+ bytes", detail, re.M)
+        assert re.search(r"^logical +[\d,]+ bytes", detail, re.M)
 
 
 @pilot_test
@@ -832,7 +832,7 @@ async def test_search_on_a_big_dump_runs_in_a_worker_and_agrees_with_find_values
                 i.value.id for i in expected
             ]
             label = str(screen.query_one("#search-count").render())
-            assert label.startswith(f"{len(expected)} match") and "so far" not in label
+            assert label.startswith(f"{len(expected):,} match") and "so far" not in label
             await pilot.press("escape")
             await pilot.pause()
 
@@ -907,7 +907,7 @@ async def test_an_allocation_card_shows_the_page_jax_0_11_prints():
         alloc = app.dump.analysis.allocation_of[1]
         card = plain(screen.detail.allocation_card(alloc))
         assert re.search(r"^page +0 *$", card, re.M)
-        assert re.search(r"^size +2097152 bytes \(2\.00MiB\)", card, re.M)
+        assert re.search(r"^size +2,097,152 bytes \(2\.00MiB\)", card, re.M)
     seed = HlotopApp(sample(TPU))  # a dump that prints no page has no page row
     async with seed.run_test(size=(120, 40)) as pilot:
         screen = await started(seed, pilot)

@@ -36,7 +36,7 @@ from hlotop.ui.widgets.diagnostic_list import DiagnosticList
 from hlotop.ui.widgets.grouped_view import bar
 from hlotop.ui.widgets.scroll_body import ScrollBody
 from test_app_pilot import TPU, pilot_test, plain, screen_text, started, widget_lines
-from test_ui_first_use import burst
+from test_ui_first_use import JAX_BIG, burst
 
 # 188 values live at XLA's peak (step 262), 92 at step 100
 GPT_LOOP = "cpu/gpt_loop/module_0004.jit_gpt_train_step.cpu_after_optimizations"
@@ -668,3 +668,30 @@ def test_trailing_spaces_are_dropped_across_writes_and_kept_inside_lines():
     assert out.getvalue() == "a  b\nc\x1b[0m\n  d"
     stream.flush()
     assert out.getvalue() == "a  b\nc\x1b[0m\n  d "
+
+
+@pilot_test
+async def test_every_pane_writes_thousands_with_commas():
+    """jax 0.10.2's transformer_big: the header said ``in 1 254 allocations`` and the
+    stack-trace heading ``8 207 632 bytes`` (spaces) beside the figures' ``(8,207,632
+    B)`` and the detail's ``1048576 bytes`` (none). Every pane now writes 1,254."""
+    app = HlotopApp(sample(JAX_BIG))
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await started(app, pilot)
+        dump = screen.dump
+        count = len(dump.allocations)
+        assert count == 1254
+        text = screen_text(app)
+        assert f"in {count:,} allocations" in text
+        assert not re.search(r"\d \d{3}\b", text)  # no number spaced
+        detail = "\n".join(widget_lines(screen.detail))
+        assert re.search(r"^size +\d{1,3}(,\d{3})+ bytes", detail, re.M)
+        live = screen.live
+        heading = next(
+            live.render_row(i).plain
+            for i in range(live.row_count())
+            if live.row(i).kind == "text" and "Stack-trace" in live.render_row(i).plain
+        )
+        total = dump.live_range.stack_trace.total
+        assert heading.startswith(f"Stack-trace breakdown for peak usage (XLA): {total:,} bytes")
+        assert total == 8207632

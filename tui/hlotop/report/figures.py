@@ -17,7 +17,7 @@ from hlotop.model.memory_space import space_style
 from hlotop.report.fitted_table import Cell, Column, FittedTable
 from hlotop.report.text_fit import NAME_BREAKS, SHAPE_ALL_BREAKS, WORD_BREAKS
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 if TYPE_CHECKING:  # imported where used: a dump with no padding needs none of it
     from hlotop.analysis.padding_advice import PaddingAdvice
@@ -40,7 +40,7 @@ def _heading(title: str, note: str) -> Text:
 
 
 def _bytes(n: int) -> Text:
-    return Text(f"{human_bytes(n)}  ({n:,} B)")
+    return Text(f"{human_bytes(n)}  ({with_commas(n)} B)")
 
 
 def peak_rows(module: ModuleDump) -> list[tuple[str, Text]]:
@@ -173,7 +173,7 @@ def kinds_table(module: ModuleDump) -> Group:
     for kind, size in a.totals_by_kind.items():
         count = a.allocations_by_kind[kind]
         if count:
-            table.add_row(kind, human_bytes(size), f"{count:,}")
+            table.add_row(kind, human_bytes(size), f"{with_commas(count)}")
     return Group(
         _heading("By allocation kind", "each allocation once, under its first kind"), table
     )
@@ -198,7 +198,7 @@ def spaces_table(module: ModuleDump) -> Group:
         cells = [Text(f"{space.name} (color {space.color})", style=space_style(space.color))]
         if labels:
             cells.append(Text(printable(space.dump_name or "")))
-        cells += [Text(human_bytes(space.total_bytes)), Text(f"{space.allocations:,}")]
+        cells += [Text(human_bytes(space.total_bytes)), Text(f"{with_commas(space.allocations)}")]
         if first_look:
             cells += [Text("…", style="italic")] * 3
         else:

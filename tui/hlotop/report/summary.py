@@ -38,7 +38,7 @@ from hlotop.report.text_fit import (
 )
 from hlotop.report.trailing_spaces import TrailingSpacesDropped
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 if TYPE_CHECKING:  # imported where used: a plain --summary needs neither (10 ms)
     from hlotop.analysis.capacity import Fit
@@ -49,7 +49,7 @@ MAX_DIAGNOSTICS = 10
 
 
 def _bytes(n: int) -> Text:
-    return Text(f"{human_bytes(n)}  ({n:,} B)")
+    return Text(f"{human_bytes(n)}  ({with_commas(n)} B)")
 
 
 def _space(color: int, names: dict[int, str]) -> Text:
@@ -194,7 +194,7 @@ class PeakTable:
                 styled["space"].stylize(space_style(row.color))
             table.add_row(*(styled[c] for c in shown))
         if self.more > 0:
-            table.caption = f"... and {self.more:,} smaller values"
+            table.caption = f"... and {with_commas(self.more)} smaller values"
         yield table
 
 
@@ -253,12 +253,13 @@ def render_summary(
             total = sum(x.size for x in module.allocations)
         overview.add_row("Total bytes used", _bytes(total))
     if not module.report_only:
-        overview.add_row("Allocations", Text(f"{len(module.allocations):,}"))
-        overview.add_row("Values", Text(f"{len(a.values):,}"))
+        overview.add_row("Allocations", Text(f"{with_commas(len(module.allocations))}"))
+        overview.add_row("Values", Text(f"{with_commas(len(a.values))}"))
     live = module.live_range
     if live is not None:
         overview.add_row(
-            "Schedule", Text(f"{len(live.instruction_sequence):,} steps (max {live.max_time})")
+            "Schedule",
+            Text(f"{with_commas(len(live.instruction_sequence))} steps (max {live.max_time})"),
         )
     if a.peak_step is not None:
         instr = (

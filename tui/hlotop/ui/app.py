@@ -56,7 +56,7 @@ from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen, PaneIndexes
 from hlotop.ui.widgets.tree_layout import TreeLayout
-from hlotop.units import human_bytes, spaced_bytes
+from hlotop.units import human_bytes, with_commas
 
 _PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reported
 _PREVIEW_PAINT_WAIT = 2.0  # seconds the load waits for the preview to be painted
@@ -316,8 +316,8 @@ class HlotopApp(CopyOrQuit, CrashGuard, App[None]):
         self.dump = dump
         self._mark("loaded")
         stage = (
-            f"laying out {spaced_bytes(len(dump.allocations))} allocations and "
-            f"{spaced_bytes(len(dump.analysis.values))} values"
+            f"laying out {with_commas(len(dump.allocations))} allocations and "
+            f"{with_commas(len(dump.analysis.values))} values"
         )
         if self._main is not None:  # a preview is shown: the whole dump replaces it
             self._main.show_loading_stage(stage)

@@ -31,7 +31,7 @@ from hlotop.report.export import (
     write_groups,
     write_values,
 )
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 
 class TreeRow(Protocol):
@@ -202,7 +202,7 @@ class GroupTree:
                 Node(
                     ("below", *prefix),
                     "below",
-                    f"{count} values below {human_bytes(self.limit)}{groups}",
+                    f"{with_commas(count)} values below {human_bytes(self.limit)}{groups}",
                     sum(n.bytes for n in small),
                     count,
                     depth,
@@ -281,9 +281,9 @@ def export_csv(
     (see :class:`Groupings`). Raises OSError (not written) or ValueError (no live set)."""
     grouping = groupings.get(step, keys, accounting)
     if grouped:
-        text, rows = to_text(write_groups, grouping), f"{len(grouping.rows)} groups"
+        text, rows = to_text(write_groups, grouping), f"{with_commas(len(grouping.rows))} groups"
     else:
         text = to_text(write_values, grouping, groupings.labeller())
-        rows = f"{len(grouping.bytes_of)} values"
+        rows = f"{with_commas(len(grouping.bytes_of))} values"
     name = export_name(groupings.dump.name, step, keys if grouped else None, accounting)
     return write_file_atomically(export_directory(dump_path), name, text), rows

@@ -24,7 +24,7 @@ from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
-from hlotop.units import human_bytes, spaced_bytes
+from hlotop.units import human_bytes, with_commas
 
 NO_DIAGNOSTICS = "No diagnostics: every line of the dump was read."
 
@@ -71,12 +71,14 @@ class DiagnosticsScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         self.diagnostics = self.in_dump_order(self.diagnostics)
         with Vertical(id="diagnostics-body", classes="modal-body") as body:
-            body.border_title = f"Diagnostics ({len(self.diagnostics)}) · ⏎ go to · esc close"
+            body.border_title = (
+                f"Diagnostics ({with_commas(len(self.diagnostics))}) · ⏎ go to · esc close"
+            )
             if self.reading:
                 where = ""
                 if isinstance(self.reading, tuple):
                     done, total, _ = self.reading
-                    where = f" ({spaced_bytes(done)} of {spaced_bytes(total)} read)"
+                    where = f" ({with_commas(done)} of {with_commas(total)} read)"
                 yield Static(
                     Text(
                         f"Still reading the value records{where}: what they "

@@ -29,7 +29,7 @@ from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.legend import plain, space_label, space_style
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.tree_layout import SIZE_W, TreeLayout, kinds_text, sorted_allocations
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 _index = attrgetter("index")
 _shape = attrgetter("shape")
@@ -182,7 +182,7 @@ class AllocationTree(RowList):
         order = "by size" if self.by_size else "by index"
         # The first look at a big dump has every allocation, not yet their values.
         loading = " · values: loading…" if self.dump.preview is not None else ""
-        self.border_title = f"1 Allocations ({len(self._order)}, {order}){loading}"
+        self.border_title = f"1 Allocations ({with_commas(len(self._order))}, {order}){loading}"
         self.border_subtitle = "s: sort by " + ("index" if self.by_size else "size")
 
     def row_count(self) -> int:
@@ -225,7 +225,7 @@ class AllocationTree(RowList):
         text.append("  " + kinds_text(alloc))
         n = len(alloc.values)
         if n != 1 and self.dump.preview is None:  # a first look has no values yet
-            text.append(f"  ({n} values)", style="dim")
+            text.append(f"  ({with_commas(n)} values)", style="dim")
         return text
 
     def _slot_text(self, slot: ValueSlot) -> Text:

@@ -40,7 +40,7 @@ from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.legend import peak_style, plain, space_style
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.tree_keys import TreeKeys
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 SIZE_W = 9
 COUNT_W = 6
@@ -276,7 +276,7 @@ class GroupedView(RowList, TreeKeys):
                 text.append(" (reading every op_name, once)", style="dim")
             return [text]
         g = tree.grouping
-        text.append(f"{sum(len(r.values) for r in g.rows)} values · ")
+        text.append(f"{with_commas(sum(len(r.values) for r in g.rows))} values · ")
         text.append(f"step {g.step}/{a.max_time}", style="bold")
         if g.step == a.peak_step:
             text.append(" ◆ XLA peak", style=peak_style(plain(self)))

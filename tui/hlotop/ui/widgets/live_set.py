@@ -27,7 +27,7 @@ from hlotop.ui.widgets.legend import peak_style, plain, space_label, space_style
 from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
 from hlotop.ui.widgets.row_list import Row, RowList, longest, raw_segments, shown_len
 from hlotop.ui.widgets.steps import LiveIndex, LiveRows, StepIndex
-from hlotop.units import human_bytes, spaced_bytes
+from hlotop.units import human_bytes, with_commas
 
 SIZE_W = 9
 _VALUE_MAX = 32
@@ -177,7 +177,7 @@ class LiveSet(RowList):
                 )
             else:
                 heading = Text("Stack-trace breakdown for peak usage (XLA): ", style="bold")
-                heading.append(f"{spaced_bytes(trace.total)} bytes ({human_bytes(trace.total)})")
+                heading.append(f"{with_commas(trace.total)} bytes ({human_bytes(trace.total)})")
                 tail.append(_Row("text", text=heading))
                 self._add_nodes(tail, trace.roots, -1)
         # The canvas reaches the end of the longest op_name of the rows on screen;
@@ -250,7 +250,7 @@ class LiveSet(RowList):
         text.append(f"step {self.step}/{a.max_time}", style="bold")
         if self.step == a.peak_step:
             text.append(" ◆ XLA peak", style=peak_style(plain(self)))
-        text.append(f" · {len(self.live)} values · ")
+        text.append(f" · {with_commas(len(self.live))} values · ")
         text.append(f"{human_bytes(logical)} logical", style="bold")
         if self.step == a.peak_step and a.peak_bytes != logical:
             text.append(f" (XLA's list {human_bytes(a.peak_bytes)})")

@@ -24,7 +24,7 @@ from hlotop.ui.bindings import keys
 from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.summary_bar import end_ellipsis
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 # The keys of the modules view that the screen handles (the others move the cursor).
 SCREEN_ACTIONS = frozenset(
@@ -162,7 +162,7 @@ class ModulesList(RowList):
             "argument": _size(s.argument_size_in_bytes) if s else "-",
             "output": _size(s.output_size_in_bytes) if s else "-",
             "temp": _size(s.temp_size_in_bytes) if s else "-",
-            "allocs": f"{f.allocations:,}",
+            "allocs": f"{with_commas(f.allocations)}",
             "count": f"×{r.count}" if r.count > 1 else "",
         }
         if self.capacity is not None:

@@ -13,7 +13,7 @@ from hlotop.model import ModuleDump
 from hlotop.report.modules_report import short_module_name
 from hlotop.safe_text import printable
 from hlotop.ui.widgets.fit import fitted
-from hlotop.units import human_bytes, spaced_bytes
+from hlotop.units import human_bytes, with_commas
 
 
 def short_name(name: str, width: int) -> str:
@@ -63,7 +63,7 @@ class SummaryBar(Widget):
             text.append(" │ memory-usage report's total ")
             text.append(human_bytes(report.total), style="bold")
             if wide:
-                text.append(f" in {spaced_bytes(report.listed())} allocations")
+                text.append(f" in {with_commas(report.listed())} allocations")
         elif total is None and not d.allocations and d.preview is None:
             text.append(" │ total ")
             text.append("unknown: no buffer assignment", style="bold yellow")
@@ -73,7 +73,7 @@ class SummaryBar(Widget):
             text.append(" │ total ")
             text.append(human_bytes(total), style="bold")
             if wide:
-                text.append(f" in {spaced_bytes(len(d.allocations))} allocations")
+                text.append(f" in {with_commas(len(d.allocations))} allocations")
         loading = d.preview is not None  # the first look at a big dump: no values yet
         if a.peak_step is not None and loading and a.peak_bytes_source != "list":
             text.append(f" │ peak at step {a.peak_step}")  # its bytes come with the load
@@ -108,7 +108,7 @@ class SummaryBar(Widget):
         n = len(d.diagnostics)
         errors = sum(1 for x in d.diagnostics if x.severity == "error")
         text.append(
-            f"{n} diagnostic{'s' if n != 1 else ''}"
+            f"{with_commas(n)} diagnostic{'s' if n != 1 else ''}"
             + (f", {errors} error{'s' if errors != 1 else ''}" if errors else ""),
             style="bold yellow" if n else "dim",
         )

@@ -32,7 +32,7 @@ from hlotop.ui.widgets.legend import plain, space_fill, space_style
 from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
 from hlotop.ui.widgets.row_list import longest, raw_segments, text_strip, top_to_show
 from hlotop.ui.widgets.steps import StepIndex, live_range_of, no_live_ranges, step_summary
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 _NAME_MAX = 32  # the label column is never wider
@@ -138,7 +138,7 @@ class Timeline(ScrollView, can_focus=True):
         self.border_title = (
             "2 Timeline · live ranges: loading…"
             if dump.preview is not None
-            else f"2 Timeline ({len(self.rows)} live ranges)"
+            else f"2 Timeline ({with_commas(len(self.rows))} live ranges)"
         )
         self._update_subtitle()
 

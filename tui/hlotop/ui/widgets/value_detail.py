@@ -33,7 +33,7 @@ from hlotop.ui.textual_compat import set_virtual_size
 from hlotop.ui.widgets.legend import plain, space_label, space_style
 from hlotop.ui.widgets.steps import instruction_at
 from hlotop.ui.widgets.tree_layout import kinds_text
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 _MAX_LISTED = 200  # lines of a list (uses, positions, stack)
 _MAX_VALUES = 24  # values listed in an allocation's card (each a line or two to render;
@@ -42,8 +42,8 @@ _NEWLINE = Segment.line()
 
 
 def exact(n: int) -> Text:
-    """``14680064 bytes (14.00MiB)``."""
-    text = Text(f"{n} bytes")
+    """``14,680,064 bytes (14.00MiB)``."""
+    text = Text(f"{with_commas(n)} bytes")
     if n >= 1024:
         text.append(f" ({human_bytes(n)})", style="bold")
     return text
@@ -454,7 +454,8 @@ class ValueDetail(ScrollView, can_focus=True):
             t.add_row("output shape", Text(printable(alloc.output_shape)))
         loading = self.dump.preview is not None  # a first look: no values yet
         t.add_row(
-            "values", Text("loading…", style="italic") if loading else Text(f"{len(alloc.values)}")
+            "values",
+            Text("loading…", style="italic") if loading else Text(with_commas(len(alloc.values))),
         )
         if alloc.line:
             t.add_row("dump line", Text(str(alloc.line)))
