@@ -34,6 +34,7 @@ from hlotop.ui.text_app import TextApp
 from hlotop.ui.textual_compat import screen_lines
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
 from hlotop.ui.widgets.grouped_view import bar
+from hlotop.ui.widgets.legend import space_fill
 from hlotop.ui.widgets.scroll_body import ScrollBody
 from test_app_pilot import TPU, pilot_test, plain, screen_text, started, widget_lines
 from test_ui_first_use import JAX_BIG, burst
@@ -695,3 +696,22 @@ async def test_every_pane_writes_thousands_with_commas():
         total = dump.live_range.stack_trace.total
         assert heading.startswith(f"Stack-trace breakdown for peak usage (XLA): {total:,} bytes")
         assert total == 8207632
+
+
+@pilot_test
+async def test_each_memory_space_has_its_own_fill():
+    """host_offload uses S(5) (host) and S(6): both were drawn ``░`` in the legend
+    and the timeline, told apart by colour alone. Each space of XLA's 0-7 now has its
+    own fill."""
+    app = HlotopApp(sample("tpu/v5e_1x1-host_offload"))
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await started(app, pilot)
+        legend = screen_lines(app.screen)[1]
+        fills = re.findall(r"(\S)\1 (?:HBM|S\(\d\))", legend)
+        assert fills == ["█", "▓", "▒", "▄", "░"]  # HBM, S(1), S(2), S(5), S(6)
+        assert len({space_fill(c) for c in range(8)}) == 8
+        timeline = screen.timeline
+        host = next(i for i, info in enumerate(timeline.rows) if info.color == 5)
+        timeline.set_row(host)
+        await pilot.pause()
+        assert "▄" in "".join(widget_lines(timeline))
