@@ -19,6 +19,7 @@ from textual.widgets import Input
 
 from conftest import ROOT, SAMPLES, sample
 from hlotop.loading.loader import load
+from hlotop.model.devices import parse_capacity
 from hlotop.parse.oom import parse_oom
 from hlotop.report.oom_report import render_oom
 from hlotop.report.summary import print_summary
@@ -715,3 +716,47 @@ async def test_each_memory_space_has_its_own_fill():
         timeline.set_row(host)
         await pilot.pause()
         assert "▄" in "".join(widget_lines(timeline))
+
+
+@pytest.mark.parametrize(
+    "capacity, dump, warned",
+    [
+        (
+            "v5e",
+            "cpu/gpt_loop",
+            "tpu-v5e is a TPU's memory, but this program was compiled for the CPU",
+        ),
+        (
+            "h100",
+            "tpu/v5e_1x1-gpt_loop",
+            "h100-80gb is a GPU's memory, but this program was compiled for a TPU",
+        ),
+        ("v5e", "tpu/v5e_1x1-gpt_loop", None),
+        ("16GiB", "cpu/gpt_loop", None),
+    ],
+)
+def test_a_capacity_of_another_kind_of_device_is_warned_of(capacity, dump, warned):
+    """``--summary --capacity v5e`` on a CPU dump said its headroom against a TPU's
+    HBM and nothing more; a preset of another kind than the dump's platform is now
+    warned of (a size, or a preset of the dump's kind, is not)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "hlotop", "--summary", "--capacity", capacity, str(SAMPLES / dump)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tui")},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Capacity " in run.stdout
+    if warned:
+        assert f"Warning: --capacity {warned}" in run.stdout
+    else:
+        assert "Warning: --capacity" not in run.stdout
+
+
+@pilot_test
+async def test_the_browser_warns_of_a_capacity_of_another_kind_of_device():
+    app = HlotopApp(sample("cpu/gpt_loop"), capacity=parse_capacity("v5e"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        assert "tpu-v5e is a TPU's memory, but this program was compiled for the CPU" in notes(app)

@@ -280,7 +280,7 @@ def render_summary(
     if fit is not None:
         from hlotop.report.capacity_text import capacity_block
 
-        parts += [Text(""), capacity_block(fit)]
+        parts += [Text(""), capacity_block(fit, module.analysis.platform)]
     tables = (
         (memory_stats_table(module), kinds_table(module), spaces_table(module))
         if module.allocations

@@ -184,10 +184,23 @@ class MainScreen(Screen):
             return  # q while this screen was being built: its panes may be gone
         self._start(None)
         self.started = True
+        self._warn_of_capacity()
         started = getattr(self.app, "main_screen_started", None)
         if started is not None:
             started()  # the keys typed while the dump loaded
         self.call_after_refresh(self._painted)
+
+    def _warn_of_capacity(self) -> None:
+        """``--capacity`` names a device of another kind than the dump's platform (v5e
+        on a CPU dump): the header's headroom is against it all the same, so say so."""
+        capacity = getattr(self.app, "capacity", None)
+        if capacity is None:
+            return
+        from hlotop.report.capacity_text import device_mismatch
+
+        mismatch = device_mismatch(capacity[1], self.dump.analysis.platform)
+        if mismatch:
+            self.notify(mismatch, title="--capacity", severity="warning", timeout=12)
 
     def _painted(self) -> None:
         self.app.post_message(MainScreenPainted(self.dump))
