@@ -237,7 +237,7 @@ def _listing_places(dump) -> list[tuple[int, str, int]]:
     report = dump.memory_usage_report
     if report is None:
         return []
-    out = []
+    out: list[tuple[int, str, int]] = []
     for i, listing in enumerate(report_listings(report, dump.analysis.platform)):
         table = listing.table
         lines = [table.line, table.list_line, *(row.line for row in table.rows)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, TextIO, cast
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -342,7 +342,7 @@ def stdout_console() -> Console:
     console = Console(highlight=False, emoji=False)
     if not console.is_terminal:
         width = None if "COLUMNS" in os.environ else PIPE_WIDTH
-        file = TrailingSpacesDropped(sys.stdout)
+        file = cast(TextIO, TrailingSpacesDropped(sys.stdout))  # a TextIOBase
         console = Console(highlight=False, emoji=False, width=width, file=file)
     return console
 
