@@ -358,5 +358,6 @@ def test_the_header_keeps_the_programs_name_when_the_module_name_is_too_long():
     assert short_name(cpu, 15) == "jit_train_step"
     assert short_name(tpu, 40) == "module_0000.jit_gpt_train_step"
     assert short_name(tpu, 18) == "jit_gpt_train_step"
-    assert short_name(tpu, 12) == "jit_g…n_step"
-    assert short_name("003_a3085531593bac68", 12) == "003_a…3bac68"  # no module_ to drop
+    # Then cut at the end, as ls and htop do (issue 34: "jit_g…n_step" read as a name).
+    assert short_name(tpu, 12) == "jit_gpt_tra…"
+    assert short_name("003_a3085531593bac68", 12) == "003_a308553…"  # no module_ to drop

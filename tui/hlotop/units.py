@@ -36,11 +36,13 @@ def human_bytes(num_bytes: int) -> str:
     return f"{n / 1024.0:.{precision}f}{_UNITS[unit]}iB"
 
 
-def spaced_bytes(num_bytes: int) -> str:
-    """Format ``num_bytes`` with a space every three digits, as the stack-trace
-    breakdown prints them (XLA's ``FormatBytesWithSpaces``): 41943040 ->
-    ``"41 943 040"``. Raises nothing."""
-    return f"{num_bytes:,}".replace(",", " ")
+def with_commas(n: int) -> str:
+    """An exact number (bytes, values, allocations, records) with a comma every three
+    digits: 41943040 -> ``"41,943,040"``. Every pane and report writes exact numbers
+    so, in one form (XLA prints plain digits, and its stack-trace breakdown spaces:
+    ``FormatBytesWithSpaces``; a screen that mixed ``2 095`` and ``2,095`` read as two
+    kinds of number). Raises nothing."""
+    return f"{n:,}"
 
 
 _SCALE = {

@@ -24,6 +24,7 @@ from hlotop.model import (
     SourceFrame,
     UsedValues,
     ValueInfo,
+    format_shape_index,
     shape_of,
     source_of,
     stack_of,
@@ -216,11 +217,15 @@ class Labeller:
             return self.phase(info)
         if key in ("scope", "param"):
             op_name = self.origin(info)[0]
-            if self.is_argument(info) and op_name:
+            argument = self.is_argument(info)
+            if argument and op_name:
                 path = pytree_path(op_name, self.fold)
                 return path if key == "param" else argument_scope(path)
             if key == "param":
-                return NOT_A_PARAMETER
+                # An entry parameter with no op_name (XLA's own, a plain jit) is named
+                # as its allocation line names it, "parameter 3": the phase key calls
+                # it an argument, and "(not a parameter)" said the opposite.
+                return self._parameter_number(info) if argument else NOT_A_PARAMETER
             scope = scope_of(op_name, self.fold, self.rules)
             return NO_OP_NAME if scope is None else scope or TOP_SCOPE
         if key == "source":
@@ -245,6 +250,14 @@ class Labeller:
         if key == "space":
             return space_name(info.color, self.names)
         raise ValueError(f"unknown group key {key!r}")
+
+    def _parameter_number(self, info: ValueInfo) -> str:
+        """``"parameter 3"`` (``"parameter 3 {1}"`` for a tuple's element): the entry
+        parameter whose allocation holds ``info``, as XLA's allocation line says it."""
+        assert info.slot is not None  # an argument's value has its allocation
+        alloc = self.module.analysis.allocation_of[info.slot.allocation]
+        idx = format_shape_index(alloc.parameter_shape_index)
+        return f"parameter {alloc.parameter}" + (f" {idx}" if idx not in ("", "{}") else "")
 
     def phase(self, info: ValueInfo) -> str:
         """:func:`hlotop.analysis.scope.phase_of`, and ``update`` for a value outside

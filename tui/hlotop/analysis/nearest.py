@@ -21,7 +21,8 @@ index; era B tables name none, so each memory space's tables are paired in order
 that space's allocations sorted as XLA sorts them (size descending, then index),
 checked against the table's first row (FORMATS.md 7), so a damaged table costs only
 its own pairing. A table row leads to the value at its offset when exactly one value
-is there, else to its allocation.
+is there, else to its allocation. Of a report read alone (no buffer assignment), each
+line leads to the allocation the report lists there (:data:`LISTING`).
 """
 
 from __future__ import annotations
@@ -30,10 +31,14 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 
+from hlotop.analysis.report_listing import report_listings
 from hlotop.units import human_bytes, parse_human_bytes
 
 ALLOCATION = "allocation"
 VALUE = "value"
+# A memory-usage report alone (``layout == "report-only"``): an allocation as the report
+# lists it, by its place in report_listings' order (it may name no index: era B).
+LISTING = "listing"
 
 _HOLDS_ALLOCATIONS = ("combined", "buffer-assignment")
 _HOLDS_RECORDS = ("combined", "values")
@@ -44,8 +49,10 @@ _LOOKAHEAD = 64  # era B: allocations tried for a table before it is left unpair
 
 @dataclass(frozen=True, slots=True)
 class Place:
-    """An allocation (``kind == "allocation"``, ``id`` its index) or a value (``kind ==
-    "value"``, ``id`` its value id), printed at ``line`` (1-based) of ``path``."""
+    """An allocation (``kind == "allocation"``, ``id`` its index), a value (``kind ==
+    "value"``, ``id`` its value id) or an allocation of a report read alone (``kind ==
+    "listing"``, ``id`` its place in the report's list), printed at ``line`` (1-based)
+    of ``path``."""
 
     kind: str
     id: int
@@ -223,6 +230,21 @@ def _report_places(dump, known) -> list[tuple[int, str, int]]:
     return out
 
 
+def _listing_places(dump) -> list[tuple[int, str, int]]:
+    """(line, LISTING, i) for the header, list row and table rows of each allocation
+    of a memory-usage report read alone, ``i`` its place in
+    :func:`~hlotop.analysis.report_listing.report_listings`' order (pane 1's)."""
+    report = dump.memory_usage_report
+    if report is None:
+        return []
+    out: list[tuple[int, str, int]] = []
+    for i, listing in enumerate(report_listings(report, dump.analysis.platform)):
+        table = listing.table
+        lines = [table.line, table.list_line, *(row.line for row in table.rows)]
+        out.extend((at, LISTING, i) for at in lines if at > 0)
+    return out
+
+
 class Places:
     """Every allocation and value of a dump with the line it is printed at, to find the
     one nearest a line. Built from a :class:`~hlotop.model.ModuleDump` in one pass
@@ -264,7 +286,9 @@ class Places:
                     if info.live is not None and info.live.line > 0
                 )
                 places.extend(_peak_places(dump, known))
-            if _REPORT in file_kinds or ("combined" in file_kinds and not has_report_file):
+            if dump.report_only and _REPORT in file_kinds:
+                places.extend(_listing_places(dump))
+            elif _REPORT in file_kinds or ("combined" in file_kinds and not has_report_file):
                 places.extend(_report_places(dump, known))
             if places:
                 self._files.setdefault(path, []).append(_Lines(places))

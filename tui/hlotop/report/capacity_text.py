@@ -9,6 +9,7 @@ from rich.text import Text
 
 from hlotop.analysis.capacity import Fit
 from hlotop.loading.directory import ModuleFigures
+from hlotop.model.devices import device_named, is_gpu
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
@@ -48,10 +49,36 @@ def temp_line(fit: Fit) -> Text | None:
     )
 
 
-def capacity_block(fit: Fit) -> Group:
+_PLATFORM_NAMES = {"tpu": "a TPU", "gpu": "a GPU", "cpu": "the CPU"}
+
+
+def device_mismatch(label: str, platform: str) -> str | None:
+    """A warning when ``label`` (a :class:`Fit`'s, ``--capacity``'s text) names a device
+    preset of another kind than the dump's ``platform`` (``"tpu"``, ``"gpu"``,
+    ``"cpu"``): ``--capacity v5e`` on a CPU dump compares it with a device it was not
+    compiled for (and a TPU counts HBM alone). None when they agree, or when either is
+    not known (a size, an unknown platform)."""
+    name = device_named(label.split(":")[0]) if label else None
+    if name is None or platform not in _PLATFORM_NAMES:
+        return None
+    kind = "gpu" if is_gpu(name) else "tpu"
+    if kind == platform:
+        return None
+    return (
+        f"--capacity {name} is {_PLATFORM_NAMES[kind]}'s memory, but this program was "
+        f"compiled for {_PLATFORM_NAMES[platform]}: its figures are not that device's."
+    )
+
+
+def capacity_block(fit: Fit, platform: str | None = None) -> Group:
     """The fit line, on TPU which temp it counts (:func:`temp_line`), and, when over,
-    the fewest values live at XLA's peak whose occupied bytes cover the excess."""
+    the fewest values live at XLA's peak whose occupied bytes cover the excess.
+    ``platform``: the dump's; a device preset of another kind is warned of
+    (:func:`device_mismatch`)."""
     parts: list[Text | Table] = [fit_line(fit)]
+    mismatch = device_mismatch(fit.label, platform) if platform else None
+    if mismatch:
+        parts.append(Text(f"Warning: {mismatch}", style="bold yellow"))
     temp = temp_line(fit)
     if temp is not None:
         parts.append(temp)

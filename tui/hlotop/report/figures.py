@@ -14,8 +14,10 @@ from rich.text import Text
 from hlotop.analysis.padding import most_padded
 from hlotop.model import MemoryStats, ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_style
+from hlotop.report.fitted_table import Cell, Column, FittedTable
+from hlotop.report.text_fit import NAME_BREAKS, SHAPE_ALL_BREAKS, WORD_BREAKS
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 if TYPE_CHECKING:  # imported where used: a dump with no padding needs none of it
     from hlotop.analysis.padding_advice import PaddingAdvice
@@ -38,7 +40,7 @@ def _heading(title: str, note: str) -> Text:
 
 
 def _bytes(n: int) -> Text:
-    return Text(f"{human_bytes(n)}  ({n:,} B)")
+    return Text(f"{human_bytes(n)}  ({with_commas(n)} B)")
 
 
 def peak_rows(module: ModuleDump) -> list[tuple[str, Text]]:
@@ -171,7 +173,7 @@ def kinds_table(module: ModuleDump) -> Group:
     for kind, size in a.totals_by_kind.items():
         count = a.allocations_by_kind[kind]
         if count:
-            table.add_row(kind, human_bytes(size), f"{count:,}")
+            table.add_row(kind, human_bytes(size), f"{with_commas(count)}")
     return Group(
         _heading("By allocation kind", "each allocation once, under its first kind"), table
     )
@@ -196,7 +198,7 @@ def spaces_table(module: ModuleDump) -> Group:
         cells = [Text(f"{space.name} (color {space.color})", style=space_style(space.color))]
         if labels:
             cells.append(Text(printable(space.dump_name or "")))
-        cells += [Text(human_bytes(space.total_bytes)), Text(f"{space.allocations:,}")]
+        cells += [Text(human_bytes(space.total_bytes)), Text(f"{with_commas(space.allocations)}")]
         if first_look:
             cells += [Text("…", style="italic")] * 3
         else:
@@ -235,6 +237,14 @@ def _cause(advice: PaddingAdvice | None) -> str:
     return ", ".join(parts)
 
 
+_PADDING_BREAKS = {
+    "space": (WORD_BREAKS,),
+    "value": (NAME_BREAKS,),
+    "cause": (WORD_BREAKS,),
+    "shape": SHAPE_ALL_BREAKS,
+}
+
+
 def padding_table(module: ModuleDump) -> Group | None:
     """The values with the most tiling padding in each memory space that has any, with
     the dimension the tile rounds up (:mod:`hlotop.analysis.padding_advice`) and, for
@@ -246,23 +256,29 @@ def padding_table(module: ModuleDump) -> Group | None:
             rows += [(space, v) for v in most_padded(a.values, space.color, PADDED_PER_SPACE)]
     if not rows:
         return None
-    table = Table(box=None, pad_edge=False)
-    for name, justify in _PADDING_COLUMNS:
-        table.add_column(name, justify=justify)
+    # Fitted, not cut: at 80 columns a cut value name ("reduce_sum.4…") stood for
+    # three values; names wrap after . _ -, shapes at their commas and braces.
+    columns = [
+        Column(name, _PADDING_BREAKS.get(name, ()), right=justify == "right", whole=name == "value")
+        for name, justify in _PADDING_COLUMNS
+    ]
     advices = [advise_quietly(v) for _, v in rows]
+    cells: list[list[Cell]] = []
     for (space, v), advice in zip(rows, advices, strict=True):
-        table.add_row(
-            Text(space.name, style=space_style(space.color)),
-            Text(printable(v.value.label)),
-            human_bytes(v.logical_bytes),
-            human_bytes(v.allocated_bytes),
-            f"{v.allocated_bytes / v.logical_bytes:.2f}×" if v.logical_bytes else "-",
-            Text(_cause(advice)),
-            Text(printable(v.shape or "?")),
+        cells.append(
+            [
+                Text(space.name, style=space_style(space.color)),
+                Text(printable(v.value.label)),
+                human_bytes(v.logical_bytes),
+                human_bytes(v.allocated_bytes),
+                f"{v.allocated_bytes / v.logical_bytes:.2f}×" if v.logical_bytes else "-",
+                Text(_cause(advice)),
+                Text(printable(v.shape or "?")),
+            ]
         )
-    parts: list[Text | Table] = [
+    parts: list[Text | FittedTable] = [
         _heading("Most padding", "allocated minus logical bytes, by the tile's rounding"),
-        table,
+        FittedTable(columns, cells),
     ]
     best = max(
         (x for x in advices if x is not None and x.causes),

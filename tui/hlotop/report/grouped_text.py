@@ -10,7 +10,7 @@ from hlotop.analysis.grouping import Grouping
 from hlotop.report.fitted_table import Cell, Column, FittedTable
 from hlotop.report.text_fit import OP_NAME_BREAKS, SHAPE_ALL_BREAKS
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 MAX_ROWS = 30  # groups listed before the rest are summed in one row
 
@@ -35,21 +35,21 @@ def grouped_table(grouping: Grouping, max_rows: int = MAX_ROWS) -> Group:
                 *(printable(part) for part in row.key),
                 human_bytes(row.bytes),
                 _share(row.bytes, total),
-                f"{len(row.values):,}",
+                f"{with_commas(len(row.values))}",
             ]
         )
     rest = grouping.rows[max_rows:]
     if rest:
         rest_bytes = sum(r.bytes for r in rest)
         count = sum(len(r.values) for r in rest)
-        label = Text(f"… {len(rest):,} smaller groups", style="dim")
+        label = Text(f"… {with_commas(len(rest))} smaller groups", style="dim")
         rows.append(
             [
                 label,
                 *([""] * (len(grouping.keys) - 1)),
                 human_bytes(rest_bytes),
                 _share(rest_bytes, total),
-                f"{count:,}",
+                f"{with_commas(count)}",
             ]
         )
     rows.append(
@@ -58,7 +58,7 @@ def grouped_table(grouping: Grouping, max_rows: int = MAX_ROWS) -> Group:
             *([""] * (len(grouping.keys) - 1)),
             Text(human_bytes(total), style="bold"),
             "100.0%" if total else "-",
-            f"{sum(len(r.values) for r in grouping.rows):,}",
+            f"{with_commas(sum(len(r.values) for r in grouping.rows))}",
         ]
     )
     heading = Text.assemble(

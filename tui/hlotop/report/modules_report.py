@@ -36,7 +36,7 @@ from hlotop.loading.directory import (
 from hlotop.report.capacity_text import FIT, fit_cell, modules_fit_line, over_capacity
 from hlotop.report.text_fit import NAME_BREAKS, wrap
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 MAX_ROWS = 40
 REPORT_ONLY = "report only"  # said after a report-only module's name
@@ -95,7 +95,7 @@ class ModulesTable:
                     "argument": _size(s.argument_size_in_bytes if s else None),
                     "output": _size(s.output_size_in_bytes if s else None),
                     "temp": _size(s.temp_size_in_bytes if s else None),
-                    "allocs": f"{f.allocations:,}",
+                    "allocs": f"{with_commas(f.allocations)}",
                     "×": str(count) if count > 1 else "",
                     FIT: fit_cell(f.required_bytes, capacity),
                 }

@@ -20,7 +20,7 @@ from hlotop.analysis.report_listing import (
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_style
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 LISTED = 15  # allocations shown (era B: of each memory space)
 
@@ -56,10 +56,10 @@ def overview_rows(module: ModuleDump) -> list[tuple[str, Text]]:
         total_text = Text.assemble(("unknown", "bold"), ("  the report prints none", "dim"))
     else:
         total_text = Text.assemble(
-            f"{human_bytes(total)}  ({total:,} B)", (f"  {total_note(module)}", "dim")
+            f"{human_bytes(total)}  ({with_commas(total)} B)", (f"  {total_note(module)}", "dim")
         )
     listed = Text.assemble(
-        f"{report.listed():,}",
+        f"{with_commas(report.listed())}",
         ("  listed by the memory-usage report (no buffer assignment read)", "dim"),
     )
     return [
@@ -90,7 +90,7 @@ def spaces_table(module: ModuleDump) -> Group | None:
         table.add_row(
             Text(f"{printable(space.name)} (color {space.color})", style=space_style(space.color)),
             human_bytes(space.total_bytes),
-            f"{len(space.allocations):,}",
+            f"{with_commas(len(space.allocations))}",
         )
     parts: list[RenderableType] = [
         _heading("By memory space", "the memory-usage report's: a table per allocation listed"),
@@ -155,7 +155,9 @@ def allocations_table(module: ModuleDump, listed: int = LISTED) -> Group | None:
             continue
         shown[key] = shown.get(key, 0) + 1
         space = Text(printable(x.space), style=space_style(x.color))
-        offsets = f"{len(x.rows):,}" + (f" +{x.table.hidden_rows}" if x.table.hidden_rows else "")
+        offsets = f"{with_commas(len(x.rows))}" + (
+            f" +{x.table.hidden_rows}" if x.table.hidden_rows else ""
+        )
         cells: list[Text | str]
         if era_a:
             cells = [
@@ -182,7 +184,7 @@ def allocations_table(module: ModuleDump, listed: int = LISTED) -> Group | None:
     parts: list[RenderableType] = [_heading("Allocations in the memory-usage report", note), table]
     for name, n in left.items():
         where = f" in {printable(name)}" if name else ""
-        parts.append(Text(f"... and {n:,} more{where} (see --json)", style="dim"))
+        parts.append(Text(f"... and {with_commas(n)} more{where} (see --json)", style="dim"))
     return Group(*parts)
 
 

@@ -8,8 +8,9 @@ terminal.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, TextIO, cast
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -35,8 +36,9 @@ from hlotop.report.text_fit import (
     tail,
     wrap,
 )
+from hlotop.report.trailing_spaces import TrailingSpacesDropped
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 if TYPE_CHECKING:  # imported where used: a plain --summary needs neither (10 ms)
     from hlotop.analysis.capacity import Fit
@@ -47,7 +49,7 @@ MAX_DIAGNOSTICS = 10
 
 
 def _bytes(n: int) -> Text:
-    return Text(f"{human_bytes(n)}  ({n:,} B)")
+    return Text(f"{human_bytes(n)}  ({with_commas(n)} B)")
 
 
 def _space(color: int, names: dict[int, str]) -> Text:
@@ -192,7 +194,7 @@ class PeakTable:
                 styled["space"].stylize(space_style(row.color))
             table.add_row(*(styled[c] for c in shown))
         if self.more > 0:
-            table.caption = f"... and {self.more:,} smaller values"
+            table.caption = f"... and {with_commas(self.more)} smaller values"
         yield table
 
 
@@ -251,12 +253,13 @@ def render_summary(
             total = sum(x.size for x in module.allocations)
         overview.add_row("Total bytes used", _bytes(total))
     if not module.report_only:
-        overview.add_row("Allocations", Text(f"{len(module.allocations):,}"))
-        overview.add_row("Values", Text(f"{len(a.values):,}"))
+        overview.add_row("Allocations", Text(f"{with_commas(len(module.allocations))}"))
+        overview.add_row("Values", Text(f"{with_commas(len(a.values))}"))
     live = module.live_range
     if live is not None:
         overview.add_row(
-            "Schedule", Text(f"{len(live.instruction_sequence):,} steps (max {live.max_time})")
+            "Schedule",
+            Text(f"{with_commas(len(live.instruction_sequence))} steps (max {live.max_time})"),
         )
     if a.peak_step is not None:
         instr = (
@@ -277,7 +280,7 @@ def render_summary(
     if fit is not None:
         from hlotop.report.capacity_text import capacity_block
 
-        parts += [Text(""), capacity_block(fit)]
+        parts += [Text(""), capacity_block(fit, module.analysis.platform)]
     tables = (
         (memory_stats_table(module), kinds_table(module), spaces_table(module))
         if module.allocations
@@ -334,10 +337,13 @@ def stdout_console() -> Console:
     :data:`PIPE_WIDTH` columns when stdout is not a terminal (and ``COLUMNS`` is not
     set). With no highlighting and no emoji codes: hlotop's own labels use neither,
     dump text is never markup, and looking for codes imported Rich's table of them
-    (8 ms of every report)."""
+    (8 ms of every report). Not on a terminal, the spaces Rich pads each line with
+    are dropped (:mod:`hlotop.report.trailing_spaces`); on one, the output is Rich's."""
     console = Console(highlight=False, emoji=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(highlight=False, emoji=False, width=PIPE_WIDTH)
+    if not console.is_terminal:
+        width = None if "COLUMNS" in os.environ else PIPE_WIDTH
+        file = cast(TextIO, TrailingSpacesDropped(sys.stdout))  # a TextIOBase
+        console = Console(highlight=False, emoji=False, width=width, file=file)
     return console
 
 

@@ -11,7 +11,8 @@ from rich.cells import cell_len
 ELEMENT_BREAKS = re.compile(r"(?<=, )")  # between a tuple shape's elements
 SHAPE_BREAKS = re.compile(r"(?=\{)|(?<=:)")  # in an element: before its layout, after ":"
 DIM_BREAKS = re.compile(r"(?<=,)|(?=[{(])")  # in a piece still too long: after a comma
-NAME_BREAKS = re.compile(r"(?<=[._\-])(?![._\-])")  # a name after . _ - (or a run of them)
+# a name after . _ - (or a run of them), never inside an arrow (an einsum's bhqk,bkhd->bqhd)
+NAME_BREAKS = re.compile(r"(?<=[._\-])(?![._\->])")
 SCOPE_BREAKS = re.compile(r"(?<=/)")  # an op_name or a scope after each /
 WORD_BREAKS = re.compile(r"(?<= )")  # after a space (an op_name's [params])
 OP_NAME_BREAKS = (SCOPE_BREAKS, NAME_BREAKS, WORD_BREAKS)  # an op_name's, coarsest first

@@ -37,6 +37,7 @@ from pathlib import Path
 from rich.text import Text
 from textual import events
 from textual.app import App
+from textual.binding import Binding
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from hlotop.loading.loader import LoadError, load
@@ -46,22 +47,26 @@ from hlotop.model import ModuleDump
 from hlotop.process import freeze_heap
 from hlotop.safe_text import printable
 from hlotop.ui.background_load import Failed, load_in_background
-from hlotop.ui.bindings import bindings
+from hlotop.ui.bindings import bindings, keys
 from hlotop.ui.commands import HlotopCommands
 from hlotop.ui.crash_guard import CrashGuard
 from hlotop.ui.messages import MainScreenPainted, RecordsProgress, RecordsRead
+from hlotop.ui.quit_key import CopyOrQuit
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen, PaneIndexes
 from hlotop.ui.widgets.tree_layout import TreeLayout
-from hlotop.units import human_bytes, spaced_bytes
+from hlotop.units import human_bytes, with_commas
 
 _PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reported
 _PREVIEW_PAINT_WAIT = 2.0  # seconds the load waits for the preview to be painted
 _INPUT_QUIET = 0.25  # seconds without a key or click before the background pass goes on
+_EARLY_KEYS_MAX = 64  # keys typed during the load kept for the main screen
+# The app's own keys (q, ?, ctrl+p ...) act at once, even while the dump loads.
+_APP_KEYS = frozenset(k for key in keys("app") for k in key.keys.split(","))
 
 
-class HlotopApp(CrashGuard, App[None]):
+class HlotopApp(CopyOrQuit, CrashGuard, App[None]):
     """Browse one module's buffer assignment. ``source`` is what the user named (shown
     by its file name only); ``open_dump`` replaces ``load(source, lazy=True)`` (tests,
     stdin), and ``open_preview`` replaces ``preview(source)`` (None: no preview; the
@@ -122,6 +127,8 @@ class HlotopApp(CrashGuard, App[None]):
         self._main: MainScreen | None = None
         self._preview_painted = threading.Event()
         self._indexes: PaneIndexes | None = None  # the panes' indexes, made by the load
+        # Keys typed while the dump loads, for the main screen (see main_screen_started).
+        self._early_keys: list[tuple[str, str | None]] = []
 
     @property
     def module(self) -> ModuleDump | None:
@@ -148,7 +155,42 @@ class HlotopApp(CrashGuard, App[None]):
             event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
         ):
             self._last_input = time.perf_counter()
+        if isinstance(event, events.Key) and not event.is_forwarded and self._holds(event.key):
+            if len(self._early_keys) < _EARLY_KEYS_MAX:
+                self._early_keys.append((event.key, event.character))
+            return
         await super().on_event(event)
+
+    # -- keys typed before the main screen is there -------------------------------------
+    def _holds(self, key: str) -> bool:
+        """Whether ``key``, typed now, is kept for the main screen: the dump is still
+        loading (or the main screen is being built), and neither the app nor the
+        loading screen has a binding for it (q quits at once)."""
+        screen = self.screen
+        if isinstance(screen, MainScreen):
+            if screen.started:
+                return False
+        elif not isinstance(screen, LoadingScreen):
+            return False
+        if key in _APP_KEYS:
+            return False
+        own = screen.BINDINGS if isinstance(screen, LoadingScreen) else []
+        return not any(key in b.key.split(",") for b in own if isinstance(b, Binding))
+
+    def main_screen_started(self) -> None:
+        """The main screen has set its panes going (called by it once mounted): the
+        keys typed while the dump loaded are handed to it now, in the order typed
+        (they were lost: the loading screen has no use for them, and the main screen's
+        panes were not there yet)."""
+        keys, self._early_keys = self._early_keys, []
+        for key, character in keys:
+            event = events.Key(key, character)
+            event.set_sender(self)
+            self.post_message(event)
+
+    def forget_early_keys(self) -> None:
+        """Drop the keys kept for a main screen that will not come (a load left)."""
+        self._early_keys.clear()
 
     def _set_load_stage(self, text: str) -> None:
         # From the load thread: one attribute, read by the preview's status bar.
@@ -274,8 +316,8 @@ class HlotopApp(CrashGuard, App[None]):
         self.dump = dump
         self._mark("loaded")
         stage = (
-            f"laying out {spaced_bytes(len(dump.allocations))} allocations and "
-            f"{spaced_bytes(len(dump.analysis.values))} values"
+            f"laying out {with_commas(len(dump.allocations))} allocations and "
+            f"{with_commas(len(dump.analysis.values))} values"
         )
         if self._main is not None:  # a preview is shown: the whole dump replaces it
             self._main.show_loading_stage(stage)

@@ -132,6 +132,19 @@ SCOPES: tuple[Scope, ...] = (
                 palette="Quit hlotop",
                 help="Leave hlotop (also ctrl+q).",
             ),
+            # Textual binds ctrl+c to a "press ctrl+q to quit" notice; here it quits, as
+            # in every terminal tool, from any screen (a priority binding: a modal
+            # screen keeps the app's other bindings from its keys).
+            Key(
+                "ctrl+c",
+                "copy_or_quit",
+                "Quit",
+                show=False,
+                key_display="ctrl+c",
+                priority=True,
+                help="Leave hlotop; text selected (with the mouse, or in a text box) is "
+                "copied instead.",
+            ),
             Key(
                 "question_mark",
                 "help",
@@ -238,6 +251,7 @@ SCOPES: tuple[Scope, ...] = (
                 "s",
                 "sort",
                 "Sort",
+                show=False,  # each pane's title says "s: sort ..."; the footer keeps ? Help
                 palette="Sort the focused list by its next order",
                 help="Sort the focused list by its next order, named in its title: the "
                 "allocation tree by size or index; the timeline rows and the live set by "
@@ -323,7 +337,7 @@ SCOPES: tuple[Scope, ...] = (
                 "export",
                 "Export",
                 show=False,
-                palette="Write the live set as CSV",
+                palette="Export the live set as CSV",
                 help="Write the live set at the timeline cursor as a CSV file (its groups "
                 "in the grouped view, one row a value in the flat one), named in a "
                 "notification; never in the dump's folder.",
@@ -564,7 +578,7 @@ SCOPES: tuple[Scope, ...] = (
                 "Zoom out",
                 show=False,
                 key_display="-",
-                help="Zoom out (more steps per column).",
+                help="Zoom out (more steps per column), as far as the whole schedule.",
             ),
             Key("z", "zoom_fit", "Fit", show=False, help="Zoom to fit the whole schedule."),
         ),
@@ -772,7 +786,15 @@ SCOPES: tuple[Scope, ...] = (
     Scope(
         "text",
         "Out-of-memory text",
-        (Key("q,escape", "quit_text", "Quit", key_display="q esc", help="Leave hlotop."),),
+        (
+            Key(
+                "q,escape,ctrl+c",
+                "quit_text",
+                "Quit",
+                key_display="q esc",
+                help="Leave hlotop (also ctrl+c).",
+            ),
+        ),
     ),
     Scope(
         "goto",
@@ -864,6 +886,39 @@ SCOPES: tuple[Scope, ...] = (
                 show=False,
                 key_display="esc",
                 help="Return to the pane you came from (small terminals).",
+            ),
+        ),
+    ),
+    Scope(
+        "scroll",
+        "Help, figures and out-of-memory text",
+        (
+            Key("up,k", "scroll_up", "Up", show=False, key_display="↑ k", help="Scroll up a line."),
+            Key(
+                "down,j",
+                "scroll_down",
+                "Down",
+                show=False,
+                key_display="↓ j",
+                help="Scroll down a line.",
+            ),
+            Key("pageup", "page_up", "Page up", show=False, help="Scroll up a page."),
+            Key("pagedown", "page_down", "Page down", show=False, help="Scroll down a page."),
+            Key(
+                "home,g",
+                "scroll_home",
+                "Top",
+                show=False,
+                key_display="home g",
+                help="Scroll to the top.",
+            ),
+            Key(
+                "end,G",
+                "scroll_end",
+                "Bottom",
+                show=False,
+                key_display="end G",
+                help="Scroll to the bottom.",
             ),
         ),
     ),

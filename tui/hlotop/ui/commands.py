@@ -34,9 +34,11 @@ class HlotopCommands(Provider):
             )
 
     async def search(self, query: str) -> Hits:
+        """The entries whose palette title, or whose name in the footer ("Export",
+        "Figures"), matches ``query``."""
         matcher = self.matcher(query)
         for key, run in self._entries():
-            score = matcher.match(key.palette)
+            score = max(matcher.match(key.palette), matcher.match(key.description))
             if score > 0:
                 yield Hit(
                     score,

@@ -27,6 +27,7 @@ from hlotop.ui.commands import HlotopCommands
 from hlotop.ui.crash_guard import CrashGuard
 from hlotop.ui.diff_data import DiffData, load_diff
 from hlotop.ui.ending_signals import run_app
+from hlotop.ui.quit_key import CopyOrQuit
 from hlotop.ui.screens.diff import DiffScreen
 from hlotop.ui.screens.diff_help import DiffHelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
@@ -43,7 +44,7 @@ def run_diff_browser(old_path: str, new_path: str, keys: tuple[str, ...], accoun
     return app.return_code or 0
 
 
-class DiffApp(CrashGuard, App[None]):
+class DiffApp(CopyOrQuit, CrashGuard, App[None]):
     """The diff browser. ``open_diff(stage)`` replaces loading and comparing the two
     paths (tests); ``stage(text)`` says what it is doing."""
 

@@ -27,7 +27,7 @@ from hlotop.analysis.value_order import natural
 from hlotop.atomic_write import write_atomically
 from hlotop.model import ModuleDump, ValueInfo
 from hlotop.report.export import export_directory, to_text, write_groups, write_values
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 
 class TreeRow(Protocol):
@@ -92,7 +92,6 @@ class Node:
     count: int  # values under it
     depth: int
     level: int = 0  # a group: its key's index in the grouping's keys
-    scale: int = 0  # the largest bytes among its siblings: its bar's full length
     rows: tuple[GroupRow, ...] = ()  # a group: the grouping's rows under it
     folded: list[Node] = field(default_factory=list)  # a "below" node: what it holds
     info: ValueInfo | None = None  # a value
@@ -197,32 +196,24 @@ class GroupTree:
             nodes = [n for n in nodes if n.bytes >= self.limit]
             for n in small:
                 n.depth += 1
-            _scale(small)
             count = sum(n.count for n in small)
             groups = "" if small[0].kind == "value" else f" ({len(small)} groups)"
             nodes.append(
                 Node(
                     ("below", *prefix),
                     "below",
-                    f"{count} values below {human_bytes(self.limit)}{groups}",
+                    f"{with_commas(count)} values below {human_bytes(self.limit)}{groups}",
                     sum(n.bytes for n in small),
                     count,
                     depth,
                     folded=small,
                 )
             )
-        _scale(nodes)
         return nodes
 
 
 def _by_bytes(node: Node) -> tuple:
     return (-node.bytes, node.label)
-
-
-def _scale(nodes: list[Node]) -> None:
-    largest = max((n.bytes for n in nodes), default=0)
-    for n in nodes:
-        n.scale = largest
 
 
 class Groupings:
@@ -294,9 +285,9 @@ def export_csv(
     (see :class:`Groupings`). Raises OSError (not written) or ValueError (no live set)."""
     grouping = groupings.get(step, keys, accounting)
     if grouped:
-        text, rows = to_text(write_groups, grouping), f"{len(grouping.rows)} groups"
+        text, rows = to_text(write_groups, grouping), f"{with_commas(len(grouping.rows))} groups"
     else:
         text = to_text(write_values, grouping, groupings.labeller())
-        rows = f"{len(grouping.bytes_of)} values"
+        rows = f"{with_commas(len(grouping.bytes_of))} values"
     name = export_name(groupings.dump.name, step, keys if grouped else None, accounting)
     return write_atomically(export_directory(dump_path) / name, text), rows

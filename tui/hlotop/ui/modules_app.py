@@ -292,6 +292,7 @@ class ModulesApp(HlotopApp):
             self.records_worker.cancel()
             self.records_worker = None
         self.workers.cancel_group(self, "load")
+        self.forget_early_keys()
         self._awaiting = None
         self._main = None
         self.dump = None

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from rich.console import RenderableType
 from textual.app import App, ComposeResult
-from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
 from hlotop.ui.bindings import bindings
 from hlotop.ui.ending_signals import run_app
+from hlotop.ui.widgets.scroll_body import ScrollBody
 
 
 class TextApp(App[int]):
-    """``title`` over ``body``, scrollable (↑↓, pgup/pgdn, home/end)."""
+    """``title`` over ``body``, scrollable (↑↓ j k, pgup/pgdn, home/end g G)."""
 
     BINDINGS = bindings("text")
     CSS = """
@@ -25,7 +25,7 @@ class TextApp(App[int]):
         self.title_text, self.body = title, body
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="text-body") as scroll:
+        with ScrollBody(id="text-body") as scroll:
             scroll.border_title = self.title_text
             yield Static(self.body, id="text")
         yield Footer()

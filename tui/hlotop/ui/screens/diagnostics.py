@@ -9,19 +9,22 @@ the user selects one there (:class:`~hlotop.ui.selection.SelectionOwner`).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from hlotop.analysis.nearest import ALLOCATION, VALUE, Place, Places
+from hlotop.analysis.nearest import ALLOCATION, LISTING, VALUE, Place, Places
+from hlotop.analysis.report_listing import report_listings
 from hlotop.model import Diagnostic
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
-from hlotop.units import human_bytes, spaced_bytes
+from hlotop.units import human_bytes, with_commas
 
 NO_DIAGNOSTICS = "No diagnostics: every line of the dump was read."
 
@@ -68,12 +71,14 @@ class DiagnosticsScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         self.diagnostics = self.in_dump_order(self.diagnostics)
         with Vertical(id="diagnostics-body", classes="modal-body") as body:
-            body.border_title = f"Diagnostics ({len(self.diagnostics)}) · ⏎ go to · esc close"
+            body.border_title = (
+                f"Diagnostics ({with_commas(len(self.diagnostics))}) · ⏎ go to · esc close"
+            )
             if self.reading:
                 where = ""
                 if isinstance(self.reading, tuple):
                     done, total, _ = self.reading
-                    where = f" ({spaced_bytes(done)} of {spaced_bytes(total)} read)"
+                    where = f" ({with_commas(done)} of {with_commas(total)} read)"
                 yield Static(
                     Text(
                         f"Still reading the value records{where}: what they "
@@ -106,9 +111,12 @@ class DiagnosticsScreen(ModalScreen[None]):
     def target(self, place: Place) -> tuple[str, int] | None:
         """What Enter selects for ``place``: ``("value", id)``, or ``("allocation",
         index)`` for an allocation that holds several values or none (one holding a
-        single value selects that value, as the allocation tree does); None if the
-        dump has no such allocation or value."""
+        single value selects that value, as the allocation tree does), or ``("listing",
+        i)`` for the ``i``-th allocation of a memory-usage report read alone; None if
+        the dump has no such allocation or value."""
         analysis = self.dump.analysis
+        if place.kind == LISTING:  # a memory-usage report alone: pane 1 lists its allocations
+            return (LISTING, place.id)
         if place.kind == ALLOCATION:
             alloc = analysis.allocation_of.get(place.id)
             if alloc is None:
@@ -118,13 +126,35 @@ class DiagnosticsScreen(ModalScreen[None]):
             return (VALUE, alloc.values[0].value.id)
         return (VALUE, place.id) if place.id in analysis.by_id else None
 
-    def _describe(self, place: Place | None) -> Text:
+    def _nowhere(self, index: int) -> str:
+        """Why Enter on diagnostic ``index`` goes nowhere: the whole file, or a line
+        of a file that prints no allocation or value (the HLO text beside the dump,
+        read for its stack frames), or one whose allocation or value was not read."""
+        d = self.diagnostics[index]
+        if d.line <= 0:
+            return "It concerns the whole file: there is no line to go to."
+        name = printable(Path(d.path).name)
+        return (
+            f"Line {d.line} of {name} is near no allocation or value that was read: "
+            "there is nothing to go to."
+        )
+
+    def _describe(self, index: int, place: Place | None) -> Text:
         target = None if place is None else self.target(place)
         if place is None or target is None:
-            return Text("It concerns the whole file: no line to go to.", style="dim")
+            return Text(self._nowhere(index), style="dim")
         analysis = self.dump.analysis
         kind, ident = target
         text = Text("⏎ goes to ", style="dim")
+        if kind == LISTING:
+            report = self.dump.memory_usage_report
+            x = report_listings(report, analysis.platform)[ident]
+            named = (
+                f"allocation {x.index}" if x.index is not None else f"{x.space} table {x.number}"
+            )
+            text.append(printable(named), style="bold")
+            text.append(f" of the memory-usage report, printed at line {place.line}", style="dim")
+            return text
         text.append(f"{kind} {ident}", style="bold")
         if kind == ALLOCATION:
             text.append(f" ({human_bytes(analysis.allocation_of[ident].size)})")
@@ -148,7 +178,7 @@ class DiagnosticsScreen(ModalScreen[None]):
         text.append(f" {d.severity}: ", style=error if d.severity == "error" else "yellow")
         text.append(printable(d.message))
         text.append("\n")
-        text.append_text(self._describe(self.place_of(index)))
+        text.append_text(self._describe(index, self.place_of(index)))
         self.query_one("#diagnostics-detail", Static).update(text)
 
     def on_diagnostic_list_highlighted(self, message: DiagnosticList.Highlighted) -> None:
@@ -161,10 +191,7 @@ class DiagnosticsScreen(ModalScreen[None]):
         place = self.place_of(message.index)
         target = None if place is None else self.target(place)
         if target is None:
-            self.notify(
-                "This diagnostic concerns the whole file: there is no line to go to.",
-                severity="warning",
-            )
+            self.notify(self._nowhere(message.index), severity="warning")
             return
         stack = self.app.screen_stack
         browser = stack[-2] if len(stack) >= 2 and stack[-1] is self else None
@@ -175,6 +202,11 @@ class DiagnosticsScreen(ModalScreen[None]):
     def _go_to(self, browser: Screen, kind: str, ident: int) -> None:
         """Select value or allocation ``ident`` in ``browser`` as a pane would: a value
         in every pane; an allocation with the allocation tree's cursor on it."""
+        if kind == LISTING:
+            show = getattr(browser, "show_report_listing", None)
+            if show is not None:
+                show(ident)
+            return
         if not isinstance(browser, SelectionOwner):
             return
         if kind == VALUE:

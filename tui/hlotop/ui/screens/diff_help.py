@@ -6,13 +6,13 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from hlotop.ui.bindings import SCOPES
 from hlotop.ui.screens.help import HelpScreen, scope_table
+from hlotop.ui.widgets.scroll_body import ScrollBody
 
-DIFF_SCOPES = ("app", "diff", "detail", "group_keys", "modal")
+DIFF_SCOPES = ("app", "diff", "detail", "group_keys", "scroll", "modal")
 
 
 def diff_help_renderable() -> Group:
@@ -34,6 +34,6 @@ class DiffHelpScreen(HelpScreen):
     """Modal list of the diff browser's keys; Escape, q or ? closes it."""
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help-body", classes="modal-body") as body:
+        with ScrollBody(id="help-body", classes="modal-body") as body:
             body.border_title = "Help · esc closes"
             yield Static(diff_help_renderable(), id="help-text")

@@ -10,13 +10,13 @@ from textual.widgets import Input, Static
 from hlotop.ui.bindings import bindings
 
 
-def parse_step(text: str, max_time: int) -> int | None:
-    """The step typed in ``text`` (digits, spaces ignored), clamped to 0..max_time;
+def parse_step(text: str) -> int | None:
+    """The step typed in ``text`` (digits; spaces, commas and underscores ignored);
     None if it is not a number."""
     digits = text.strip().replace(",", "").replace("_", "")
     if not digits.isdigit():
         return None
-    return min(int(digits), max_time)
+    return int(digits)
 
 
 class GotoStepScreen(ModalScreen[int | None]):
@@ -39,9 +39,14 @@ class GotoStepScreen(ModalScreen[int | None]):
             yield Static("", id="goto-error")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        step = parse_step(event.value, self.max_time)
+        step = parse_step(event.value)
+        error = self.query_one("#goto-error", Static)
         if step is None:
-            self.query_one("#goto-error", Static).update("Type a step number.")
+            error.update("Type a step number.")
+            return
+        if step > self.max_time:
+            # Said, not clamped: at the last step already, a clamp changed nothing.
+            error.update(f"No step {step}: the schedule's steps are 0 to {self.max_time}.")
             return
         self.dismiss(step)
 

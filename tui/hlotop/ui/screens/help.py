@@ -6,11 +6,11 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from hlotop.ui.bindings import SCOPES, Scope, bindings
+from hlotop.ui.widgets.scroll_body import ScrollBody
 
 
 def help_rows() -> list[tuple[str, str, str, str]]:
@@ -64,7 +64,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = bindings("modal")
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help-body", classes="modal-body") as body:
+        with ScrollBody(id="help-body", classes="modal-body") as body:
             body.border_title = "Help · esc closes"
             yield Static(help_renderable(), id="help-text")
 

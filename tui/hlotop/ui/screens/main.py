@@ -108,6 +108,7 @@ class MainScreen(Screen):
         self.value_keys = ValueKeys(self)  # the last search, the selected value's keys
         self._loading_timer: Timer | None = None  # ticks the status bar during a preview
         self.grouped = False  # pane 3 shows the grouped view (v), not the flat live set
+        self.started = False  # its panes are set going (on_mount): keys reach them
 
     # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -191,7 +192,24 @@ class MainScreen(Screen):
         if getattr(self.app, "exiting", False):
             return  # q while this screen was being built: its panes may be gone
         self._start(None)
+        self.started = True
+        self._warn_of_capacity()
+        started = getattr(self.app, "main_screen_started", None)
+        if started is not None:
+            started()  # the keys typed while the dump loaded
         self.call_after_refresh(self._painted)
+
+    def _warn_of_capacity(self) -> None:
+        """``--capacity`` names a device of another kind than the dump's platform (v5e
+        on a CPU dump): the header's headroom is against it all the same, so say so."""
+        capacity = getattr(self.app, "capacity", None)
+        if capacity is None:
+            return
+        from hlotop.report.capacity_text import device_mismatch
+
+        mismatch = device_mismatch(capacity[1], self.dump.analysis.platform)
+        if mismatch:
+            self.notify(mismatch, title="--capacity", severity="warning", timeout=12)
 
     def _painted(self) -> None:
         self.app.post_message(MainScreenPainted(self.dump))
@@ -388,6 +406,13 @@ class MainScreen(Screen):
         """Pane 1 of a memory-usage report alone moved to ``listing``: its card."""
         self.detail.show_report_allocation(listing)
 
+    def show_report_listing(self, i: int) -> None:
+        """Of a memory-usage report alone: pane 1's cursor on the report's ``i``-th
+        allocation (in its order), its card in the detail, pane 1 shown."""
+        tree = self.allocations_pane
+        if isinstance(tree, ReportTree) and tree.show_listing(i):
+            self.activate("allocations")
+
     def step_changed(self, step: int) -> None:
         """The timeline's cursor moved to ``step``: the live set and the status bar follow."""
         self._apply_step(step)
@@ -400,7 +425,7 @@ class MainScreen(Screen):
     def _apply_step(self, step: int) -> None:
         self.step = step
         self.detail.set_step(step)
-        self.live.set_step(step)
+        self.live.set_step(step, self.selected_value)
         self.grouped_view.set_step(step)
         timeline = self.timeline
         summary = step_summary(self.dump, step, timeline.counts, self.app.no_color, timeline.space)
@@ -449,9 +474,17 @@ class MainScreen(Screen):
             self.timeline.set_step(self.timeline.curve_peak_step)
 
     def action_next_space(self) -> None:
-        if self._live_ranges_ready():
-            self.timeline.next_space()  # its curve's labels name the space
-            self._apply_step(self.step)
+        if not self._live_ranges_ready():
+            return
+        timeline = self.timeline
+        if len(self.dump.analysis.occupied_bytes) < 2:
+            self.notify(
+                f"The curve shows {timeline.space_name()}, this dump's only memory space.",
+                timeout=4,
+            )
+            return
+        timeline.next_space()  # its curve's labels name the space
+        self._apply_step(self.step)
 
     def action_goto_step(self) -> None:
         if not self._live_ranges_ready():

@@ -9,7 +9,6 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -23,6 +22,7 @@ from hlotop.report.figures import (
 )
 from hlotop.report.report_text import overview_rows, report_parts
 from hlotop.ui.bindings import bindings
+from hlotop.ui.widgets.scroll_body import ScrollBody
 from hlotop.units import human_bytes
 
 
@@ -70,7 +70,7 @@ class OverviewScreen(ModalScreen[None]):
         self.dump = dump
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="overview-body", classes="modal-body") as body:
+        with ScrollBody(id="overview-body", classes="modal-body") as body:
             body.border_title = "Figures · esc closes"
             yield Static(figures_renderable(self.dump), id="overview-text")
 

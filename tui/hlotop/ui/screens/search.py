@@ -28,7 +28,7 @@ from hlotop.model import UsedValues, ValueInfo
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.widgets.legend import plain, space_label, space_style
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 MAX_RESULTS = 200
 _IN_WORKER_ABOVE = 2000  # values: above, a search may parse too many records to wait for
@@ -213,7 +213,9 @@ class SearchScreen(ModalScreen["int | None"]):
                 query,
                 matches,
                 done == len(candidates),
-                "" if done == len(candidates) else f"reading op_names {done}/{len(candidates)}",
+                ""
+                if done == len(candidates)
+                else f"reading op_names {with_commas(done)}/{with_commas(len(candidates))}",
             )
         if not candidates:
             self._post(worker, query, matches, True)
@@ -246,7 +248,7 @@ class SearchScreen(ModalScreen["int | None"]):
         searching = f" · {note}" if done and note else ""
         searching = searching if done else f" so far · {note or 'searching'} …"
         self.query_one("#search-count", Label).update(
-            f"{count} match{'es' if count != 1 else ''}{more}{searching}"
+            f"{with_commas(count)} match{'es' if count != 1 else ''}{more}{searching}"
             if query.strip()
             else "type part of a value name (fusion.12) or of an op_name (args[0])"
         )

@@ -31,7 +31,7 @@ from hlotop.ui.widgets.filter_bar import filter_note
 from hlotop.ui.widgets.legend import plain, space_label, space_style
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.tree_layout import SIZE_W, TreeLayout, kinds_text, sorted_allocations
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 _index = attrgetter("index")
 _shape = attrgetter("shape")
@@ -220,8 +220,12 @@ class AllocationTree(RowList):
         order = "by size" if self.by_size else "by index"
         # The first look at a big dump has every allocation, not yet their values.
         loading = " · values: loading…" if self.dump.preview is not None else ""
-        count = len(self._order)
-        shown = f"{count} of {len(self.dump.allocations)}" if self.matches is not None else count
+        count = with_commas(len(self._order))
+        shown = (
+            f"{count} of {with_commas(len(self.dump.allocations))}"
+            if self.matches is not None
+            else count
+        )
         self.border_title = f"1 Allocations ({shown}, {order}){loading}{filter_note(self.matches)}"
         self.border_subtitle = "s: sort by " + ("index" if self.by_size else "size")
 
@@ -275,7 +279,7 @@ class AllocationTree(RowList):
                 text.append(f"  ({kept} of {n} values)", style="dim")
                 return text
         if n != 1 and self.dump.preview is None:  # a first look has no values yet
-            text.append(f"  ({n} values)", style="dim")
+            text.append(f"  ({with_commas(n)} values)", style="dim")
         return text
 
     def _slot_text(self, slot: ValueSlot) -> Text:

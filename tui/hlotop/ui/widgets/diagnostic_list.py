@@ -18,6 +18,7 @@ from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.widgets.legend import plain
 from hlotop.ui.widgets.row_list import RowList, longest
+from hlotop.units import with_commas
 
 _WHERE_MAX = 48  # columns of file:line before the name is cut
 _SEVERITY_STYLE = {"error": "red", "warning": "yellow"}
@@ -26,7 +27,7 @@ _SEVERITY_PLAIN = {"error": "bold"}
 
 
 def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    return f"{with_commas(n)} {word}{'' if n == 1 else 's'}"
 
 
 class DiagnosticList(RowList):

@@ -1,7 +1,8 @@
 """Pane 3 grouped (``v``): the live set at the timeline's step as a tree of groups, one
 level per grouping key (``phase,scope`` first), each level sorted by bytes, with the
-group's bytes, share of the step's total, value count and a bar; the values under the
-last level. Nodes below the threshold fold into ``N values below X``.
+group's bytes, share of the step's total, value count and a bar of that share (full:
+the step's total); the values under the last level. Nodes below the threshold fold into
+``N values below X``.
 
 Grouping reads every value's op_name the first time (seconds at 100 MB), so it runs in
 a thread worker; each grouping is kept (:class:`hlotop.ui.group_tree.Groupings`), and
@@ -22,6 +23,7 @@ from hlotop.analysis.grouping import ACCOUNTINGS, Grouping, narrowed
 from hlotop.analysis.value_filter import Matches
 from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_names
+from hlotop.report.text_fit import NAME_BREAKS, SCOPE_BREAKS, wrap
 from hlotop.safe_text import drawn
 from hlotop.ui.bindings import bindings
 from hlotop.ui.group_tree import (
@@ -40,7 +42,7 @@ from hlotop.ui.widgets.filter_bar import filter_note
 from hlotop.ui.widgets.legend import peak_style, plain, space_style
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.tree_keys import TreeKeys
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 SIZE_W = 9
 COUNT_W = 6
@@ -48,6 +50,9 @@ _EIGHTHS = " ▏▎▍▌▋▊▉"
 # Up to this many values in the dump, a grouping is made on the UI thread once the
 # labeller is made (20 ms at 3k values); above, in a thread worker.
 _AT_ONCE = 5000
+# A notification's cells around its text: its severity bar, padding and a spare cell
+# (its width is at most 90% of the screen: hlotop.tcss).
+_TOAST_FRAME = 4
 
 
 def bar(part: int, whole: int, width: int) -> str:
@@ -196,11 +201,16 @@ class GroupedView(RowList, TreeKeys):
         except (OSError, ValueError) as err:
             path, note = None, f"Not written: {err}"
         else:
-            note = f"{rows} written to {path}"
+            # The path on lines of its own, broken only after a / . _ or - (the
+            # notification folded it mid-word): whole on one line where it fits.
+            width = max(20, self.app.size.width * 9 // 10 - _TOAST_FRAME)
+            note = f"{rows} written to\n{wrap(str(path), width, SCOPE_BREAKS, NAME_BREAKS)}"
         if not worker.is_cancelled:  # not the app closing
             self.last_export = path or self.last_export
             severity = "information" if path else "error"
-            self.app.call_from_thread(self.notify, note, severity=severity, timeout=8)
+            self.app.call_from_thread(
+                self.notify, note, severity=severity, timeout=12, markup=False
+            )
 
     # -- the tree -----------------------------------------------------------------------
     def _show(self, grouping: Grouping) -> None:
@@ -289,10 +299,12 @@ class GroupedView(RowList, TreeKeys):
                 text.append(" (reading every op_name, once)", style="dim")
             return [text]
         g = tree.grouping
-        count = sum(len(r.values) for r in g.rows)
+        count = with_commas(sum(len(r.values) for r in g.rows))
         whole = self._whole
         if self.matches is not None and whole is not None:
-            text.append(f"{count} of {sum(len(r.values) for r in whole.rows)} values · ")
+            text.append(
+                f"{count} of {with_commas(sum(len(r.values) for r in whole.rows))} values · "
+            )
         else:
             text.append(f"{count} values · ")
         text.append(f"step {g.step}/{a.max_time}", style="bold")
@@ -351,7 +363,9 @@ class GroupedView(RowList, TreeKeys):
         text.append(f"{node.count if node.opens else '':>{COUNT_W}} ", style="dim")
         info = node.info
         colour = space_style(info.color, flat) if info is not None else ("" if flat else "cyan")
-        text.append(bar(node.bytes, node.scale, self._bar_w), style=colour)
+        # Scaled to the step's total, as the share beside it: a group of 22% draws a
+        # shorter bar than one of 61%, whatever its siblings.
+        text.append(bar(node.bytes, total, self._bar_w), style=colour)
         text.append(" " + "  " * node.depth)
         if node.kind == "value" and info is not None:
             text.append("· ", style="dim")

@@ -24,7 +24,11 @@ from hlotop.model.memory_space import space_style as space_colour
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 
-_FILLS = {0: "█", 1: "▓", 2: "▒"}
+# A fill per memory space, told apart without colour: XLA's spaces 0-7 each have their
+# own (S(5) host and S(6) shared one, ░, where a TPU program used both); a colour past
+# them takes one of the rest in turn. All Unicode block elements, one cell wide.
+_FILLS = {0: "█", 1: "▓", 2: "▒", 3: "▚", 4: "▞", 5: "▄", 6: "░", 7: "▀"}
+_MORE_FILLS = ("▐", "▌", "▖", "▝", "▘", "▗")
 
 
 def plain(widget: Widget) -> bool:
@@ -52,7 +56,7 @@ def peak_style(plain: bool = False) -> str:
 
 def space_fill(color: int) -> str:
     """The timeline's bar character for memory space ``color`` (distinct without colour)."""
-    return _FILLS.get(color, "░")
+    return _FILLS.get(color) or _MORE_FILLS[color % len(_MORE_FILLS)]
 
 
 def space_label(color: int, names: Mapping[int, str] | None = None) -> str:

@@ -34,7 +34,7 @@ from hlotop.ui.widgets.legend import peak_style, plain, space_label, space_style
 from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
 from hlotop.ui.widgets.row_list import Row, RowList, longest, raw_segments, shown_len
 from hlotop.ui.widgets.steps import LiveIndex, LiveRows, StepIndex
-from hlotop.units import human_bytes, spaced_bytes
+from hlotop.units import human_bytes, with_commas
 
 SIZE_W = 9
 _VALUE_MAX = 32
@@ -131,14 +131,22 @@ class LiveSet(RowList):
         return f"{info.value.id} {drawn(info.value.label)}"
 
     # -- rows -------------------------------------------------------------------------
-    def set_step(self, step: int) -> None:
-        """Show the live set at ``step``; the cursor stays on the same value if it is live."""
-        here = self.current_value()
+    def set_step(self, step: int, selected: int | None = None) -> None:
+        """Show the live set at ``step``. ``selected``: the value the user chose (the
+        screen's selection); the cursor stays on it if it is live at ``step``. Else the
+        list opens at its top, the largest value, not drawn as the selection: the value
+        that happened to be under the cursor was never chosen, and following it
+        scrolled a peak breakdown down to wherever that value ranks."""
         same = step == self.step
         self.step = step
         self._fill(keep_tail=same)
-        if here is not None:
-            self.show_value(here.value.id)
+        if selected is not None and self.show_value(selected):
+            return
+        if not same:
+            self.cursor = self._selectable_near(0, 1) if self.row_count() else 0
+            self.scroll_to(y=0, animate=False)
+            self.refresh()
+        self.hide_selection()
 
     def _fill(self, *, keep_tail: bool = False) -> None:
         """Lay out the rows at :attr:`step`. ``keep_tail``: the step is the one the
@@ -185,7 +193,7 @@ class LiveSet(RowList):
                 )
             else:
                 heading = Text("Stack-trace breakdown for peak usage (XLA): ", style="bold")
-                heading.append(f"{spaced_bytes(trace.total)} bytes ({human_bytes(trace.total)})")
+                heading.append(f"{with_commas(trace.total)} bytes ({human_bytes(trace.total)})")
                 tail.append(_Row("text", text=heading))
                 self._add_nodes(tail, trace.roots, -1)
         # The canvas reaches the end of the longest op_name of the rows on screen;
@@ -302,12 +310,12 @@ class LiveSet(RowList):
             text.append(" ◆ XLA peak", style=peak_style(plain(self)))
         if self.matches is not None:  # the filter's values: their bytes, of the step's
             whole = self._whole
-            text.append(f" · {len(self.live)} of {len(whole)} values · ")
+            text.append(f" · {with_commas(len(self.live))} of {with_commas(len(whole))} values · ")
             text.append(f"{human_bytes(logical)} logical", style="bold")
             text.append(f" of {human_bytes(whole.logical_bytes)}")
             text.append(f" · {human_bytes(allocated)} allocated")
             return [text]
-        text.append(f" · {len(self.live)} values · ")
+        text.append(f" · {with_commas(len(self.live))} values · ")
         text.append(f"{human_bytes(logical)} logical", style="bold")
         if self.step == a.peak_step and a.peak_bytes != logical:
             text.append(f" (XLA's list {human_bytes(a.peak_bytes)})")

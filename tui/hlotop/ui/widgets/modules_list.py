@@ -23,8 +23,8 @@ from hlotop.safe_text import printable
 from hlotop.ui.bindings import keys
 from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.ui.widgets.row_list import RowList
-from hlotop.ui.widgets.summary_bar import middle_ellipsis
-from hlotop.units import human_bytes
+from hlotop.ui.widgets.summary_bar import end_ellipsis
+from hlotop.units import human_bytes, with_commas
 
 # The keys of the modules view that the screen handles (the others move the cursor).
 SCREEN_ACTIONS = frozenset(
@@ -162,7 +162,7 @@ class ModulesList(RowList):
             "argument": _size(s.argument_size_in_bytes) if s else "-",
             "output": _size(s.output_size_in_bytes) if s else "-",
             "temp": _size(s.temp_size_in_bytes) if s else "-",
-            "allocs": f"{f.allocations:,}",
+            "allocs": f"{with_commas(f.allocations)}",
             "count": f"×{r.count}" if r.count > 1 else "",
         }
         if self.capacity is not None:
@@ -208,6 +208,7 @@ class ModulesList(RowList):
         )
         # Ranks start again on each platform: with several, the platform stays.
         keep = {"platform"} if len({r.figures.entry.platform for r in self.rows}) > 1 else set()
+        keep.add(self.sort)  # the column the rows are sorted by is never the one left out
         whole, natural = natural, min(natural, _NAME_MOST)
         # The width less the gutter and, when the rows overflow, the vertical scrollbar.
         room = self.size.width - 1
@@ -251,7 +252,10 @@ class ModulesList(RowList):
         for key in self._columns:
             title, w = self._TITLES[key], self._widths[key]
             left = key in ("name", "platform", "spark")
-            text.append((title.ljust(w) if left else title.rjust(w)) + " ")
+            # The sort column's title underlined, as htop marks it.
+            sorted_by = "underline" if key == self.sort else ""
+            text.append(title.ljust(w) if left else title.rjust(w), sorted_by)
+            text.append(" ")
             if key == "name":
                 text.append(" ")
         return [text]
@@ -293,8 +297,8 @@ class ModulesList(RowList):
 
     @staticmethod
     def _append_name(text: Text, name: str, width: int) -> None:
-        """``module_0034.`` dim, then the program (``jit_train_step``) in bold, cut in
-        its middle to ``width``."""
+        """``module_0034.`` dim, then the program (``jit_train_step``) in bold, cut at
+        its end to ``width``."""
         short = printable(short_module_name(name))
         head, dot, program = short.partition(".")
         if not dot or not head.startswith("module_"):
@@ -303,8 +307,8 @@ class ModulesList(RowList):
             head += "."
         if len(head) + len(program) > width:
             if len(head) + 6 > width:
-                head, program = "", middle_ellipsis(short, width)
+                head, program = "", end_ellipsis(short, width)
             else:
-                program = middle_ellipsis(program, width - len(head))
+                program = end_ellipsis(program, width - len(head))
         text.append(head, style="dim")
         text.append(program.ljust(width - len(head)), style="bold")

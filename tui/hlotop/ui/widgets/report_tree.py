@@ -181,6 +181,15 @@ class ReportTree(RowList):
         """``s``: :meth:`toggle_sort`."""
         self.toggle_sort()
 
+    def show_listing(self, i: int) -> bool:
+        """Put the cursor on ``self.listings[i]``'s row and tell ``on_cursor``; False
+        if there is no such allocation."""
+        if not 0 <= i < len(self.listings):
+            return False
+        self.place_cursor(self._rows.index((i, None)), center=True)
+        self.cursor_moved(self.cursor)
+        return True
+
     def toggle_sort(self) -> None:
         """The report's order (largest first) or by index (era A; era B names none)."""
         if not self.era_a:

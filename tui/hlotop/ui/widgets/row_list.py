@@ -20,6 +20,7 @@ from textual.strip import Strip
 
 from hlotop.safe_text import DRAWN_CHARS, drawn
 from hlotop.ui.textual_compat import set_virtual_size
+from hlotop.ui.widgets.fit import fitted
 
 GUTTER_FOCUSED = "▶"
 GUTTER_BLURRED = "›"
@@ -248,8 +249,9 @@ class RowList(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         gutter = " "
         console = self.app.console
-        if y < len(pinned):
-            return compose_line(" ", Row.of(console, pinned[y]), base, 0, width)
+        if y < len(pinned):  # cut with an ellipsis (left of a scrollbar): it never scrolls
+            shown = fitted(pinned[y], self.scrollable_content_region.width - 1)
+            return compose_line(" ", Row.of(console, shown), base, 0, width)
         y -= len(pinned)
         if y < len(headers):
             text = headers[y]

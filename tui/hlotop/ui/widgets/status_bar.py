@@ -8,8 +8,9 @@ from textual.widget import Widget
 
 from hlotop.model import BufferAllocation, ValueInfo
 from hlotop.safe_text import drawn
+from hlotop.ui.widgets.fit import fitted
 from hlotop.ui.widgets.legend import plain, space_style
-from hlotop.units import human_bytes, spaced_bytes
+from hlotop.units import human_bytes, with_commas
 
 _PARTS = " ▏▎▍▌▋▊▉"
 BAR_W = 10
@@ -36,7 +37,7 @@ def progress_text(done: int, total: int, rate: float | None, width: int) -> Text
     fraction = done / total if total else 1.0
     text = Text(no_wrap=True, end="")
     if width >= 110:
-        text.append(f"reading value records {spaced_bytes(done)} / {spaced_bytes(total)}")
+        text.append(f"reading value records {with_commas(done)} / {with_commas(total)}")
         if rate:
             text.append(f" · {rate_text(rate)}/s", style="dim")
     else:
@@ -86,7 +87,9 @@ class StatusBar(Widget):
         text.append(
             f"allocation {alloc.index}", style=f"bold {space_style(alloc.color, plain(self))}"
         )
-        values = "values: loading…" if values_loading else f"{len(alloc.values)} values"
+        values = (
+            "values: loading…" if values_loading else f"{with_commas(len(alloc.values))} values"
+        )
         text.append(f" {human_bytes(alloc.size)}, {values}")
         self.selection = text
         self.refresh()
@@ -108,10 +111,10 @@ class StatusBar(Widget):
         elif self.note is not None:
             right = self.note
         else:
-            return self._left(None)
+            return fitted(self._left(None), width)
         room = width - right.cell_len - 3
         if room < 10:  # a very narrow terminal: only the progress
-            return right
+            return fitted(right, width)
         text = self._left(room)
         text.append(" │ ")
         text.append_text(right)

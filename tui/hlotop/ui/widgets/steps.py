@@ -14,7 +14,7 @@ from rich.text import Text
 from hlotop.model import BufferLiveRange, ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_name, space_names
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 
 def instruction_at(dump: ModuleDump, step: int) -> str:
@@ -68,7 +68,9 @@ def step_summary(
     text.append(printable(instruction_at(dump, step)))
     if step == a.peak_step:
         text.append(" ◆ XLA peak", style="bold" if plain else "bold red")
-    text.append(f" · {counts[step]} values · {human_bytes(a.live_bytes[step])} logical")
+    text.append(
+        f" · {with_commas(counts[step])} values · {human_bytes(a.live_bytes[step])} logical"
+    )
     if space is None:
         space = 0 if 0 in a.occupied_bytes else min(a.occupied_bytes, default=0)
     curve = a.occupied_bytes.get(space)

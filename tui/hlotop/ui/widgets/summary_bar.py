@@ -12,30 +12,33 @@ from hlotop.loading.directory import COMPILER_BUILD, MODULE_NUMBER
 from hlotop.model import ModuleDump
 from hlotop.report.modules_report import short_module_name
 from hlotop.safe_text import printable
-from hlotop.units import human_bytes, spaced_bytes
+from hlotop.ui.widgets.fit import fitted
+from hlotop.units import human_bytes, with_commas
 
 
 def short_name(name: str, width: int) -> str:
     """The module name in ``width`` cells: the pass and backend XLA appends
-    (``.cpu_after_optimizations``, a TPU's ``.cl_NNN``) go first, then the ``module_NNNN.`` before the
-    program's name (``jit_train_step`` says the most), then the middle of the name."""
+    (``.cpu_after_optimizations``, a TPU's ``.cl_NNN``) go first, then the ``module_NNNN.``
+    before the program's name (``jit_train_step`` says the most), then the end of the
+    name, after an ellipsis (as ls and htop cut: ``jit_gpt_tra…``; a cut in the middle,
+    ``jit_g…n_step``, read as one name)."""
     if len(name) > width:
         name = short_module_name(name)
     if len(name) > width:
         name = COMPILER_BUILD.sub("", name)
     if len(name) > width and (m := MODULE_NUMBER.match(name)) and m.end() < len(name):
         name = name[m.end() :]
-    return middle_ellipsis(name, width)
+    return end_ellipsis(name, width)
 
 
-def middle_ellipsis(text: str, width: int) -> str:
-    """``module_0001.jit_…_optimizations``: long names keep both ends."""
+def end_ellipsis(text: str, width: int) -> str:
+    """``text`` in ``width`` characters: whole, or its start and an ellipsis
+    (``003_a30855315…``)."""
     if len(text) <= width:
         return text
     if width <= 1:
         return "…"[:width]
-    head = (width - 1) // 2
-    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+    return text[: width - 1] + "…"
 
 
 class SummaryBar(Widget):
@@ -60,7 +63,7 @@ class SummaryBar(Widget):
             text.append(" │ memory-usage report's total ")
             text.append(human_bytes(report.total), style="bold")
             if wide:
-                text.append(f" in {spaced_bytes(report.listed())} allocations")
+                text.append(f" in {with_commas(report.listed())} allocations")
         elif total is None and not d.allocations and d.preview is None:
             text.append(" │ total ")
             text.append("unknown: no buffer assignment", style="bold yellow")
@@ -70,7 +73,7 @@ class SummaryBar(Widget):
             text.append(" │ total ")
             text.append(human_bytes(total), style="bold")
             if wide:
-                text.append(f" in {spaced_bytes(len(d.allocations))} allocations")
+                text.append(f" in {with_commas(len(d.allocations))} allocations")
         loading = d.preview is not None  # the first look at a big dump: no values yet
         if a.peak_step is not None and loading and a.peak_bytes_source != "list":
             text.append(f" │ peak at step {a.peak_step}")  # its bytes come with the load
@@ -105,7 +108,7 @@ class SummaryBar(Widget):
         n = len(d.diagnostics)
         errors = sum(1 for x in d.diagnostics if x.severity == "error")
         text.append(
-            f"{n} diagnostic{'s' if n != 1 else ''}"
+            f"{with_commas(n)} diagnostic{'s' if n != 1 else ''}"
             + (f", {errors} error{'s' if errors != 1 else ''}" if errors else ""),
             style="bold yellow" if n else "dim",
         )
@@ -124,4 +127,4 @@ class SummaryBar(Widget):
         room = max(8, self.size.width - (9 if badge else 1) - figures.cell_len)
         text.append(" " + short_name(printable(self.dump.name), room), style="bold")
         text.append_text(figures)
-        return text
+        return fitted(text, self.size.width)

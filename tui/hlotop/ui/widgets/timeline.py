@@ -31,6 +31,7 @@ from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.filter_bar import filter_note
+from hlotop.ui.widgets.fit import fitted
 from hlotop.ui.widgets.legend import plain, space_fill, space_style
 from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
 from hlotop.ui.widgets.row_list import longest, raw_segments, text_strip, top_to_show
@@ -41,7 +42,7 @@ from hlotop.ui.widgets.steps import (
     no_live_ranges,
     step_summary,
 )
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 _NAME_MAX = 32  # the label column is never wider
@@ -135,6 +136,7 @@ class Timeline(ScrollView, can_focus=True):
         self.row_selected = True  # False: the selection has no row here
         self._reveal_pending = False  # a row chosen to be centred while the pane had no size
         self.zoom_level: int | None = None  # None: fit to the width
+        self._zoom_pending = 0  # zoom steps asked for while the pane had no size
         self._col_max: list[int] = []
         self._labels: LRUCache[tuple, list[Segment]] = LRUCache(256)  # rows' label columns
         self._paint_style: Style | None = None  # while painting: self.rich_style
@@ -155,8 +157,8 @@ class Timeline(ScrollView, can_focus=True):
         if self.dump.preview is not None:
             self.border_title = "2 Timeline · live ranges: loading…"
             return
-        total = len(self._steps.rows)
-        count = f"{len(self.rows)} of {total}" if self.matches is not None else f"{total}"
+        total = with_commas(len(self._steps.rows))
+        count = f"{with_commas(len(self.rows))} of {total}" if self.matches is not None else total
         order = f" · by {ORDER_TEXT[self.order]}" if self.order != "start" else ""
         self.border_title = f"2 Timeline ({count} live ranges){order}{filter_note(self.matches)}"
 
@@ -239,16 +241,23 @@ class Timeline(ScrollView, can_focus=True):
         steps = self.max_time + 1
         level = self.zoom_level
         if level is None:
-            level = 0
-            for i, (sps, cps) in enumerate(ZOOMS):
-                if -(-steps * cps // sps) <= bar_w:
-                    level = i
+            level = self._fit_level(bar_w)
         sps, cps = ZOOMS[level]
         self._geo = _Geometry(
             curve_h, curve_h + 4, name_w, label_w, bar_w, level, sps, cps, -(-steps * cps // sps)
         )
         self._geo_key = key
         return self._geo
+
+    def _fit_level(self, bar_w: int) -> int:
+        """The most zoomed-in level at which every step fits in ``bar_w`` columns (0,
+        the most zoomed-out, if none does)."""
+        steps = self.max_time + 1
+        level = 0
+        for i, (sps, cps) in enumerate(ZOOMS):
+            if -(-steps * cps // sps) <= bar_w:
+                level = i
+        return level
 
     @property
     def curve_height(self) -> int:
@@ -325,6 +334,11 @@ class Timeline(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self._relayout()
+        if self._zoom_pending and self.scrollable_content_region.width:
+            # Zoom keys typed with the key that showed the pane (2 + +): from the
+            # level that fits the pane, not from one worked out for no width.
+            delta, self._zoom_pending = self._zoom_pending, 0
+            self.action_zoom(delta)
         if self._reveal_pending and self.row_selected and self.rows:
             # Shown for the first time (on a small terminal, one pane at a time): the
             # value chosen while it had no size is put on screen now, as show_value does.
@@ -334,8 +348,13 @@ class Timeline(ScrollView, can_focus=True):
         self._reveal_pending = False
 
     def watch_show_vertical_scrollbar(self, shown: bool) -> None:
-        # The bars are narrower or wider by its width: the fitting zoom may change.
-        self.call_after_refresh(self._relayout)
+        # The bars are narrower or wider by its width: the fitting zoom may change,
+        # and the step cursor's column may leave the screen.
+        def relayout() -> None:
+            self._relayout()
+            self._keep_visible()
+
+        self.call_after_refresh(relayout)
 
     # -- state changes ------------------------------------------------------------
     def set_step(self, step: int, *, notify: bool = True) -> None:
@@ -447,9 +466,23 @@ class Timeline(ScrollView, can_focus=True):
         self.set_row(self.row + direction * max(1, height - self.header_height))
 
     def action_zoom(self, delta: int) -> None:
-        self.set_zoom(self._effective_level() + delta)
+        """Zoom in (``delta`` > 0) or out, never further out than the level that fits
+        the whole schedule (further out, it took a few columns of the pane)."""
+        width = self.scrollable_content_region.width
+        if not width:  # just shown, not laid out yet: zoomed once it is (on_resize)
+            self._zoom_pending += delta
+            return
+        level = self._effective_level() + delta
+        fit = self._fit_level(self._update_geometry().bar_w)
+        if delta < 0 and level <= fit:
+            if self.zoom_level is None:
+                self.notify("The whole schedule is shown (zoom fit): + zooms in.", timeout=3)
+            self.set_zoom(None)
+            return
+        self.set_zoom(level)
 
     def action_zoom_fit(self) -> None:
+        self._zoom_pending = 0
         self.set_zoom(None)
 
     def on_click(self, event: events.Click) -> None:
@@ -513,8 +546,10 @@ class Timeline(ScrollView, can_focus=True):
         return self._value_line(row, base, width)
 
     def _strip(self, text: Text, style: Style, width: int) -> Strip:
+        """A line of the header (or the note of a dump without live ranges), cut with
+        an ellipsis left of the scrollbar."""
         line = Text(style=style, no_wrap=True, end="")
-        line.append_text(text)
+        line.append_text(fitted(text, self.scrollable_content_region.width or width))
         return text_strip(self.app.console, line).crop_extend(0, width, style)
 
     def _visible_cols(self) -> range:
@@ -666,9 +701,12 @@ class Timeline(ScrollView, can_focus=True):
         first_step = (self.step_of(cols.start) // every) * every if cols else 0
         for step in range(first_step, self.max_time + 1, every):
             first, _ = self.col_of(step)
-            if first >= cols.stop:
+            label = str(step)
+            if first + len(label) > cols.stop:
                 break
-            for i, ch in enumerate(str(step)):
+            if first < cols.start:
+                continue  # scrolled partly off the left: "50" would stand for 1050
+            for i, ch in enumerate(label):
                 cells[first + i] = ch
         dim = self._style("timeline--dim")
         self._bars(text, cols, lambda col: (cells.get(col, " "), dim))

@@ -6,6 +6,7 @@ Every piece of dump text goes in as ``rich.text.Text``, never as markup: op_name
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -26,6 +27,7 @@ from hlotop.analysis.why_index import WhyIndex
 from hlotop.model import BufferAllocation, ModuleDump, UsedValues, ValueInfo
 from hlotop.model.memory_space import space_names
 from hlotop.report.figures import advise_quietly
+from hlotop.report.text_fit import NAME_BREAKS, SCOPE_BREAKS, WORD_BREAKS, wrap
 from hlotop.report.why_report import last_use_text, reason_text
 from hlotop.safe_text import drawn, printable
 from hlotop.shapes import ArrayShape, BufferShape, try_parse_shape
@@ -35,7 +37,7 @@ from hlotop.ui.widgets.legend import plain, space_label, space_style
 from hlotop.ui.widgets.source_block import source_block
 from hlotop.ui.widgets.steps import instruction_at
 from hlotop.ui.widgets.tree_layout import kinds_text
-from hlotop.units import human_bytes
+from hlotop.units import human_bytes, with_commas
 
 _MAX_LISTED = 200  # lines of a list (uses, positions, stack)
 _MAX_VALUES = 24  # values listed in an allocation's card (each a line or two to render;
@@ -46,8 +48,8 @@ Card = RenderableType | tuple[RenderableType, RenderableType | None]
 
 
 def exact(n: int) -> Text:
-    """``14680064 bytes (14.00MiB)``."""
-    text = Text(f"{n} bytes")
+    """``14,680,064 bytes (14.00MiB)``."""
+    text = Text(f"{with_commas(n)} bytes")
     if n >= 1024:
         text.append(f" ({human_bytes(n)})", style="bold")
     return text
@@ -70,34 +72,44 @@ def split_shape(shape_text: str | None) -> tuple[str, str, str]:
     return shape_text, "", ""
 
 
+# An op_name is broken after a / of its name scope, then at a space of its [params],
+# then after a . _ or - of a name; never inside a word.
+_OP_NAME_BREAKS = (SCOPE_BREAKS, WORD_BREAKS, NAME_BREAKS)
+
+
 class _Grid:
     """Two columns, dim labels and folded values: what ``Table.grid(padding=(0, 1))``
     draws, at a fraction of the cost (a Rich table measures every cell before drawing
     it; a card of 200 values took tens of ms)."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[Text, Text]] = []
+        self.rows: list[tuple[Text, Text, tuple[re.Pattern[str], ...]]] = []
         self.label_width = 0  # at least: grids above and below a block line up
 
-    def add_row(self, label: str | Text, value: Text) -> None:
-        self.rows.append((Text(label) if isinstance(label, str) else label, value))
+    def add_row(
+        self, label: str | Text, value: Text, breaks: tuple[re.Pattern[str], ...] = ()
+    ) -> None:
+        """``breaks``: where a value too long for a line may be broken, coarsest first
+        (:mod:`hlotop.report.text_fit`); none: at spaces, else anywhere."""
+        self.rows.append((Text(label) if isinstance(label, str) else label, value, breaks))
 
     def __rich_console__(self, console, options):
         if not self.rows:
             return
-        label_w = max(self.label_width, *(label.cell_len for label, _ in self.rows))
+        label_w = max(self.label_width, *(label.cell_len for label, _, _ in self.rows))
         # As a table does: the value column is as wide as its longest line, at most
         # what is left; every cell is padded to its column's width in its own style.
         value_w = min(
             max(1, options.max_width - label_w - 1),
-            max(cell_len(line) for _, value in self.rows for line in value.plain.split("\n")),
+            max(cell_len(line) for _, value, _ in self.rows for line in value.plain.split("\n")),
         )
         blank = Text(" " * (label_w + 1), style="dim")
-        for label, value in self.rows:
+        for label, value, breaks in self.rows:
             head = label.copy()
             head.pad_right(label_w + 1 - head.cell_len)
             head.stylize("dim")
-            for i, line in enumerate(_wrapped(console, value, value_w)):
+            lines = _broken(console, value, value_w, breaks) if breaks else None
+            for i, line in enumerate(lines or _wrapped(console, value, value_w)):
                 line.pad_right(value_w - line.cell_len)
                 row = Text(no_wrap=True, end="")
                 row.append_text(head if i == 0 else blank)
@@ -105,6 +117,23 @@ class _Grid:
                 # Segments, not the Text: a Text yielded would be wrapped once more.
                 yield from row.render(console)
                 yield _NEWLINE
+
+
+def _broken(console, value: Text, width: int, breaks) -> list[Text] | None:
+    """``value`` (one line) on lines of ``width`` cells broken only where ``breaks``
+    allow (an op_name after a ``/``, not inside ``bkhd``); a piece longer than a line
+    folded. None where :func:`_wrapped` does as well (it fits, or has lines)."""
+    plain = value.plain
+    if "\n" in plain or value.cell_len <= width:
+        return None
+    out: list[Text] = []
+    at = 0
+    for piece in wrap(plain, width, *breaks).split("\n"):
+        start = plain.index(piece, at)
+        at = start + len(piece)
+        line = value[start:at]
+        out.extend([line] if line.cell_len <= width else line.wrap(console, width, overflow="fold"))
+    return out
 
 
 def _wrapped(console, value: Text, width: int) -> list[Text]:
@@ -425,6 +454,7 @@ class ValueDetail(ScrollView, can_focus=True):
             t.add_row(
                 "op_name",
                 Text(drawn(instr.op_name)) if instr.op_name else Text("(no metadata)", style="dim"),
+                _OP_NAME_BREAKS,
             )
         facts = self.facts(info)
         if facts is not None:
@@ -449,7 +479,9 @@ class ValueDetail(ScrollView, can_focus=True):
         lines = [str(x.line) for x in (slot, info.used, info.live) if x is not None and x.line]
         if lines:
             rest.add_row("dump lines", Text(", ".join(lines)))
-        t.label_width = rest.label_width = max(label.cell_len for label, _ in (*t.rows, *rest.rows))
+        t.label_width = rest.label_width = max(
+            label.cell_len for label, *_ in (*t.rows, *rest.rows)
+        )
         below: list[RenderableType] = [rest]
         below += source_block(info, [f.path for f in self.dump.files])
         if instr is not None:
@@ -529,7 +561,8 @@ class ValueDetail(ScrollView, can_focus=True):
             t.add_row("output shape", Text(drawn(alloc.output_shape)))
         loading = self.dump.preview is not None  # a first look: no values yet
         t.add_row(
-            "values", Text("loading…", style="italic") if loading else Text(f"{len(alloc.values)}")
+            "values",
+            Text("loading…", style="italic") if loading else Text(with_commas(len(alloc.values))),
         )
         if alloc.line:
             t.add_row("dump line", Text(str(alloc.line)))
