@@ -1,4 +1,5 @@
-"""README.md opens with the two set-up commands, and CI runs exactly those."""
+"""README.md opens with the two set-up commands, and CI runs exactly those; it is short
+and links every page of docs/, whose keys page is made from the bindings."""
 
 from __future__ import annotations
 
@@ -29,14 +30,33 @@ def test_ci_runs_the_readme_commands_verbatim():
     assert run_tests + "\n" in ci
 
 
-def test_readme_lists_every_key_binding():
+def test_docs_keys_is_made_from_the_bindings():
+    """docs/keys.md lists every key, as `python -m hlotop.ui.keys_doc --write` makes it
+    from the one table the footer, ? and the palette read."""
     from hlotop.ui.bindings import SCOPES
+    from hlotop.ui.keys_doc import keys_markdown
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "keys.md").read_text(encoding="utf-8")
+    assert text == keys_markdown(), "run: python -m hlotop.ui.keys_doc --write"
     for scope in SCOPES:
         assert f"**{scope.title}**" in text
         for key in scope.keys:
             assert f"| `{key.display}` |" in text, (scope.title, key.display)
+
+
+def test_readme_is_short_and_links_every_docs_page():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200
+    pages = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))
+    assert pages, "docs/ has pages"
+    for page in [*pages, "CONTRIBUTING.md"]:
+        assert f"]({page})" in readme, page
+
+
+def test_relative_links_in_the_docs_lead_to_files():
+    for doc in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").glob("*.md")]:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", doc.read_text(encoding="utf-8")):
+            assert (doc.parent / target).exists(), f"{doc.name}: {target}"
 
 
 def test_the_core_never_imports_textual():

@@ -1,7 +1,7 @@
 """``hlotop --json`` and its one schema: the shipped JSON Schema is what the table makes,
 every sample dump's document validates against it and is, byte for byte, what the
 hand-written dict oracle (tests/json_oracle.py) gives, in one process and with worker
-processes; and README.md's table names exactly the schema's keys."""
+processes; and docs/json.md's table names exactly the schema's keys."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_every_sample_written_by_workers_is_the_same_document(entry, monkeypatch
         assert pools and pools[0].parallel, "no worker process was started"
 
 
-# --- README.md's table ---------------------------------------------------------------
+# --- docs/json.md's table ---------------------------------------------------------------
 #
 # Each row names top-level keys in its first cell; the first code span of its second
 # cell that starts with { or [ spells the value: {a, b: VALUE} an object with exactly
@@ -198,7 +198,7 @@ def _check(spelled, node: dict, where: str) -> None:
 
 
 def _readme_rows() -> list[tuple[list[str], str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "json.md").read_text(encoding="utf-8")
     section = text.split("## JSON schema (`hlotop --json`)", 1)[1].split("\n## ", 1)[0]
     rows = []
     for line in section.splitlines():

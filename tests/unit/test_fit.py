@@ -451,13 +451,13 @@ def test_every_option_says_what_it_does():
     assert [a.dest for a in parser._actions if not (a.help or "").strip()] == []
 
 
-def test_the_readme_names_every_key_of_the_document():
+def test_the_usage_page_names_every_key_of_the_document():
     import re
 
     from hlotop.report.fit_table import KINDS
 
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## What if the batch") : text.index("## Big dumps")]
+    text = (ROOT / "docs" / "usage.md").read_text()
+    section = text[text.index("## What if the batch") : text.index("## Why is this value live")]
     named = set(re.findall(r"[a-z_]+", section[section.index("`--json` writes") :]))
     keys = {key.name for kind in KINDS.values() for key in kind.keys}
     assert keys - named == set()
