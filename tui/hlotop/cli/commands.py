@@ -314,7 +314,7 @@ def directory_report(args, entries: list, capacity: tuple[int, str] | None = Non
     from hlotop.loading.directory import rank_modules
     from hlotop.report.modules_report import render_modules, write_modules_json
 
-    if args.export or args.group_by:
+    if args.export or args.group_by or args.top is not None or args.icicle:
         return error(
             f"{args.path}: a directory of {len(entries)} modules; name one to group or export its live set"
         )
@@ -350,7 +350,8 @@ def grouping_options(args) -> dict | None:
     """The grouping asked for on the command line, checked before the dump is read;
     None when there is none (and no --export). Raises ValueError for a bad key, rule
     or option."""
-    asked = args.group_by is not None or args.step is not None or args.scope_rule
+    viewed = args.top is not None or args.icicle  # the grouping drawn otherwise
+    asked = args.group_by is not None or args.step is not None or args.scope_rule or viewed
     if not asked and not args.export and args.accounting is None:
         return None
     from hlotop.analysis.grouping import parse_keys
@@ -358,9 +359,19 @@ def grouping_options(args) -> dict | None:
 
     if asked and not (args.summary or args.json or args.export):
         raise ValueError(
-            "--group-by, --step and --scope-rule go with --summary, --json or --export"
+            "--group-by, --step, --scope-rule, --top and --icicle go with --summary, "
+            "--json or --export"
         )
+    if viewed and not args.summary:
+        raise ValueError(
+            f"{'--top' if args.top is not None else '--icicle'} draws the grouped live set "
+            "in --summary's report"
+        )
+    if args.top is not None and args.top < 1:
+        raise ValueError(f"--top {args.top}: give a number of rows, 1 or more")
     keys = parse_keys(args.group_by) if args.group_by is not None else None
+    if keys is None and viewed:
+        keys = ("scope",)  # pprof's top of the scopes: where in the model the bytes are
     rules = tuple(ScopeRule.parse(rule) for rule in args.scope_rule)
     if keys is None and not args.export:  # they were read, and nothing used them
         given = [
@@ -381,6 +392,8 @@ def grouping_options(args) -> dict | None:
             )
     return {
         "keys": keys,
+        "top": args.top,
+        "icicle": args.icicle,
         "step": args.step,
         "accounting": args.accounting or "logical",
         "fold": not args.no_fold,
