@@ -149,7 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --summary: the live set as pprof's top (flat, flat%%, sum%%, cum, cum%%) "
         f"of its N groups of most bytes of their own (default {DEFAULT_TOP}), a scope "
-        "split at its / into a tree (--group-by keys; default scope)",
+        "split at its / into a tree (--group-by keys; default scope); with a directory: "
+        "the groups each module lists",
     )
     group.add_argument(
         "--icicle",
@@ -354,7 +355,12 @@ def _main(args) -> int:
 
     directory = modules_of(args.path)
     if directory is not None and not interactive:
-        return directory_report(args, directory, capacity)
+        return directory_report(args, directory, capacity, grouping)
+    if args.json and args.top is not None:
+        return error(
+            "--top with --json bounds the groups of each module of a directory; one "
+            "module's --json --group-by lists all its groups"
+        )
     if directory is not None:
         from hlotop.ui.modules_app import run_modules_browser
 

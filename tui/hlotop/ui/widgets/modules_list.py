@@ -17,7 +17,12 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from hlotop.loading.directory import ModuleFigures, platform_order
+from hlotop.loading.directory import (
+    COMPILER_BUILD,
+    MODULE_NUMBER,
+    ModuleFigures,
+    platform_order,
+)
 from hlotop.report.modules_report import DROP_ORDER, NAME_LEAST, short_module_name
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import keys
@@ -294,16 +299,30 @@ class ModulesList(RowList):
     @staticmethod
     def _append_name(text: Text, name: str, width: int) -> None:
         """``module_0034.`` dim, then the program (``jit_train_step``) in bold, cut in
-        its middle to ``width``."""
+        its middle to ``width``. A module of a folder of runs has its run before it
+        (``run_a/``, plain); where they do not fit, the compiler build (``.cl_NNN``)
+        and the module number go first, then the run is cut in its middle (8 cells
+        kept), then the program."""
         short = printable(short_module_name(name))
-        head, dot, program = short.partition(".")
+        run, slash, rest = short.rpartition("/")
+        if slash:
+            room = width - len(run) - 1
+            if len(rest) > room:
+                rest = COMPILER_BUILD.sub("", rest)
+            if len(rest) > room and (m := MODULE_NUMBER.match(rest)) and m.end() < len(rest):
+                rest = rest[m.end() :]
+            if len(run) + 1 + len(rest) > width:
+                run = middle_ellipsis(run, max(8, width - 1 - len(rest)))
+            text.append(run + slash)
+            width = max(width - len(run) - 1, 1)
+        head, dot, program = rest.partition(".")
         if not dot or not head.startswith("module_"):
-            head, program = "", short
+            head, program = "", rest
         else:
             head += "."
         if len(head) + len(program) > width:
             if len(head) + 6 > width:
-                head, program = "", middle_ellipsis(short, width)
+                head, program = "", middle_ellipsis(rest, width)
             else:
                 program = middle_ellipsis(program, width - len(head))
         text.append(head, style="dim")
