@@ -18,6 +18,8 @@ from hlotop.analysis.labels import Labeller
 from hlotop.cli import top_without_number
 from hlotop.report.export import write_folded
 from hlotop.report.top_text import Icicle, bar_width, icicle_lines, top_table
+from test_app_pilot import pilot_test, screen_text
+from test_grouped_view import grouped
 
 GPT = SAMPLES / "tpu" / "v5e_1x1-gpt_loop"
 
@@ -162,3 +164,35 @@ def test_the_icicle_renderable_is_cut_to_the_console(gpt):
     out = console.file.getvalue().splitlines()
     assert all(len(line) <= 60 for line in out)
     assert re.fullmatch(r"\d+ nodes narrower than a cell not drawn \(.*\)", out[-1])
+
+
+@pilot_test
+async def test_i_on_the_grouped_view_draws_its_grouping_as_an_icicle():
+    """80x24 and 200x50: i opens the icicle of the grouping the pane shows (phase,scope
+    at the peak), its rows the report's icicle lines at the screen's width; the cursor's
+    node is named above them; esc closes it."""
+    from hlotop.ui.app import HlotopApp
+    from hlotop.ui.screens.icicle import IcicleScreen
+    from hlotop.ui.widgets.icicle_view import IcicleView
+
+    for size in ((80, 24), (200, 50)):
+        app = HlotopApp(str(GPT))
+        async with app.run_test(size=size) as pilot:
+            await grouped(app, pilot)
+            shown = app.screen.grouped_view.group_tree.grouping
+            await pilot.press("i")
+            await pilot.pause()
+            assert isinstance(app.screen, IcicleScreen)
+            view = app.screen.query_one(IcicleView)
+            assert view.grouping is shown and shown.keys == ("phase", "scope")
+            expected, _ = icicle_lines(stack_tree(shown), view.size.width - 1, plain=False)
+            assert [line.text.plain for line in view.lines] == [e.text.plain for e in expected]
+            assert bar_width(view.size.width - 1) == (38 if size[0] == 80 else 98)
+            text = screen_text(app)
+            assert "(all)  flat 0B 0.0% · cum 23.26MiB 100.0% · 150 values" in text
+            await pilot.press("down", "down")
+            assert view.node.name() == "forward ; GPT"
+            assert "forward ; GPT  flat 0B" in screen_text(app)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not isinstance(app.screen, IcicleScreen)

@@ -551,6 +551,15 @@ SCOPES: tuple[Scope, ...] = (
                 help="Fold less: lower that share.",
             ),
             Key(
+                "i",
+                "icicle",
+                "Icicle",
+                show=False,
+                help="Draw the grouping as an icicle, the terminal wide: a bar a group "
+                "(a scope split at its /), where it lies among the step's bytes, inside "
+                "its parent's.",
+            ),
+            Key(
                 "u",
                 "toggle_accounting",
                 "Padded",
@@ -597,6 +606,20 @@ SCOPES: tuple[Scope, ...] = (
                 show=False,
                 key_display="end G",
                 help="Scroll to the bottom.",
+            ),
+        ),
+    ),
+    Scope(
+        "icicle",
+        "Icicle",
+        _LIST_CURSOR
+        + (
+            Key(
+                "escape,q,i",
+                "close",
+                "Close",
+                key_display="esc q i",
+                help="Close the icicle (the row's node is named in full above the rows).",
             ),
         ),
     ),
