@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+from textual.screen import Screen
 
 from hlotop.analysis.grouping import Grouping
 from hlotop.ui.bindings import keys
 from hlotop.ui.widgets.icicle_view import IcicleView
 
 
-class IcicleScreen(ModalScreen[None]):
+class IcicleScreen(Screen[None]):
     BINDINGS = [k.binding() for k in keys("icicle") if k.action == "close"]
     AUTO_FOCUS = "#icicle"
     DEFAULT_CSS = """
