@@ -236,19 +236,32 @@ def load_read_stdin(load_bytes, data: bytes, path: str, *, lazy: bool = False, *
 
 def oom_command(args, reports, label: str, *, interactive: bool) -> int:
     """Out-of-memory texts: each report's breakdown, linked to ``--dump``'s values if
-    given (or a dump beside it). ``--capacity`` is the text's own."""
+    given (or a dump beside it); on a terminal, in the OOM browser
+    (:mod:`hlotop.ui.oom_app`). ``--capacity`` is the text's own."""
     from hlotop.parse.oom import primary
     from hlotop.report.oom_json import oom_json, write_oom_json
     from hlotop.report.oom_report import render_ooms
 
-    if args.export or args.group_by or args.step is not None:
-        which = "--export" if args.export else "--group-by" if args.group_by else "--step"
+    given = [
+        option
+        for option, value in (
+            ("--export", args.export),
+            ("--group-by", args.group_by),
+            ("--step", args.step),
+            ("--top", args.top),
+            ("--icicle", args.icicle or None),
+        )
+        if value is not None
+    ]
+    if given:
+        which = given[0]
         return error(
             f"{label}: an out-of-memory error text, not a dump: {which} takes a dump's "
             "live set (show the text with --summary or --json)"
         )
     links: list = []
     module_name = ""
+    module = None
     dump = args.dump or dump_beside(label)
     if dump is not None:
         from hlotop.analysis.oom_link import OomLinker
@@ -266,15 +279,14 @@ def oom_command(args, reports, label: str, *, interactive: bool) -> int:
     if args.json:
         write_oom_json(oom_json(reports, most_telling, links, module_name), sys.stdout)
         return 0
-    console = report_console()
-    rendered = render_ooms(reports, links, module_name, most_telling)
     if interactive and label == "<stdin>" and not reattach_terminal():
         interactive = False  # no terminal to read keys from: print it
     if interactive:
-        from hlotop.ui.text_app import run_text_browser
+        from hlotop.ui.oom_app import run_oom_browser
 
-        return run_text_browser(f"out of memory · {label}", rendered)
-    console.print(rendered)
+        first = reports.index(most_telling)
+        return run_oom_browser(label, reports, links, module, first)
+    report_console().print(render_ooms(reports, links, module_name, most_telling))
     return 0
 
 

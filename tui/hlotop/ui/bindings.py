@@ -684,6 +684,76 @@ SCOPES: tuple[Scope, ...] = (
         ),
     ),
     Scope(
+        "oom",
+        "Out-of-memory buffers",
+        _LIST_CURSOR
+        + (
+            Key(
+                "enter",
+                "open",
+                "Open",
+                key_display="⏎",
+                help="On a buffer linked to a value of --dump's module: open that module "
+                "in the browser with the value selected (backspace comes back); on a "
+                "group: close or open it.",
+            ),
+            Key(
+                "s",
+                "cycle_sort",
+                "Sort",
+                help="Sort the buffers by the next key: size (as printed, the largest "
+                "first), op_name, shape.",
+            ),
+            Key(
+                "b",
+                "cycle_group",
+                "Group",
+                help="Group the buffers by the next key: scope (from the op_name, layer "
+                "indices folded), shape, none.",
+            ),
+            Key(
+                "slash,f",
+                "filter",
+                "Filter",
+                key_display="/ f",
+                help="Filter the buffers as you type: words their op_name, shape, label, "
+                "source, type or linked value holds, or field:word (op_name:attn "
+                "shape:bf16); ⏎ returns to the list.",
+            ),
+            Key(
+                "escape",
+                "clear_or_quit",
+                "Clear",
+                show=False,
+                key_display="esc",
+                help="Clear the filter; without one, leave hlotop.",
+            ),
+            Key(
+                "m",
+                "next_message",
+                "Message",
+                show=False,
+                help="Show the text's next out-of-memory message (of several), its "
+                "figures and buffers.",
+            ),
+            Key(
+                "backspace",
+                "back_to_modules",
+                "Buffers",
+                key_display="backspace",
+                help="In the module opened with ⏎, or while it loads: back to the buffers "
+                "(esc too, where the main screen has no pane to return to).",
+            ),
+            Key(
+                "o",
+                "whole_text",
+                "Text",
+                help="The whole report, every message's figures, tables, buffers and "
+                "groups, as --summary prints it (esc closes it).",
+            ),
+        ),
+    ),
+    Scope(
         "text",
         "Out-of-memory text",
         (Key("q,escape", "quit_text", "Quit", key_display="q esc", help="Leave hlotop."),),
