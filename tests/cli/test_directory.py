@@ -70,7 +70,7 @@ def test_summary_and_json_of_a_directory():
     }
     assert doc["largest_report_total"] == {} and first["rank"] == 1
     assert not any(m["report_only"] for m in doc["modules"])
-    wrong = hlotop("--summary", "--group-by", "scope", path)
+    wrong = hlotop("--export", "csv", path)
     assert wrong.returncode == 2 and "name one" in wrong.stderr.decode()
 
 

@@ -265,13 +265,20 @@ def test_a_folder_that_cannot_be_read_says_permission_denied(tmp_path):
 
 
 def test_a_folder_of_runs_names_the_subfolders_with_dumps(tmp_path):
+    """A folder of runs is listed, each module by its run (tests/test_directory_runs.py);
+    what opens one module (hlotop why, diff's one module) names the subfolders."""
+    from hlotop.loading.discover import resolve
+    from hlotop.loading.errors import LoadError
+
     runs = tmp_path / "runs"
     for name in ("run_a", "run_b"):
         shutil.copytree(SPLIT, runs / name)
     (runs / "logs").mkdir()
     out = hlotop("--summary", str(runs))
-    assert out.returncode == 2
-    assert _one_line(out) == (
-        f"hlotop: error: {runs}: no *-buffer-assignment.txt dump in this directory; "
-        "2 of its subfolders run_a/, run_b/ hold dumps: name one\n"
+    assert out.returncode == 0 and "2 modules" in out.stdout.decode()
+    with pytest.raises(LoadError) as err:
+        resolve(runs)
+    assert str(err.value) == (
+        f"{runs}: no *-buffer-assignment.txt dump in this directory; "
+        "2 of its subfolders run_a/, run_b/ hold dumps: name one"
     )

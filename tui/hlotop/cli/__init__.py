@@ -54,6 +54,7 @@ from hlotop.cli.why import build_why_parser, why_command
 from hlotop.safe_text import printable
 from hlotop.version import __version__
 
+DEFAULT_TOP = 10  # report.top_text's, not imported for --help
 ACCOUNTINGS = ("logical", "occupied")  # analysis.grouping's, not imported for --help (a test)
 ACCOUNTING_HELP = (
     "which bytes are summed: logical (each value at its shape, no padding; the "
@@ -139,6 +140,23 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="REGEX=REPL",
         help="rewrite scopes (re.sub), after layer indices are folded; repeatable",
+    )
+    group.add_argument(
+        "--top",
+        type=int,
+        nargs="?",
+        const=DEFAULT_TOP,
+        metavar="N",
+        help="with --summary: the live set as pprof's top (flat, flat%%, sum%%, cum, cum%%) "
+        f"of its N groups of most bytes of their own (default {DEFAULT_TOP}), a scope "
+        "split at its / into a tree (--group-by keys; default scope); with a directory: "
+        "the groups each module lists",
+    )
+    group.add_argument(
+        "--icicle",
+        action="store_true",
+        help="with --summary: the live set as an icicle (a flame graph drawn as text), "
+        "its groups' tree as nested bars scaled to the step's total",
     )
     group.add_argument(
         "--no-fold",
@@ -266,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     elif command == "diff":
         args = build_diff_parser().parse_args(argv[1:])
     else:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(top_without_number(argv))
     try:
         if command == "fit":
             return fit_command(args)
@@ -285,6 +303,18 @@ def main(argv: list[str] | None = None) -> int:
         return output_failed(err)  # a full disk, ulimit -f: not an hlotop bug
     except Exception as err:
         return _internal_error(err)
+
+
+def top_without_number(argv: list[str]) -> list[str]:
+    """``argv`` with a ``--top`` not followed by a number written ``--top=10`` (its
+    default): ``hlotop --summary --top dump.txt`` names the dump, not N."""
+    out = list(argv)
+    for i, arg in enumerate(out):
+        if arg == "--":
+            break
+        if arg == "--top" and not (i + 1 < len(out) and out[i + 1].lstrip("-").isdigit()):
+            out[i] = f"--top={DEFAULT_TOP}"
+    return out
 
 
 def _internal_error(err: BaseException) -> int:
@@ -325,7 +355,12 @@ def _main(args) -> int:
 
     directory = modules_of(args.path)
     if directory is not None and not interactive:
-        return directory_report(args, directory, capacity)
+        return directory_report(args, directory, capacity, grouping)
+    if args.json and args.top is not None:
+        return error(
+            "--top with --json bounds the groups of each module of a directory; one "
+            "module's --json --group-by lists all its groups"
+        )
     if directory is not None:
         from hlotop.ui.modules_app import run_modules_browser
 
@@ -356,7 +391,12 @@ def _main(args) -> int:
             if grouping is not None and grouping["keys"] is not None:
                 groups = group(module, grouping)[0]
             print_summary(
-                module, groups=groups, fit=fit_of(module, capacity), advice=_advice(args, module)
+                module,
+                groups=groups,
+                fit=fit_of(module, capacity),
+                advice=_advice(args, module),
+                top=args.top,
+                icicle=args.icicle,
             )
             return strict_status(module, args.strict)
     except LoadError as err:

@@ -236,19 +236,32 @@ def load_read_stdin(load_bytes, data: bytes, path: str, *, lazy: bool = False, *
 
 def oom_command(args, reports, label: str, *, interactive: bool) -> int:
     """Out-of-memory texts: each report's breakdown, linked to ``--dump``'s values if
-    given (or a dump beside it). ``--capacity`` is the text's own."""
+    given (or a dump beside it); on a terminal, in the OOM browser
+    (:mod:`hlotop.ui.oom_app`). ``--capacity`` is the text's own."""
     from hlotop.parse.oom import primary
     from hlotop.report.oom_json import oom_json, write_oom_json
     from hlotop.report.oom_report import render_ooms
 
-    if args.export or args.group_by or args.step is not None:
-        which = "--export" if args.export else "--group-by" if args.group_by else "--step"
+    given = [
+        option
+        for option, value in (
+            ("--export", args.export),
+            ("--group-by", args.group_by),
+            ("--step", args.step),
+            ("--top", args.top),
+            ("--icicle", args.icicle or None),
+        )
+        if value is not None
+    ]
+    if given:
+        which = given[0]
         return error(
             f"{label}: an out-of-memory error text, not a dump: {which} takes a dump's "
             "live set (show the text with --summary or --json)"
         )
     links: list = []
     module_name = ""
+    module = None
     dump = args.dump or dump_beside(label)
     if dump is not None:
         from hlotop.analysis.oom_link import OomLinker
@@ -266,15 +279,14 @@ def oom_command(args, reports, label: str, *, interactive: bool) -> int:
     if args.json:
         write_oom_json(oom_json(reports, most_telling, links, module_name), sys.stdout)
         return 0
-    console = report_console()
-    rendered = render_ooms(reports, links, module_name, most_telling)
     if interactive and label == "<stdin>" and not reattach_terminal():
         interactive = False  # no terminal to read keys from: print it
     if interactive:
-        from hlotop.ui.text_app import run_text_browser
+        from hlotop.ui.oom_app import run_oom_browser
 
-        return run_text_browser(f"out of memory · {label}", rendered)
-    console.print(rendered)
+        first = reports.index(most_telling)
+        return run_oom_browser(label, reports, links, module, first)
+    report_console().print(render_ooms(reports, links, module_name, most_telling))
     return 0
 
 
@@ -295,41 +307,122 @@ def dump_beside(label: str) -> str | None:
 
 def modules_of(path: str) -> list | None:
     """The modules of ``path`` when it is a directory holding other than exactly one
-    (a whole --xla_dump_to run); None otherwise (one module: opened as usual)."""
+    (a whole --xla_dump_to run), or a folder of runs (each module of each subfolder:
+    :func:`~hlotop.loading.directory.list_run_modules`); None otherwise (one module:
+    opened as usual)."""
     if path == "-" or not os.path.isdir(path):
         return None
-    from hlotop.loading.directory import list_modules
+    from hlotop.loading.directory import list_run_modules
 
     try:
-        entries = list_modules(path)
+        entries = list_run_modules(path)
     except OSError:
         return None
-    return entries if len(entries) > 1 else None
+    runs = bool(entries) and "/" in entries[0].name  # a folder of runs: listed as such
+    return entries if len(entries) > 1 or runs else None
 
 
-def directory_report(args, entries: list, capacity: tuple[int, str] | None = None) -> int:
+def directory_report(
+    args, entries: list, capacity: tuple[int, str] | None = None, grouping: dict | None = None
+) -> int:
     """``--summary DIR`` / ``--json DIR``: the modules ranked, read in parallel across
     the cores (forked workers, each reads its modules' first look); with
-    ``capacity`` (``--capacity``), each module's room or excess."""
+    ``capacity`` (``--capacity``), each module's room or excess; with ``grouping``
+    (``--group-by``, ``--top``, ``--icicle``: :func:`grouping_options`), the live set
+    grouped (:func:`directory_groups`)."""
     from hlotop.loading.directory import rank_modules
     from hlotop.report.modules_report import render_modules, write_modules_json
 
-    if args.export or args.group_by:
+    if args.export:
         return error(
-            f"{args.path}: a directory of {len(entries)} modules; name one to group or export its live set"
+            f"{args.path}: a directory of {len(entries)} modules; name one to export its live set"
         )
     with reporting():
         figures = rank_modules(entries, workers=module_workers(len(entries)))
+        groups = directory_groups(args, figures, grouping)
         if args.json:
-            write_modules_json(args.path, figures, sys.stdout, capacity)
+            write_modules_json(args.path, figures, sys.stdout, capacity, groups)
         else:
             console = report_console()
             console.print(render_modules(args.path, figures, capacity=capacity))
+            for part in groups.get("summary", ()):
+                console.print(part)
     if any(f.error for f in figures):  # a module not read: named, with why, above
         return 1 if args.strict else EXIT_PARTIAL
     # As for one module: a report without its buffer assignment (whose load warns that
     # its siblings are missing) fails --strict.
     return 1 if args.strict and any(f.entry.report_only for f in figures) else 0
+
+
+def directory_groups(args, figures: list, grouping: dict | None) -> dict:
+    """The grouped live set of a directory's modules, as a user of each output reads
+    it. ``--summary``: the module of the largest XLA peak on each platform (programs
+    run one at a time, so that one decides whether the device's memory suffices; the
+    ranking names it), grouped as for one module (a table, or ``--top``'s rows and
+    ``--icicle``): ``{"summary": [renderables]}``. ``--json``: every module, for
+    scripts to choose from (``{"json": {module path: groups dict or the reason there
+    are none}}``: :func:`~hlotop.report.modules_report.grouping_json`, bounded to
+    ``--top`` rows, default 10, the rest summed). ``{}`` without ``grouping``'s keys.
+    Modules are read in parallel as the ranking is."""
+    if grouping is None or grouping["keys"] is None:
+        return {}
+    from hlotop.loading.directory import ModuleEntry, collapse_identical
+    from hlotop.loading.workers import OrderedMap
+
+    if args.json:
+        wanted = [f.entry for f, _ in collapse_identical(figures) if not f.error]
+    else:
+        largest: dict[str, ModuleEntry] = {}
+        for f in figures:  # ranked: the first of each platform with a peak is its largest
+            if f.peak_bytes is not None and not f.error and f.entry.platform not in largest:
+                largest[f.entry.platform] = f.entry
+        wanted = list(largest.values())
+    limit = args.top if args.top is not None else DEFAULT_GROUPS
+    if not args.json:  # a module or two, drawn here
+        from rich.text import Text
+
+        from hlotop.report.modules_report import short_module_name
+
+        parts: list = []
+        for entry in wanted:
+            on = f" on {entry.platform}" if len(wanted) > 1 else ""
+            name = printable(short_module_name(entry.name))
+            parts += [Text(""), Text(f"The largest single program{on}, {name}:", style="bold")]
+            made = _module_groups(entry, grouping, limit, as_json=False)
+            parts += made if isinstance(made, list) else [Text(printable(made), style="yellow")]
+        return {"summary": parts}
+    from hlotop.process import report_workers
+
+    workers = min(report_workers(), len(wanted))  # one module a task: each a whole load
+    with OrderedMap(
+        lambda i: _module_groups(wanted[i], grouping, limit, as_json=True),
+        len(wanted),
+        workers if workers >= 2 else 0,
+    ) as read:
+        return {"json": {str(e.path): g for e, g in zip(wanted, read, strict=True)}}
+
+
+DEFAULT_GROUPS = 10  # groups of each module in --json DIR --group-by, without --top
+
+
+def _module_groups(entry, grouping: dict, limit: int, *, as_json: bool):
+    """One module's grouped live set: for --json a dict (made in a worker process:
+    it is pickled) (:func:`~hlotop.report.modules_report.grouping_json`), for
+    --summary a list of renderables; a str saying why there is none."""
+    from hlotop.loading.loader import LoadError, load
+
+    try:
+        module = load(entry.path, lazy=True)
+        groups = group(module, grouping)[0]
+    except (LoadError, GroupingError) as err:
+        return str(err)
+    if as_json:
+        from hlotop.report.modules_report import grouping_json
+
+        return grouping_json(groups, limit)
+    from hlotop.report.summary import grouped_parts
+
+    return grouped_parts(groups, grouping["top"], grouping["icicle"])[1:]
 
 
 def module_workers(count: int) -> int:
@@ -350,7 +443,8 @@ def grouping_options(args) -> dict | None:
     """The grouping asked for on the command line, checked before the dump is read;
     None when there is none (and no --export). Raises ValueError for a bad key, rule
     or option."""
-    asked = args.group_by is not None or args.step is not None or args.scope_rule
+    viewed = args.top is not None or args.icicle  # the grouping drawn otherwise
+    asked = args.group_by is not None or args.step is not None or args.scope_rule or viewed
     if not asked and not args.export and args.accounting is None:
         return None
     from hlotop.analysis.grouping import parse_keys
@@ -358,9 +452,20 @@ def grouping_options(args) -> dict | None:
 
     if asked and not (args.summary or args.json or args.export):
         raise ValueError(
-            "--group-by, --step and --scope-rule go with --summary, --json or --export"
+            "--group-by, --step, --scope-rule, --top and --icicle go with --summary, "
+            "--json or --export"
         )
+    if viewed and not args.summary and not (args.json and args.top is not None):
+        raise ValueError(
+            f"{'--top' if args.top is not None else '--icicle'} draws the grouped live set "
+            "in --summary's report"
+            + (" (and --top bounds a directory's groups in --json)" if args.top else "")
+        )
+    if args.top is not None and args.top < 1:
+        raise ValueError(f"--top {args.top}: give a number of rows, 1 or more")
     keys = parse_keys(args.group_by) if args.group_by is not None else None
+    if keys is None and viewed:
+        keys = ("scope",)  # pprof's top of the scopes: where in the model the bytes are
     rules = tuple(ScopeRule.parse(rule) for rule in args.scope_rule)
     if keys is None and not args.export:  # they were read, and nothing used them
         given = [
@@ -381,6 +486,8 @@ def grouping_options(args) -> dict | None:
             )
     return {
         "keys": keys,
+        "top": args.top,
+        "icicle": args.icicle,
         "step": args.step,
         "accounting": args.accounting or "logical",
         "fold": not args.no_fold,

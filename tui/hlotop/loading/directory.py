@@ -13,7 +13,7 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hlotop.analysis.capacity import required_bytes
@@ -72,7 +72,8 @@ class ModuleFigures:
 
 
 MODULES_A_TASK = 4  # modules a worker reads at a time (rank_modules)
-MODULE_NUMBER = re.compile(r"^module_\d+\.")  # the number a run gives a module
+# the number a run gives a module (after a run's subfolder: list_run_modules)
+MODULE_NUMBER = re.compile(r"(?:^|(?<=/))module_\d+\.")
 COMPILER_BUILD = re.compile(r"\.cl_\d+(?=\.|$)")  # a TPU compiler's build
 
 
@@ -80,7 +81,9 @@ def program_of(name: str) -> str:
     """The program a module compiles, the same in every run: its name less the number
     the run gave it (``module_0034.``) and a TPU compiler's build (``.cl_933746096``):
     ``module_0034.jit_train_step.cpu_after_optimizations`` ->
-    ``jit_train_step.cpu_after_optimizations``."""
+    ``jit_train_step.cpu_after_optimizations``. A module of a folder of runs keeps its
+    run (:func:`list_run_modules`): ``run_a/module_0034.jit_f.cpu_after_optimizations``
+    -> ``run_a/jit_f.cpu_after_optimizations``."""
     return COMPILER_BUILD.sub("", MODULE_NUMBER.sub("", name))
 
 
@@ -148,6 +151,31 @@ def list_modules(directory: str | os.PathLike) -> list[ModuleEntry]:
         files = tuple(f for f, _ in module_files(path))
         size = sum(f.stat().st_size for f in files if f.exists())
         out.append(ModuleEntry(module_name(path), path, files, size))
+    return out
+
+
+def list_run_modules(directory: str | os.PathLike) -> list[ModuleEntry]:
+    """Every module of ``directory`` (:func:`list_modules`); where it holds none (a
+    folder of ``--xla_dump_to`` runs, one a subfolder: ``runs/a/``, ``runs/b/``), every
+    module of each subfolder, named ``<subfolder>/<module>`` so that two runs' modules
+    of one program are told apart (their names, :func:`program_of` and so the rows of
+    modules compiled alike, differ). Subfolders in name order, one level down; one
+    that cannot be listed is left out. Raises OSError when ``directory`` cannot be
+    listed."""
+    found = list_modules(directory)
+    if found:
+        return found
+    folder = Path(directory)
+    out: list[ModuleEntry] = []
+    for sub in sorted(os.listdir(folder)):
+        path = folder / sub
+        try:
+            if not path.is_dir():
+                continue
+            entries = list_modules(path)
+        except OSError:
+            continue
+        out += [replace(e, name=f"{sub}/{e.name}") for e in entries]
     return out
 
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from hlotop.analysis.group_stacks import frames_of
 from hlotop.analysis.grouping import GROUP_KEYS, Grouping
 from hlotop.analysis.labels import Labeller
 from hlotop.safe_text import printable
@@ -90,10 +91,10 @@ def write_folded(
     stacks: dict[str, int] = defaultdict(int)
     for row in grouping.rows:
         for info in row.values:
-            frames: list[str] = []
-            for key in keys:
-                label = printable(labeller.label(info, key)).replace(";", ",").replace(" ", "_")
-                frames += [p for p in label.split("/") if p] if key == "scope" else [label]
+            labels = [labeller.label(info, key) for key in keys]
+            frames = [
+                printable(f).replace(";", ",").replace(" ", "_") for f, _ in frames_of(keys, labels)
+            ]
             stacks[";".join(frames or ["(all)"])] += grouping.bytes_of[info.value.id]
     for stack in sorted(stacks):
         if stacks[stack]:

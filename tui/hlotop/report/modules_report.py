@@ -14,7 +14,10 @@ the modules of the same program compiled alike that the row stands for;
 module needs on its device (:func:`hlotop.analysis.capacity.required_bytes`),
 ``headroom_bytes`` the capacity less that (``--capacity``; else null) and ``capacity``
 ``{capacity_bytes, label, over}`` (``over``: the modules that need more) or null;
-``error`` says why a module could not be read (null when it was).
+``error`` says why a module could not be read (null when it was). With ``--group-by``
+(or ``--top N``), each module also has ``groups`` (:func:`grouping_json`: its live set
+at its peak grouped, the ``--top`` largest rows, 10 by default, and the ``rest``) and
+``groups_error`` (why it has none: no live ranges, a report alone; else null).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from hlotop.analysis.grouping import Grouping
 from hlotop.loading.directory import (
     ModuleFigures,
     collapse_identical,
@@ -253,10 +257,37 @@ def _across(figures: list[ModuleFigures]) -> list[Text]:
     return out
 
 
+def grouping_json(grouping: Grouping, limit: int) -> dict[str, Any]:
+    """A module's grouped live set for ``--json DIR --group-by``: the one-module
+    ``groups`` (``{step, keys, accounting, total_bytes, rows: [{key, bytes,
+    values}]}``), its ``limit`` largest rows, and ``rest``: ``{groups, bytes, values}``
+    of the rows left out (zeros when none were), so the rows and the rest add up to
+    ``total_bytes``."""
+    rows, rest = grouping.rows[:limit], grouping.rows[limit:]
+    return {
+        "step": grouping.step,
+        "keys": list(grouping.keys),
+        "accounting": grouping.accounting,
+        "total_bytes": grouping.total_bytes,
+        "rows": [{"key": list(r.key), "bytes": r.bytes, "values": len(r.values)} for r in rows],
+        "rest": {
+            "groups": len(rest),
+            "bytes": sum(r.bytes for r in rest),
+            "values": sum(len(r.values) for r in rest),
+        },
+    }
+
+
 def modules_json(
-    directory: str, figures: list[ModuleFigures], capacity: tuple[int, str] | None = None
+    directory: str,
+    figures: list[ModuleFigures],
+    capacity: tuple[int, str] | None = None,
+    groups: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ranking as a JSON-ready dict (shape in this module's docstring)."""
+    """The ranking as a JSON-ready dict (shape in this module's docstring). ``groups``
+    (``--group-by``): ``{"json": {module path: grouping_json's dict, or why there is
+    none}}``, written as each module's ``groups`` and ``groups_error``."""
+    grouped = (groups or {}).get("json")
     rows = collapse_identical(figures)
     modules = []
     ranks = platform_ranks([f for f, _ in rows])
@@ -283,6 +314,12 @@ def modules_json(
                 "error": f.error,
             }
         )
+        if grouped is not None:
+            made = grouped.get(str(f.entry.path))
+            modules[-1]["groups"] = made if isinstance(made, dict) else None
+            modules[-1]["groups_error"] = (
+                made if isinstance(made, str) else None if made else "not read"
+            )
     largest = _largest(figures)
 
     def each(what: str) -> dict[str, dict[str, Any]]:
@@ -313,6 +350,7 @@ def write_modules_json(
     figures: list[ModuleFigures],
     out: IO[str],
     capacity: tuple[int, str] | None = None,
+    groups: dict[str, Any] | None = None,
 ) -> None:
-    json.dump(modules_json(directory, figures, capacity), out)
+    json.dump(modules_json(directory, figures, capacity, groups), out)
     out.write("\n")

@@ -11,7 +11,6 @@ and by shape; and (with ``--dump``) each buffer's value in the module. The JSON 
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -21,8 +20,8 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from hlotop.analysis.oom_entries import group_entries
 from hlotop.analysis.oom_link import OomLink
-from hlotop.analysis.scope import scope_of
 from hlotop.model import OomEntry, OomReport
 from hlotop.model.oom import BLOCK_NAMES, Size
 from hlotop.report.fitted_table import Column, FittedTable
@@ -76,7 +75,15 @@ def _where(report: OomReport) -> str:
     return printable("; ".join([where, *extra]))
 
 
-def _head(report: OomReport, title: str) -> Table:
+def report_head(report: OomReport, title: str, *, stats: bool = True) -> Table:
+    """A report's head: its format and memory space, where it is, its message, device
+    and program, its figures (:func:`size_text`), its tables' other lines (unless not
+    ``stats``: the browser shows them in the whole text) and the lines that did not
+    read."""
+    return _head(report, title, stats)
+
+
+def _head(report: OomReport, title: str, stats: bool = True) -> Table:
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold", no_wrap=True)
     head.add_column(overflow="fold")
@@ -99,7 +106,7 @@ def _head(report: OomReport, title: str) -> Table:
         if size is not None:
             head.add_row(labels.get(name, _NAMES[name]), size_text(size))
             shown.append(size)
-    for figure in report.stats:
+    for figure in report.stats if stats else ():
         if any(figure.size is size for size in shown):
             continue  # shown above, by the name of what it is
         if figure.size is not None:
@@ -164,7 +171,7 @@ def render_oom(
     return Group(*parts)
 
 
-def _instruction(entry: OomEntry) -> str:
+def instruction_text(entry: OomEntry) -> str:
     """The instruction of an entry's XLA label, shortly: its name (``fusion.1668``),
     with the opcode after it when the name does not start with it
     (``broadcast_add_fusion (fusion)``); on GPU, whose label is the opcode, the opcode.
@@ -201,7 +208,7 @@ _COLUMNS: tuple[tuple[Column, Callable[[OomEntry], str], str | None], ...] = (
     ),
     (Column("shape", SHAPE_ALL_BREAKS), lambda e: printable(_shape(e)), "?"),
     (Column("op_name", OP_NAME_BREAKS), lambda e: printable(e.op_name or ""), ""),
-    (Column("instruction", optional=2), _instruction, ""),
+    (Column("instruction", optional=2), instruction_text, ""),
     (Column("type", optional=3), lambda e: printable(e.allocation_type or ""), ""),
 )
 
@@ -257,31 +264,22 @@ def _entries_table(report: OomReport, links: Sequence[OomLink | None], module_na
 
 
 def _grouped(entries: Sequence[OomEntry], key: str) -> Group:
-    """The buffers by scope (the grouped view's rule, from the op_name) or by shape."""
-    groups: dict[str, list[OomEntry]] = defaultdict(list)
-    for e in entries:
-        if key == "scope":
-            scope = scope_of(e.op_name)
-            label = "(no op_name)" if scope is None else scope or "(top level)"
-        else:
-            label = _shape(e)
-        groups[label].append(e)
-    ordered = sorted(groups.items(), key=lambda kv: (-sum(e.size_bytes for e in kv[1]), kv[0]))
+    """The buffers by scope (the grouped view's rule, from the op_name) or by shape
+    (:func:`~hlotop.analysis.oom_entries.group_entries`)."""
+    groups = group_entries(entries, key, range(len(entries)))
     total = sum(e.size_bytes for e in entries) or 1
     columns = [
         Column(key, SHAPE_ALL_BREAKS if key == "shape" else OP_NAME_BREAKS),
         *(Column(name, right=True) for name in ("bytes", "share", "buffers")),
     ]
     rows = []
-    for label, members in ordered[:15]:
-        size = sum(e.size_bytes for e in members)
-        approx = "" if all(e.size.exact for e in members) else "≈"
+    for g in groups[:15]:
         rows.append(
             [
-                printable(label),
-                approx + human_bytes(size),
-                f"{100 * size / total:.1f}%",
-                str(len(members)),
+                printable(g.label),
+                ("" if g.exact else "≈") + human_bytes(g.bytes),
+                f"{100 * g.bytes / total:.1f}%",
+                str(len(g.members)),
             ]
         )
     return Group(Text(f"By {key}", style="bold"), FittedTable(columns, rows))

@@ -224,9 +224,13 @@ def render_summary(
     groups: Grouping | None = None,
     fit: Fit | None = None,
     advice: Sequence[Advice] | None = None,
+    top: int | None = None,
+    icicle: bool = False,
 ) -> Group:
     """The ``--summary`` report of ``module`` as a Rich renderable; with ``groups``
-    (``--group-by``), the grouped live set in place of its largest values; with
+    (``--group-by``), the grouped live set in place of its largest values: as a table,
+    or as pprof's top of its ``top`` nodes and/or an ``icicle``
+    (:mod:`hlotop.report.top_text`); with
     ``fit`` (``--capacity``), the fit against the device; with ``advice``
     (``--advise``), the advice ranked by bytes saved. Raises nothing."""
     a = module.analysis
@@ -293,9 +297,7 @@ def render_summary(
         parts += report_parts(module)
 
     if groups is not None:
-        from hlotop.report.grouped_text import grouped_table
-
-        parts += [Text(""), grouped_table(groups)]
+        parts += grouped_parts(groups, top, icicle)
     elif a.peak_step is not None:
         rows = [
             _PeakRow(
@@ -329,6 +331,25 @@ def render_summary(
     return Group(*parts)
 
 
+def grouped_parts(groups: Grouping, top: int | None = None, icicle: bool = False) -> list:
+    """The grouped live set's part of a report: pprof's top of ``top`` nodes and/or
+    the icicle, else the grouped table; each after a blank line."""
+    parts: list = []
+    if top is not None:
+        from hlotop.report.top_text import top_table
+
+        parts += [Text(""), top_table(groups, top)]
+    if icicle:
+        from hlotop.report.top_text import Icicle
+
+        parts += [Text(""), Icicle(groups)]
+    if top is None and not icicle:
+        from hlotop.report.grouped_text import grouped_table
+
+        parts += [Text(""), grouped_table(groups)]
+    return parts
+
+
 PIPE_WIDTH = 160  # piped into a file or less: room for shapes and op_names on one line
 
 
@@ -353,8 +374,10 @@ def print_summary(
     groups: Grouping | None = None,
     fit: Fit | None = None,
     advice: Sequence[Advice] | None = None,
+    top: int | None = None,
+    icicle: bool = False,
 ) -> None:
     """Print the ``--summary`` report to ``console`` (default: :func:`stdout_console`)."""
     if console is None:
         console = stdout_console()
-    console.print(render_summary(module, groups, fit, advice))
+    console.print(render_summary(module, groups, fit, advice, top, icicle))

@@ -674,6 +674,15 @@ SCOPES: tuple[Scope, ...] = (
                 help="Fold less: lower that share.",
             ),
             Key(
+                "i",
+                "icicle",
+                "Icicle",
+                show=False,
+                help="Draw the grouping as an icicle, the terminal wide: a bar a group "
+                "(a scope split at its /), where it lies among the step's bytes, inside "
+                "its parent's.",
+            ),
+            Key(
                 "u",
                 "toggle_accounting",
                 "Padded",
@@ -720,6 +729,20 @@ SCOPES: tuple[Scope, ...] = (
                 show=False,
                 key_display="end G",
                 help="Scroll to the bottom.",
+            ),
+        ),
+    ),
+    Scope(
+        "icicle",
+        "Icicle",
+        _LIST_CURSOR
+        + (
+            Key(
+                "escape,q,i",
+                "close",
+                "Close",
+                key_display="esc q i",
+                help="Close the icicle (the row's node is named in full above the rows).",
             ),
         ),
     ),
@@ -780,6 +803,76 @@ SCOPES: tuple[Scope, ...] = (
                 key_display="⏎",
                 help="Close the list and select the item's largest value in every pane, "
                 "with the timeline cursor on its step.",
+            ),
+        ),
+    ),
+    Scope(
+        "oom",
+        "Out-of-memory buffers",
+        _LIST_CURSOR
+        + (
+            Key(
+                "enter",
+                "open",
+                "Open",
+                key_display="⏎",
+                help="On a buffer linked to a value of --dump's module: open that module "
+                "in the browser with the value selected (backspace comes back); on a "
+                "group: close or open it.",
+            ),
+            Key(
+                "s",
+                "cycle_sort",
+                "Sort",
+                help="Sort the buffers by the next key: size (as printed, the largest "
+                "first), op_name, shape.",
+            ),
+            Key(
+                "b",
+                "cycle_group",
+                "Group",
+                help="Group the buffers by the next key: scope (from the op_name, layer "
+                "indices folded), shape, none.",
+            ),
+            Key(
+                "slash,f",
+                "filter",
+                "Filter",
+                key_display="/ f",
+                help="Filter the buffers as you type: words their op_name, shape, label, "
+                "source, type or linked value holds, or field:word (op_name:attn "
+                "shape:bf16); ⏎ returns to the list.",
+            ),
+            Key(
+                "escape",
+                "clear_or_quit",
+                "Clear",
+                show=False,
+                key_display="esc",
+                help="Clear the filter; without one, leave hlotop.",
+            ),
+            Key(
+                "m",
+                "next_message",
+                "Message",
+                show=False,
+                help="Show the text's next out-of-memory message (of several), its "
+                "figures and buffers.",
+            ),
+            Key(
+                "backspace",
+                "back_to_modules",
+                "Buffers",
+                key_display="backspace",
+                help="In the module opened with ⏎, or while it loads: back to the buffers "
+                "(esc too, where the main screen has no pane to return to).",
+            ),
+            Key(
+                "o",
+                "whole_text",
+                "Text",
+                help="The whole report, every message's figures, tables, buffers and "
+                "groups, as --summary prints it (esc closes it).",
             ),
         ),
     ),

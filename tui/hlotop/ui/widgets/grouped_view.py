@@ -184,6 +184,16 @@ class GroupedView(RowList, TreeKeys):
         self.error = error
         self._refresh_all()
 
+    def action_icicle(self) -> None:
+        """The grouping shown, as an icicle (:class:`~hlotop.ui.screens.icicle.IcicleScreen`)."""
+        from hlotop.ui.screens.icicle import IcicleScreen
+
+        shown = self.group_tree.grouping if self.group_tree is not None else None
+        if shown is None or self.pending:
+            self.notify("The grouping is still being made: i draws it once it is shown.")
+            return
+        self.app.push_screen(IcicleScreen(shown))
+
     def export(self, step: int, grouped: bool, dump_path: str) -> None:
         """Write the live set at ``step`` as CSV, its groups (``grouped``) or its values,
         in a thread worker (grouping may read every op_name), and say where."""

@@ -17,13 +17,18 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from hlotop.loading.directory import ModuleFigures, platform_order
+from hlotop.loading.directory import (
+    COMPILER_BUILD,
+    MODULE_NUMBER,
+    ModuleFigures,
+    platform_order,
+)
 from hlotop.report.modules_report import DROP_ORDER, NAME_LEAST, short_module_name
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import keys
 from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.ui.widgets.row_list import RowList
-from hlotop.ui.widgets.summary_bar import end_ellipsis
+from hlotop.ui.widgets.summary_bar import end_ellipsis, middle_ellipsis
 from hlotop.units import human_bytes, with_commas
 
 # The keys of the modules view that the screen handles (the others move the cursor).
@@ -298,16 +303,30 @@ class ModulesList(RowList):
     @staticmethod
     def _append_name(text: Text, name: str, width: int) -> None:
         """``module_0034.`` dim, then the program (``jit_train_step``) in bold, cut at
-        its end to ``width``."""
+        its end to ``width``. A module of a folder of runs has its run before it
+        (``run_a/``, plain); where they do not fit, the compiler build (``.cl_NNN``)
+        and the module number go first, then the run is cut in its middle (8 cells
+        kept), then the program."""
         short = printable(short_module_name(name))
-        head, dot, program = short.partition(".")
+        run, slash, rest = short.rpartition("/")
+        if slash:
+            room = width - len(run) - 1
+            if len(rest) > room:
+                rest = COMPILER_BUILD.sub("", rest)
+            if len(rest) > room and (m := MODULE_NUMBER.match(rest)) and m.end() < len(rest):
+                rest = rest[m.end() :]
+            if len(run) + 1 + len(rest) > width:
+                run = middle_ellipsis(run, max(8, width - 1 - len(rest)))
+            text.append(run + slash)
+            width = max(width - len(run) - 1, 1)
+        head, dot, program = rest.partition(".")
         if not dot or not head.startswith("module_"):
-            head, program = "", short
+            head, program = "", rest
         else:
             head += "."
         if len(head) + len(program) > width:
             if len(head) + 6 > width:
-                head, program = "", end_ellipsis(short, width)
+                head, program = "", end_ellipsis(rest, width)
             else:
                 program = end_ellipsis(program, width - len(head))
         text.append(head, style="dim")

@@ -41,6 +41,17 @@ def end_ellipsis(text: str, width: int) -> str:
     return text[: width - 1] + "…"
 
 
+def middle_ellipsis(text: str, width: int) -> str:
+    """``text`` in ``width`` characters, keeping both ends (``run_a…run_b``): for a
+    part whose two ends tell it apart, such as the run's folder before a module."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
 class SummaryBar(Widget):
     """One line, with no clock and no absolute path (screens stay reproducible).
     The figures always show; the module name gives way on narrow terminals."""
