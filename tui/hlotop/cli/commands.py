@@ -194,7 +194,7 @@ def oom_text(path: str):
     so a dump there still loads, under :func:`~hlotop.loading.input_bytes.read_stream`'s
     bounds (raises its :class:`~hlotop.loading.errors.LoadError`: binary, or text that
     is no dump)."""
-    from hlotop.loading.input_bytes import DUMP_STARTS, read_stream
+    from hlotop.loading.input_bytes import DUMP_STARTS, LIVE_RANGE_START, read_stream
 
     if path == "-":
         data = read_stream(sys.stdin.buffer, "<stdin>")
@@ -212,7 +212,7 @@ def oom_text(path: str):
         except OSError:
             return None
         label = path
-    if data.startswith(DUMP_STARTS) or b"\nHloLiveRange (max " in data[: 1 << 20]:
+    if data.startswith(DUMP_STARTS) or b"\n" + LIVE_RANGE_START in data[: 1 << 20]:
         return None  # a dump
     from hlotop.parse.oom import find_ooms, looks_like_oom, refusal
 
