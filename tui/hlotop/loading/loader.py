@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, AnyStr, cast
 
 from hlotop.analysis.analyze import BeforeLiveRanges, analyze
 from hlotop.loading.agreement import check_agreement, check_stack_trace
-from hlotop.loading.ahead import Job, Later, PartsAhead
+from hlotop.loading.ahead import Job, Later, PartsAhead, Read
 from hlotop.loading.checks import (
     STDIN_REPORT,
     check_consistency,
@@ -42,6 +42,7 @@ from hlotop.loading.module_text import (
     entry_parameters_reader,
     read_io_alias,
 )
+from hlotop.loading.plan import ReadPlan, plan_module
 from hlotop.model import (
     Diagnostic,
     DumpFile,
@@ -71,15 +72,6 @@ __all__ = [  # what other layers take from here
     "split_module_prefix",
 ]
 _NO_HOOKS = ReadHooks()
-# The files of a split module a worker may read (see hlotop.loading.ahead), in the order
-# it reads them: the records' index (the values file), then the live ranges, while this
-# process reads the allocations and the memory-usage report, then analyses what needs
-# no live ranges (but the records) while the worker still reads them. The live ranges
-# come back before their stack-trace tree, which the worker reads while this process
-# works out the figures (at 46 MB it took the worker 0.1 s of the 0.5 before this
-# process could go on). Measured no quicker: a worker for the report too (again after
-# the tree went last); and (on two cores) a worker for each part, three processes.
-AHEAD_KINDS = ("values", "live-range")
 # load's on_records: told a file's records (str or, all ASCII, bytes) and the stack frames
 OnRecords = Callable[[UsedValues[str] | UsedValues[bytes], StackFrameTable | None], object]
 
@@ -272,108 +264,137 @@ def _load(
     meanwhile: Callable[[], object] | None = None,
 ) -> ModuleDump:
     if str(path) == "-":
-        stream = stdin if stdin is not None else sys.stdin
-        if hasattr(stream, "buffer"):
-            data = read_stream(stream.buffer, "<stdin>")
-        else:
-            data = stream.read().encode()
-        return load_bytes(data, lazy=lazy)
-    diagnostics: list[Diagnostic] = []
-    p = resolve(path)
-    parts: list[ParsedSections] = []
-    files: list[DumpFile] = []
-    entries = module_files(p)
-    read: dict[int, tuple[ParsedSections | None, list[Diagnostic]]] = {}
-    frame_diagnostics: list[Diagnostic] = []
+        return load_bytes(_stdin_bytes(stdin), lazy=lazy)
+    plan = plan_module(resolve(path), records_here=on_records is not None)
     with PartsAhead(workers, meanwhile) as ahead:
         # With a worker: the records indexed and the live ranges read on another core,
         # unless the records are handed on as soon as they are indexed (on_records:
         # --json starts writing them then), which this process does first. The live
         # ranges come back before their stack-trace tree, which the worker reads after.
-        jobs: dict[str | None, Job] = {"live-range": _live_ranges_then_tree}
-        handed = ahead.start(
-            [
-                (
-                    str(file_path),
-                    _size(file_path),
-                    jobs.get(kind, _parse_sibling),
-                    (str(file_path), file_path),
-                )
-                for kind_ahead in AHEAD_KINDS
-                for file_path, kind in entries
-                if kind == kind_ahead
-                and file_path != p
-                and not (kind == "values" and on_records is not None)
-            ]
-        )
-        elsewhere = {i for i, (file_path, _) in enumerate(entries) if str(file_path) in handed}
+        plan = plan.handed(ahead.start(plan.parts(_job)))
         # The HLO text's head once the workers are off (0.1 s at 46 MB: its stack frames
         # and a 256-layer model's 12 000 aliases), before the dump's files: on_records
         # is handed the frames with the records.
-        frames = read_stack_frames(p, frame_diagnostics)
-        aliases = read_io_alias(p)
+        beside = _HloText.read(plan.main)
         if on_records is not None:
-            hooks = replace(hooks, on_records=lambda table: on_records(table, frames))
-        # What the worker reads is taken last, in the order it reads it. Read here, a
-        # split module's values file is read first: its records are indexed (and, with
-        # on_records, handed on) while the rest is read. Diagnostics still come in the
-        # files' order.
-        here = sorted(
-            (i for i in range(len(entries)) if i not in elsewhere),
-            key=lambda i: entries[i][1] != "values",
-        )
-        position = {str(file_path): i for i, (file_path, _) in enumerate(entries)}
-        order = here + [position[key] for key in handed]
-        before: BeforeLiveRanges | None = None
-        for i in order:
-            file_path, kind = entries[i]
-            label = str(file_path)
-            if i in elsewhere:
-                if before is None and kind == "live-range":
-                    # While the worker still reads the live ranges: what needs none.
-                    so_far = [parsed for parsed, _ in read.values() if parsed is not None]
-                    before = BeforeLiveRanges(_module_text(_merge(so_far), aliases, frames))
-                read[i] = ahead.take(label, jobs.get(kind, _parse_sibling), label, file_path)
-                continue
-            found: list[Diagnostic] = []
-            if hooks.stage is not None:
-                hooks.stage(f"reading {file_path.name}")
-            read[i] = (
-                _parse_one(label, *_read_file(file_path), found, hooks)
-                if file_path == p
-                else _parse_sibling(label, file_path, found, hooks),
-                found,
-            )
-        tree_later: Callable[[ParsedSections], ParsedSections] | None = None
-        for i, (file_path, named_kind) in enumerate(entries):
-            parsed, found = read[i]
-            if i in elsewhere and named_kind == "live-range" and parsed is not None:
-                tree_later = partial(
-                    _with_tree, ahead, str(file_path), parsed, diagnostics, len(diagnostics)
-                )
-            diagnostics.extend(found)
-            if parsed is None:
-                continue
-            label = str(file_path)
-            parts.append(parsed)
-            kind = _kind_of(parsed, named_kind)
-            files.append(DumpFile(label, kind))
-            check_truncation(label, parsed, kind, diagnostics)
-        sections = _module_text(_merge(parts), aliases, frames)
-        check_siblings(p, files, diagnostics, sections.memory_usage_report)
-        diagnostics.extend(frame_diagnostics)
-        called = called_metadata_reader(p)
-        if called is not None:
-            sections = replace(
-                sections, called_metadata=called, entry_parameters=entry_parameters_reader(p)
-            )
-        if frames is not None:
-            files.append(DumpFile(frames.path, "module-text"))
+            hooks = replace(hooks, on_records=partial(_with_frames, on_records, beside.frames))
+        read, before = _read_files(plan, ahead, hooks, beside)
+        return _module(plan, read, ahead, beside, hooks, lazy, before)
+
+
+def _stdin_bytes(stdin) -> bytes:
+    """What standard input (``stdin``, default ``sys.stdin``) holds, under the bounds of
+    :func:`~hlotop.loading.input_bytes.read_stream`. Raises :class:`LoadError`."""
+    stream = stdin if stdin is not None else sys.stdin
+    if hasattr(stream, "buffer"):
+        return read_stream(stream.buffer, "<stdin>")
+    return stream.read().encode()
+
+
+def _job(kind: str | None) -> Job:
+    """How a worker reads a file of ``kind``: a -live-range.txt its tree last."""
+    return _live_ranges_then_tree if kind == "live-range" else _parse_sibling
+
+
+def _with_frames(on_records: OnRecords, frames: StackFrameTable | None, table) -> object:
+    return on_records(table, frames)
+
+
+@dataclass(slots=True)
+class _HloText:
+    """What the module's HLO text beside the dump gives at once: its stack frames (and
+    the diagnostics of reading them) and the entry's input/output aliases (None where
+    it gives none)."""
+
+    frames: StackFrameTable | None
+    diagnostics: list[Diagnostic]
+    aliases: tuple[IoAlias, ...] | None
+
+    @classmethod
+    def read(cls, main: Path) -> _HloText:
+        """The head of the HLO text beside dump file ``main``. Raises nothing."""
+        found: list[Diagnostic] = []
+        return cls(read_stack_frames(main, found), found, read_io_alias(main))
+
+    def into(self, sections: ParsedSections) -> ParsedSections:
+        """``sections`` with what this gives, where it gives it."""
+        if self.aliases is not None:
+            sections = replace(sections, input_output_alias=self.aliases)
+        if self.frames is not None:
+            sections = replace(sections, stack_frames=self.frames)
+        return sections
+
+
+def _read_files(
+    plan: ReadPlan, ahead: PartsAhead, hooks: ReadHooks, beside: _HloText
+) -> tuple[dict[int, Read], BeforeLiveRanges | None]:
+    """Each file of ``plan`` read, by index, in :attr:`ReadPlan.order`: this process's
+    own here (the file named, or a sibling, whose failure is a warning), the worker's
+    taken from ``ahead``. Before the live ranges are taken from the worker, while it may
+    still read them, the analysis that needs none (returned with the files)."""
+    read: dict[int, Read] = {}
+    before: BeforeLiveRanges | None = None
+    for i in plan.order:
+        file_path, kind = plan.files[i]
+        label = str(file_path)
+        if i in plan.ahead:
+            if before is None and kind == "live-range":
+                so_far = [parsed for parsed, _ in read.values() if parsed is not None]
+                before = BeforeLiveRanges(beside.into(_merge(so_far)))
+            read[i] = ahead.take(label, _job(kind), label, file_path)
+            continue
+        found: list[Diagnostic] = []
         if hooks.stage is not None:
-            hooks.stage("analysing")
-        return _finish(
-            module_name(p), tuple(files), sections, diagnostics, lazy, before, tree_later
+            hooks.stage(f"reading {file_path.name}")
+        if file_path == plan.main:
+            read[i] = (_parse_one(label, *_read_file(file_path), found, hooks), found)
+        else:
+            read[i] = (_parse_sibling(label, file_path, found, hooks), found)
+    return read, before
+
+
+def _module(
+    plan: ReadPlan,
+    read: dict[int, Read],
+    ahead: PartsAhead,
+    beside: _HloText,
+    hooks: ReadHooks,
+    lazy: bool,
+    before: BeforeLiveRanges | None,
+) -> ModuleDump:
+    """The module of the files ``read`` (by index in ``plan.files``): their sections
+    merged in the files' order with what the HLO text beside gives, each file's kind
+    and diagnostics, the checks across files, and the analysis."""
+    diagnostics: list[Diagnostic] = []
+    files: list[DumpFile] = []
+    parts: list[ParsedSections] = []
+    tree_later: Callable[[ParsedSections], ParsedSections] | None = None
+    for i, (file_path, named_kind) in enumerate(plan.files):
+        parsed, found = read[i]
+        label = str(file_path)
+        if i in plan.ahead and named_kind == "live-range" and parsed is not None:
+            tree_later = partial(_with_tree, ahead, label, parsed, diagnostics, len(diagnostics))
+        diagnostics.extend(found)
+        if parsed is None:
+            continue
+        parts.append(parsed)
+        kind = _kind_of(parsed, named_kind)
+        files.append(DumpFile(label, kind))
+        check_truncation(label, parsed, kind, diagnostics)
+    sections = beside.into(_merge(parts))
+    check_siblings(plan.main, files, diagnostics, sections.memory_usage_report)
+    diagnostics.extend(beside.diagnostics)
+    called = called_metadata_reader(plan.main)
+    if called is not None:
+        sections = replace(
+            sections, called_metadata=called, entry_parameters=entry_parameters_reader(plan.main)
         )
+    if beside.frames is not None:
+        files.append(DumpFile(beside.frames.path, "module-text"))
+    if hooks.stage is not None:
+        hooks.stage("analysing")
+    name = module_name(plan.main)
+    return _finish(name, tuple(files), sections, diagnostics, lazy, before, tree_later)
 
 
 def _live_ranges_then_tree(label: str, path: Path, diagnostics: list[Diagnostic]) -> Later:
@@ -409,20 +430,6 @@ def _with_tree(
     if tree is None or live is None or live is not parsed.live_range:
         return sections
     return replace(sections, live_range=replace(live, stack_trace=tree))
-
-
-def _module_text(
-    sections: ParsedSections,
-    aliases: tuple[IoAlias, ...] | None,
-    frames: StackFrameTable | None,
-) -> ParsedSections:
-    """``sections`` with what the HLO text beside the dump gives (input/output aliases,
-    stack frames), where it gives them."""
-    if aliases is not None:
-        sections = replace(sections, input_output_alias=aliases)
-    if frames is not None:
-        sections = replace(sections, stack_frames=frames)
-    return sections
 
 
 def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> ModuleDump:
@@ -462,13 +469,6 @@ def _parse_sibling(
     except LoadError as err:
         diagnostics.append(Diagnostic(label, 0, f"sibling file skipped: {err.reason}", "warning"))
         return None
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def _finish(
