@@ -16,9 +16,6 @@ more).
 
 from __future__ import annotations
 
-import json
-from typing import IO, Any
-
 from rich.console import Group
 from rich.text import Text
 
@@ -169,48 +166,3 @@ def render_modules_diff(
             for side, f in unread
         ]
     return Group(*parts)
-
-
-def _side(f: ModuleFigures | None) -> dict[str, Any] | None:
-    if f is None:
-        return None
-    return {
-        "module": f.entry.name,
-        "peak_step": f.peak_step,
-        "peak_bytes": f.peak_bytes,
-        "total_bytes_used": f.total_bytes_used,
-        "memory_stats": f.memory_stats.as_dict() if f.memory_stats else None,
-        "error": f.error,
-    }
-
-
-def _delta(old: int | None, new: int | None) -> int | None:
-    return None if old is None or new is None else new - old
-
-
-def modules_diff_json(
-    old_dir: str, new_dir: str, pairs: list[ModulePair], over: list[str]
-) -> dict[str, Any]:
-    """The comparison as a JSON-ready dict (shape in this module's docstring)."""
-    return {
-        "old": old_dir,
-        "new": new_dir,
-        "programs": [
-            {
-                "program": p.program,
-                "old": _side(p.old),
-                "new": _side(p.new),
-                "delta": {
-                    "peak_bytes": _delta(_peak(p.old), _peak(p.new)),
-                    "total_bytes_used": _delta(_total(p.old), _total(p.new)),
-                },
-            }
-            for p in pairs
-        ],
-        "over": over,
-    }
-
-
-def write_modules_diff_json(doc: dict[str, Any], out: IO[str]) -> None:
-    json.dump(doc, out)
-    out.write("\n")

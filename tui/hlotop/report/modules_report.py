@@ -19,9 +19,6 @@ module needs on its device (:func:`hlotop.analysis.capacity.required_bytes`),
 
 from __future__ import annotations
 
-import json
-from typing import IO, Any
-
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
@@ -33,7 +30,7 @@ from hlotop.loading.directory import (
     platform_order,
     platform_ranks,
 )
-from hlotop.report.capacity_text import FIT, fit_cell, modules_fit_line, over_capacity
+from hlotop.report.capacity_text import FIT, fit_cell, modules_fit_line
 from hlotop.report.text_fit import NAME_BREAKS, wrap
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
@@ -198,7 +195,9 @@ def _by_platform(rows: list[tuple[ModuleFigures, int]]) -> dict[str, list]:
     return out
 
 
-def _largest(figures: list[ModuleFigures]) -> dict[str, dict[str, tuple[ModuleFigures, int]]]:
+def largest_by_platform(
+    figures: list[ModuleFigures],
+) -> dict[str, dict[str, tuple[ModuleFigures, int]]]:
     """For each platform (in :func:`platform_order`), its largest figures, each as the
     module and its bytes: ``"peak"`` XLA's peak, ``"report"`` a report-only module's
     total, ``"resident"`` argument + output - alias (:func:`_resident`)."""
@@ -220,7 +219,7 @@ def _across(figures: list[ModuleFigures]) -> list[Text]:
     each platform (programs of one platform share its device; another's never), and
     its largest module known by its memory-usage report alone."""
     out = []
-    largest = _largest(figures)
+    largest = largest_by_platform(figures)
     several = len(largest) > 1
     for platform, top in largest.items():
         on = f" on {platform}" if several else ""
@@ -251,68 +250,3 @@ def _across(figures: list[ModuleFigures]) -> list[Text]:
                 )
             )
     return out
-
-
-def modules_json(
-    directory: str, figures: list[ModuleFigures], capacity: tuple[int, str] | None = None
-) -> dict[str, Any]:
-    """The ranking as a JSON-ready dict (shape in this module's docstring)."""
-    rows = collapse_identical(figures)
-    modules = []
-    ranks = platform_ranks([f for f, _ in rows])
-    for rank, (f, count) in zip(ranks, rows, strict=True):
-        modules.append(
-            {
-                "name": f.entry.name,
-                "files": [str(p) for p in f.entry.files],
-                "platform": f.entry.platform,
-                "rank": rank,
-                "report_only": f.entry.report_only,
-                "total_bytes_used": f.total_bytes_used,
-                "peak_step": f.peak_step,
-                "peak_bytes": f.peak_bytes,
-                "allocations": f.allocations,
-                "memory_stats": f.memory_stats.as_dict() if f.memory_stats else None,
-                "identical": count,
-                "required_bytes": f.required_bytes,
-                "headroom_bytes": (
-                    capacity[0] - f.required_bytes
-                    if capacity is not None and f.required_bytes is not None
-                    else None
-                ),
-                "error": f.error,
-            }
-        )
-    largest = _largest(figures)
-
-    def each(what: str) -> dict[str, dict[str, Any]]:
-        return {
-            platform: {"module": top[what][0].entry.name, "bytes": top[what][1]}
-            for platform, top in largest.items()
-            if what in top
-        }
-
-    return {
-        "directory": directory,
-        "modules": modules,
-        "largest_peak": each("peak"),
-        "largest_report_total": each("report"),
-        "largest_resident": each("resident"),
-        "capacity": None
-        if capacity is None
-        else {
-            "capacity_bytes": capacity[0],
-            "label": capacity[1],
-            "over": [f.entry.name for f in over_capacity(figures, capacity[0])],
-        },
-    }
-
-
-def write_modules_json(
-    directory: str,
-    figures: list[ModuleFigures],
-    out: IO[str],
-    capacity: tuple[int, str] | None = None,
-) -> None:
-    json.dump(modules_json(directory, figures, capacity), out)
-    out.write("\n")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import IO, TYPE_CHECKING, Literal, NamedTuple
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -329,15 +329,15 @@ def render_summary(
 PIPE_WIDTH = 160  # piped into a file or less: room for shapes and op_names on one line
 
 
-def stdout_console() -> Console:
-    """The console a text report is printed on: stdout, at the terminal's width, or
-    :data:`PIPE_WIDTH` columns when stdout is not a terminal (and ``COLUMNS`` is not
-    set). With no highlighting and no emoji codes: hlotop's own labels use neither,
-    dump text is never markup, and looking for codes imported Rich's table of them
-    (8 ms of every report)."""
-    console = Console(highlight=False, emoji=False)
+def stdout_console(file: IO[str] | None = None) -> Console:
+    """The console a text report is printed on: ``file`` (default stdout), at the
+    terminal's width, or :data:`PIPE_WIDTH` columns when it is not a terminal (and
+    ``COLUMNS`` is not set). With no highlighting and no emoji codes: hlotop's own
+    labels use neither, dump text is never markup, and looking for codes imported
+    Rich's table of them (8 ms of every report)."""
+    console = Console(file=file, highlight=False, emoji=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(highlight=False, emoji=False, width=PIPE_WIDTH)
+        console = Console(file=file, highlight=False, emoji=False, width=PIPE_WIDTH)
     return console
 
 
