@@ -1,13 +1,5 @@
-"""``hlotop diff OLD NEW``: the comparison of two compiles as text (``--summary``), as
-JSON (``--json``) and as a CI gate (``--fail-over``).
-
-JSON shape: ``{old: FIGURES, new: FIGURES, delta: FIGURES, values: {matched,
-matched_by: {key: count}, changes: {class: count}, added: [VALUE], removed: [VALUE],
-changed: [CHANGE]}, groups: {keys, accounting, rows: [{key, old_bytes, new_bytes,
-delta_bytes}]}}``, FIGURES being ``{module, total_bytes_used, peak_step, peak_bytes,
-memory_stats, memory_space_peaks}`` (``delta``: NEW minus OLD, steps left out) and
-CHANGE ``{change, matched_by, reshaped, old: VALUE, new: VALUE, delta_bytes}``
-(``reshaped``: its two shapes differ, each VALUE's ``shape`` says which).
+"""``hlotop diff OLD NEW``: the comparison of two compiles as text (``--summary``) and
+as a CI gate (``--fail-over``); its JSON (``--json``) is :mod:`hlotop.report.diff_table`'s.
 """
 
 from __future__ import annotations

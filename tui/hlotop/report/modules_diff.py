@@ -5,13 +5,7 @@ change, that of JAX's ``memory_analysis()`` temp size, and the programs only one
 compiled. ``--fail-over`` gates every program
 both runs compiled (:func:`gate_modules`).
 
-JSON: ``{old, new, programs: [{program, old, new, delta}], over}``: ``old``/``new``
-are the directories; a program's ``old``/``new`` are ``{module, peak_step, peak_bytes,
-total_bytes_used, memory_stats, error}`` or null (not compiled in that run; ``error``
-says why a module could not be read, null when it was); ``delta`` is
-``{peak_bytes, total_bytes_used}`` (NEW minus OLD, null where a side lacks the figure);
-``over`` lists the gate's lines (empty without ``--fail-over`` or when nothing grew
-more).
+Its JSON (``--json``) is :mod:`hlotop.report.modules_table`'s.
 """
 
 from __future__ import annotations

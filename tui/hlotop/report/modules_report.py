@@ -4,17 +4,7 @@ and platform, and the figures across each platform's modules (what each means is
 beside it). A module with only its memory-usage report is listed with the report's
 total, marked as such.
 
-JSON: ``{directory, modules: [{name, files, platform, rank, report_only,
-total_bytes_used, peak_step, peak_bytes, allocations, memory_stats, identical,
-required_bytes, headroom_bytes, error}], largest_peak: {<platform>: {module, bytes}},
-largest_report_total: {<platform>: {module, bytes}}, largest_resident: {<platform>:
-{module, bytes}}, capacity}``; ``rank`` is within the platform; ``identical`` counts
-the modules of the same program compiled alike that the row stands for;
-``largest_report_total`` is of the report-only modules; ``required_bytes`` is what a
-module needs on its device (:func:`hlotop.analysis.capacity.required_bytes`),
-``headroom_bytes`` the capacity less that (``--capacity``; else null) and ``capacity``
-``{capacity_bytes, label, over}`` (``over``: the modules that need more) or null;
-``error`` says why a module could not be read (null when it was).
+Its JSON (``--json DIR``) is :mod:`hlotop.report.modules_table`'s.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``hlotop why DUMP NAME``: a value, its allocation, live range and last use, and why
-it is live at a step, as text and as JSON; and the wording of a reason and of a last
-use, which the browser's detail card shares."""
+it is live at a step, as text (its JSON: :mod:`hlotop.report.why_table`); and the
+wording of a reason and of a last use, which the browser's detail card shares."""
 
 from __future__ import annotations
 
