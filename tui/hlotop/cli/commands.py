@@ -153,7 +153,7 @@ def capacity_of(text: str | None) -> tuple[int, str] | None:
     """``--capacity``: (bytes, what it is). Raises ValueError naming what it takes."""
     if text is None:
         return None
-    from hlotop.model.devices import parse_capacity
+    from hlotop.analysis.devices import parse_capacity
 
     size, label = parse_capacity(text)
     if size <= 0:  # "0" or "0.0001": every program would be over by all it needs
