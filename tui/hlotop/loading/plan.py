@@ -23,7 +23,7 @@ from hlotop.loading.discover import module_files
 AHEAD_KINDS = ("values", "live-range")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(eq=False, repr=False)  # only __init__: 0.4 ms less at every start
 class ReadPlan:
     """Who reads which file of a module. ``main`` is the file named; ``files`` the
     module's files and their kinds (:func:`~hlotop.loading.discover.module_files`'s
