@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, AnyStr, cast
+from typing import Any, cast
 
 from hlotop.analysis.analyze import BeforeLiveRanges, analyze
 from hlotop.loading.agreement import check_agreement, check_stack_trace
-from hlotop.loading.ahead import Job, Later, PartsAhead, Read
+from hlotop.loading.ahead import Job, PartsAhead, Read
 from hlotop.loading.checks import (
     STDIN_REPORT,
     check_consistency,
@@ -35,12 +35,19 @@ from hlotop.loading.discover import (
     split_module_prefix,
 )
 from hlotop.loading.errors import LoadError
-from hlotop.loading.file_bytes import FileBytes
-from hlotop.loading.input_bytes import read_file, read_stream
+from hlotop.loading.input_bytes import read_stream
 from hlotop.loading.module_text import (
     called_metadata_reader,
     entry_parameters_reader,
     read_io_alias,
+    read_stack_frames,
+)
+from hlotop.loading.one_file import (
+    kind_of,
+    live_ranges_then_tree,
+    parse_file,
+    parse_sibling,
+    read_bytes,
 )
 from hlotop.loading.plan import ReadPlan, plan_module
 from hlotop.model import (
@@ -53,12 +60,7 @@ from hlotop.model import (
     StackTrace,
     UsedValues,
 )
-from hlotop.parse import scan
-from hlotop.parse.dump import ReadHooks, parse_text
-from hlotop.parse.live_range import UNAVAILABLE
-from hlotop.parse.stack_frames import parse_stack_frames
-from hlotop.parse.stack_trace import TreeApart
-from hlotop.parse.tokens import Sink
+from hlotop.parse.dump import ReadHooks
 
 __all__ = [  # what other layers take from here
     "SPLIT_SUFFIXES",
@@ -93,113 +95,6 @@ def _given(value: object) -> bool:
     if isinstance(value, int) and not isinstance(value, bool):
         return True
     return bool(value)
-
-
-def _kind_of(parsed: ParsedSections, named: str | None) -> str:
-    if parsed.saw_buffer_assignment and parsed.saw_used_values:
-        return "combined"
-    if named:
-        return named
-    if parsed.saw_buffer_assignment:
-        return "combined"  # a pre-2019 or cut-short file: only the allocations
-    if parsed.saw_used_values:
-        return "values"
-    if parsed.live_range is not None or parsed.live_range_unavailable:
-        return "live-range"
-    return "memory-usage-report"
-
-
-def _is_dump(parsed: ParsedSections) -> bool:
-    return bool(
-        parsed.saw_buffer_assignment
-        or parsed.saw_used_values
-        or parsed.live_range is not None
-        or parsed.live_range_unavailable
-        or parsed.memory_usage_report is not None
-        or parsed.total_bytes_used is not None
-    )
-
-
-def _parse_one(
-    label: str,
-    data: bytes | list[bytes],
-    source: FileBytes | None,
-    diagnostics: list[Diagnostic],
-    hooks: ReadHooks = _NO_HOOKS,
-) -> ParsedSections:
-    """Parse one file's bytes. Given as a one-item list, the bytes are released as soon
-    as they are decoded, so a big dump is not held twice while it is parsed. With
-    ``source`` (the file the bytes were read from), value records whose text is those
-    bytes unchanged are read back from the file when asked for, not held."""
-    raw = data.pop() if isinstance(data, list) else data
-    # The records can be read back from the file at the text's offsets only if decoding
-    # changed nothing else: no line ends rewritten, no undecodable bytes replaced.
-    same_offsets = source is not None and not scan.contains(raw, b"\r")
-    before = len(diagnostics)
-    text = read_text(label, raw, diagnostics)
-    same_offsets = same_offsets and len(diagnostics) == before
-    del raw  # a decoded text is not held twice while it is parsed
-    if same_offsets and source is not None:
-        hooks = replace(hooks, source=source)
-    # Handed on in a list, and not kept here: the parser drops the text once it is cut
-    # into lines. (Either kind of text; the type checker follows one at a time.)
-    if isinstance(text, bytes):
-        held_bytes = [text]
-        del text
-        return _parse_decoded(label, held_bytes, diagnostics, hooks)
-    held_str = [text]
-    del text
-    return _parse_decoded(label, held_str, diagnostics, hooks)
-
-
-def _read_file(path: Path) -> tuple[list[bytes], FileBytes | None]:
-    """A file's bytes (as a one-item list, see :func:`_parse_one`) and the file to read
-    them back from, taken first (none for a compressed file: its text is not its
-    bytes). Raises :class:`LoadError`."""
-    try:
-        source: FileBytes | None = FileBytes(path)
-    except OSError:  # read_file says why
-        source = None
-    data, compressed = read_file(path)
-    return [data], None if compressed else source
-
-
-def _parse_decoded(
-    label: str, text: list[AnyStr], diagnostics: list[Diagnostic], hooks: ReadHooks
-) -> ParsedSections:
-    """Parse one file's text (as :func:`~hlotop.loading.decode.read_text` gives it, in a
-    one-item list: taken out and dropped by the parser as soon as it can be)."""
-    # The file's diagnostics go straight into the caller's list (a stack-trace tree
-    # read apart says where its own go among them), and are taken out again if the
-    # file is no dump.
-    before = len(diagnostics)
-    whole = text[0]
-    head = whole[: len(UNAVAILABLE)]
-    start = head.decode("ascii") if isinstance(head, bytes) else head
-    # Whether the file ends with a line end, and its last line if not: known before the
-    # text goes.
-    cut_short = not whole.endswith(scan.newline_of(whole)) and not start.startswith(UNAVAILABLE)
-    last = scan.count_lines(whole, 0, len(whole)) + 1 if cut_short else 0
-    del whole
-    parsed = parse_text(label, text, diagnostics, hooks)
-    if not _is_dump(parsed):
-        del diagnostics[before:]
-        raise LoadError(
-            label,
-            "not an XLA buffer-assignment dump (no 'BufferAssignment:', "
-            "'Used values:' or 'HloLiveRange' section) nor an out-of-memory error text",
-        )
-    if cut_short:
-        diagnostics.append(
-            Diagnostic(
-                label,
-                last,
-                "truncated: the file does not end with a "
-                "newline, so it was probably cut short here",
-                "warning",
-            )
-        )
-    return parsed
 
 
 def load(
@@ -293,7 +188,7 @@ def _stdin_bytes(stdin) -> bytes:
 
 def _job(kind: str | None) -> Job:
     """How a worker reads a file of ``kind``: a -live-range.txt its tree last."""
-    return _live_ranges_then_tree if kind == "live-range" else _parse_sibling
+    return live_ranges_then_tree if kind == "live-range" else parse_sibling
 
 
 def _with_frames(on_records: OnRecords, frames: StackFrameTable | None, table) -> object:
@@ -347,9 +242,9 @@ def _read_files(
         if hooks.stage is not None:
             hooks.stage(f"reading {file_path.name}")
         if file_path == plan.main:
-            read[i] = (_parse_one(label, *_read_file(file_path), found, hooks), found)
+            read[i] = (parse_file(label, *read_bytes(file_path), found, hooks), found)
         else:
-            read[i] = (_parse_sibling(label, file_path, found, hooks), found)
+            read[i] = (parse_sibling(label, file_path, found, hooks), found)
     return read, before
 
 
@@ -378,7 +273,7 @@ def _module(
         if parsed is None:
             continue
         parts.append(parsed)
-        kind = _kind_of(parsed, named_kind)
+        kind = kind_of(parsed, named_kind)
         files.append(DumpFile(label, kind))
         check_truncation(label, parsed, kind, diagnostics)
     sections = beside.into(_merge(parts))
@@ -397,17 +292,6 @@ def _module(
     return _finish(name, tuple(files), sections, diagnostics, lazy, before, tree_later)
 
 
-def _live_ranges_then_tree(label: str, path: Path, diagnostics: list[Diagnostic]) -> Later:
-    """A split module's ``-live-range.txt`` as a worker reads it: all but its
-    stack-trace tree now, the tree's lines set aside (:class:`TreeApart`); then the
-    tree, read while the process that takes the rest works out the figures (none
-    needs the tree: 0.1 s of the worker's at 46 MB). The sections, and diagnostics, are
-    those of :func:`_parse_sibling` once :func:`_with_tree` has put the tree back."""
-    apart = TreeApart()
-    sections = _parse_sibling(label, path, diagnostics, ReadHooks(tree_apart=apart))
-    return Later(sections, partial(apart.read, label))
-
-
 def _with_tree(
     ahead: PartsAhead,
     key: str,
@@ -417,7 +301,7 @@ def _with_tree(
     sections: ParsedSections,
 ) -> ParsedSections:
     """``sections`` with the stack-trace tree of the live-range file ``parsed`` (read
-    apart by :func:`_live_ranges_then_tree`, taken from ``ahead`` as part ``key``), and
+    apart by :func:`live_ranges_then_tree`, taken from ``ahead`` as part ``key``), and
     the tree's diagnostics put among the file's, whose first is ``diagnostics[offset]``,
     where they would have come had it been read in turn."""
     later = ahead.take_later(key)
@@ -436,39 +320,13 @@ def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> Mo
     """Open a combined dump already read into memory (``hlotop -``); ``label`` names it
     in diagnostics. ``lazy`` as for :func:`load`. Raises :class:`LoadError` like it."""
     diagnostics: list[Diagnostic] = []
-    parsed = _parse_one(label, data, None, diagnostics)
-    kind = _kind_of(parsed, None)
+    parsed = parse_file(label, data, None, diagnostics)
+    kind = kind_of(parsed, None)
     check_truncation(label, parsed, kind, diagnostics, stdin=True)
     report = parsed.memory_usage_report
     if kind == "memory-usage-report" and report is not None:
         diagnostics.append(Diagnostic(label, 0, report_alone(report, STDIN_REPORT), "warning"))
     return _finish(label, (DumpFile(label, kind),), parsed, diagnostics, lazy)
-
-
-def read_stack_frames(path: Path, diagnostics: list[Diagnostic]) -> StackFrameTable | None:
-    """The stack-frame tables from the head of the module's HLO text beside the dump
-    (``<module>.<backend>_after_optimizations.txt``), or None. Only the head is read."""
-    split = split_module_prefix(path)
-    if split is None:
-        return None
-    text_path = path.with_name(split[0] + ".txt")
-    try:
-        with open(text_path, encoding="utf-8", errors="replace") as f:
-            sink = Sink(str(text_path), diagnostics)
-            return parse_stack_frames(str(text_path), (ln.rstrip("\r\n") for ln in f), sink)
-    except OSError:
-        return None
-
-
-def _parse_sibling(
-    label: str, path: Path, diagnostics: list[Diagnostic], hooks: ReadHooks = _NO_HOOKS
-) -> ParsedSections | None:
-    """A sibling that cannot be read is a warning: the rest of the module still opens."""
-    try:
-        return _parse_one(label, *_read_file(path), diagnostics, hooks)
-    except LoadError as err:
-        diagnostics.append(Diagnostic(label, 0, f"sibling file skipped: {err.reason}", "warning"))
-        return None
 
 
 def _finish(
