@@ -3,20 +3,17 @@ and :class:`JsonReport` (a JSON document too, whose table and JSON Schema are
 :data:`hlotop.report.json_schema.DOCUMENTS`\\ ``[document]``). The command line makes
 one of these and writes it (:func:`hlotop.cli.common.show`).
 
-========================  ===========================================  ===============
-report                    what it reports                               JSON document
-========================  ===========================================  ===============
-:class:`SummaryReport`    one module: figures, peak, grouped live set,  ``hlotop``
-                          capacity, advice (``--summary``, ``--json``)
-:class:`ExportReport`     a module's live set as csv, tsv or folded     (none)
-:class:`DiffReport`       two compiles of one program                   ``diff``
-:class:`ModulesReport`    every module of a dump directory              ``modules``
-:class:`ModulesDiffRep…`  two dump directories, program by program      ``modules-diff``
-:class:`OomTextReport`    the out-of-memory messages of an error text   ``oom``
-:class:`FitCommandRep…`   compiles at several sizes, fitted             ``fit``
-:class:`WhyReport`        why one value is live at a step               ``why``
-:class:`WhyLiveReport`    every value live at a step, and why           ``why-live``
-========================  ===========================================  ===============
+* :class:`SummaryReport`: one module (``--summary``, ``--json``: document ``hlotop``):
+  its figures, peak, grouped live set, capacity and advice;
+* :class:`ExportReport`: a module's live set as csv, tsv or folded stacks (text only);
+* :class:`DiffReport`: two compiles of one program (``diff``);
+* :class:`ModulesReport`: every module of a dump directory (``modules``);
+* :class:`ModulesDiffReport`: two dump directories, program by program
+  (``modules-diff``);
+* :class:`OomTextReport`: the out-of-memory messages of an error text (``oom``);
+* :class:`FitCommandReport`: compiles at several sizes, fitted (``fit``);
+* :class:`WhyReport`: why one value is live at a step (``why``);
+* :class:`WhyLiveReport`: every value live at a step, and why (``why-live``).
 
 Each report is a dataclass with ``__init__`` alone: this module is imported by every
 report the command writes, and each method a dataclass makes costs it 0.1 ms.
