@@ -200,10 +200,10 @@ def test_bad_lines_become_diagnostics_and_strict_fails(tmp_path):
 def test_an_internal_error_is_one_line_and_a_log_file(tmp_path, monkeypatch, capsys):
     import hlotop.report.summary
 
-    def broken(module, console=None, **figures):
+    def broken(module, *figures):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(hlotop.report.summary, "print_summary", broken)
+    monkeypatch.setattr(hlotop.report.summary, "render_summary", broken)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     assert main(["--summary", SEED3]) == 70
     err = capsys.readouterr().err

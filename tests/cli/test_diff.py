@@ -16,7 +16,8 @@ import pytest
 from conftest import ROOT, SAMPLES, hlotop
 from hlotop import load
 from hlotop.analysis.diff import MATCH_KEYS, diff_modules
-from hlotop.report.diff_report import Threshold, diff_json, gate
+from hlotop.report.diff_report import Threshold, gate
+from hlotop.report.diff_table import diff_json
 
 REMAT_OFF = SAMPLES / "tpu" / "v5e_1x1-transformer_loop"
 REMAT_ON = SAMPLES / "tpu" / "v5e_1x1-transformer_remat"

@@ -31,7 +31,17 @@ FORMS = {
     "report allocation": allocations.REPORT_ALLOCATION_LINE,
     "report row": memory_report.TABLE_ROW,
     "report list row": memory_report.LIST_ROW,
+    "total": allocations.TOTAL_LINE,
+    "live range header": live_range.HEADER,
+    "peak header": live_range.PEAK_HEADER,
+    "stack trace header": stack_trace.HEADER,
+    "memory space header": memory_report.SPACE_HEADER,
+    "memory space total": memory_report.SPACE_TOTAL_LINE,
+    "rest line": memory_report.REST_LINE,
 }
+# How the section reader hands a form its line: a report's rows without their tab, its
+# "The rest ..." lines without their indentation.
+_AS_READ = {"report row": lambda line: line.lstrip("	"), "rest line": str.strip}
 DUMPS = sorted(p for p in swept("*.txt") if "memory-usage-report" not in p.name)
 REPORTS = sorted(p for p in swept("*-memory-usage-report.txt"))
 
@@ -43,7 +53,7 @@ def test_fast_path_agrees_with_the_fine_grammar(kind):
     matched = 0
     for path in DUMPS + REPORTS:
         for line in split_lines(Path(path).read_text()):
-            line = line.lstrip("\t") if kind == "report row" else line
+            line = _AS_READ.get(kind, str)(line)
             m = form.match(line)
             if m is None:
                 continue
@@ -75,7 +85,7 @@ def test_a_pass_keeping_some_fields_matches_the_same_lines_and_reads_them_alike(
     matched = 0
     for path in DUMPS + REPORTS:
         for line in split_lines(Path(path).read_text()):
-            line = line.lstrip("\t") if kind == "report row" else line
+            line = _AS_READ.get(kind, str)(line)
             m, k = form.match(line), lean.match(line)
             assert (m is None) == (k is None), line
             if m is not None and k is not None:
@@ -97,6 +107,10 @@ def test_a_pass_keeping_some_fields_matches_the_same_lines_and_reads_them_alike(
         ("cross-color reuse", "  value: <9 q @1> (color=1)", None),
         ("peak", "    q: 12 bytes", None),
         ("use", "  dot.1, operand x", "column 18: expected an operand number"),
+        ("total", "Total bytes used: 12", None),
+        ("total", "Total bytes used: 12 (12 B)", "column 23: expected '(size)' after the total"),
+        ("peak header", "  Live ranges at x (peak):", "column 18: expected a schedule step"),
+        ("memory space total", "Total bytes: 8245148 (7.86MiB)", None),
         (  # a label that holds a suffix of its own: the longest label, both ways
             "stack trace",
             "    f (1.0%, total: 1 bytes, current: 1 bytes, remaining: 1 bytes) g"

@@ -264,7 +264,7 @@ def test_a_tree_lost_with_the_worker_is_read_here(every_file_ahead, monkeypatch)
     alone = load(sample(SPLIT_BIG), lazy=True)
     read_here.clear()
     with_worker = load(sample(SPLIT_BIG), lazy=True, workers=1)
-    assert read_here == ["_live_ranges_then_tree"]  # read again here for its tree
+    assert read_here == ["live_ranges_then_tree"]  # read again here for its tree
     assert with_worker.live_range is not None and with_worker.live_range.stack_trace
     _same_module(alone, with_worker)
 
@@ -290,7 +290,7 @@ def test_a_file_the_worker_fails_on_is_read_here(every_file_ahead, monkeypatch):
     ]
     # The worker failed on the first part: both are read here after all (the live
     # ranges with their stack-trace tree apart, as the worker reads them).
-    assert read_here == ["_parse_sibling", "_live_ranges_then_tree"]
+    assert read_here == ["parse_sibling", "live_ranges_then_tree"]
     _same_module(alone, with_worker)
     assert with_worker.read_records() == alone.read_records()
 

@@ -89,7 +89,8 @@ def test_json_of_a_directory_groups_every_module_bounded_by_top():
     ]
     assert gpt["groups"]["rest"]["groups"] == len(grouping.rows) - 3
     plain = json.loads(hlotop("--json", str(TPU)).stdout)  # no --group-by: no groups field
-    assert "groups" not in plain["modules"][0]
+    assert plain["modules"][0]["groups"] is None  # without --group-by
+    assert plain["modules"][0]["groups_error"] is None
 
 
 def test_top_with_json_of_one_module_is_refused_saying_why():

@@ -1,11 +1,17 @@
-"""Device capacity presets and capacities as users write them (model.devices)."""
+"""Device capacity presets and capacities as users write them (analysis.devices)."""
 
 from __future__ import annotations
 
 import pytest
 
-from hlotop.model import DEVICES, parse_capacity
-from hlotop.model.devices import ALIASES, JAX_GPU_FRACTION, device_named, is_gpu
+from hlotop.analysis.devices import (
+    ALIASES,
+    DEVICES,
+    JAX_GPU_FRACTION,
+    device_named,
+    is_gpu,
+    parse_capacity,
+)
 from hlotop.units import human_bytes
 
 GIB = 1 << 30

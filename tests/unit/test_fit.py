@@ -324,11 +324,12 @@ _SCHEMA = json.loads(
 
 def test_the_shipped_schema_is_what_the_table_makes():
     """After changing hlotop/report/fit_table.py, run
-    ``python -m hlotop.report.fit_table --write``."""
-    from hlotop.report.fit_table import SCHEMA_FILE, schema, schema_text
+    ``python -m hlotop.report.json_schema --write``."""
+    from hlotop.report.json_schema import DOCUMENTS
 
-    assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text()
-    jsonschema.Draft202012Validator.check_schema(schema())
+    fit = DOCUMENTS["fit"]
+    assert fit.schema_file.read_text(encoding="utf-8") == fit.schema_text()
+    jsonschema.Draft202012Validator.check_schema(fit.schema())
 
 
 def _json(capsys, *args: str) -> dict:

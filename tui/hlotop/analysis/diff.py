@@ -35,7 +35,6 @@ in NEW) or ``removed`` (only in OLD).
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -45,14 +44,11 @@ from hlotop.analysis.grouping import Grouping, group_live_set
 from hlotop.analysis.labels import Labeller
 from hlotop.analysis.scope import op_path, scope_of, user_frame
 from hlotop.model import ModuleDump, ValueInfo, shape_of
-from hlotop.shapes import ArrayShape
+from hlotop.shapes import ArrayShape, plain_shape_text
 
 MATCH_KEYS = ("op_name", "scope", "source", "position")
 POSITION_TOLERANCE = 0.02  # of the schedule's length
 CLASSES = ("added", "removed", "grown", "shrunk", "entered peak", "left peak", "unchanged")
-# A layout ({1,0}, {1,0:T(8,128)}) and a tuple's index comment (/*index=5*/): what
-# two prints of one shape may differ in.
-_LAYOUT = re.compile(r"\{[^{}]*\}|/\*[^*]*\*/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +139,7 @@ def side_of(module: ModuleDump) -> Side:
 def plain_shape(info: ValueInfo) -> str:
     """``info``'s shape without its layout and tuple index comments
     (``f32[8,128]{1,0}`` -> ``f32[8,128]``); ``?`` when the dump gives none."""
-    return _LAYOUT.sub("", info.shape) if info.shape else "?"
+    return plain_shape_text(info.shape) if info.shape else "?"
 
 
 def _dtype_rank(info: ValueInfo) -> tuple[str, int]:

@@ -5,7 +5,6 @@ once per value (:class:`Labeller`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -31,7 +30,7 @@ from hlotop.model import (
 )
 from hlotop.model.memory_space import space_name, space_names
 from hlotop.parse.computations import called_computation, first_operand
-from hlotop.shapes import ArrayShape
+from hlotop.shapes import ArrayShape, without_layouts
 
 GROUP_KEYS = ("scope", "phase", "source", "opcode", "shape", "dtype", "kind", "space", "param")
 ACCOUNTINGS = ("logical", "occupied")
@@ -39,7 +38,6 @@ NO_OP_NAME = "(no op_name)"
 TOP_SCOPE = "(top level)"
 UNKNOWN = "(unknown)"
 NOT_A_PARAMETER = "(not a parameter)"
-_LAYOUT = re.compile(r"\{[^{}]*\}")  # a layout, {1,0:T(8,128)S(1)}
 # Instructions that carry their operand's data on (XLA adds them with no metadata): a
 # value of one takes its first operand's origin, through at most _OPERAND_DEPTH.
 _PASS_THROUGH = {
@@ -236,7 +234,7 @@ class Labeller:
         if key == "opcode":
             return self.opcode(info) or UNKNOWN
         if key == "shape":
-            return _LAYOUT.sub("", info.shape) if info.shape else UNKNOWN
+            return without_layouts(info.shape) if info.shape else UNKNOWN
         if key == "dtype":
             shape = shape_of(info.shape) if info.shape else None
             if shape is None:

@@ -14,16 +14,15 @@ then allocated bytes nearest the entry's size, then the lowest value id.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from hlotop.model import InstructionText, ModuleDump, ValueInfo
 from hlotop.model.oom import OomEntry
+from hlotop.shapes import plain_shape_text
 
 RULES = ("label+shape", "op_name+shape")
-_LAYOUT = re.compile(r"\{[^{}]*\}|/\*.*?\*/|\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +38,7 @@ class OomLink:
 def shape_without_layout(shape: str | None) -> str | None:
     """``shape`` as printed without its layouts and spaces: ``bf16[8,128]{1,0:T(8,128)}``
     -> ``bf16[8,128]``, ``(f32[2]{0}, s32[])`` -> ``(f32[2],s32[])``. None stays None."""
-    return _LAYOUT.sub("", shape) if shape else None
+    return "".join(plain_shape_text(shape).split()) if shape else None
 
 
 def _opcode(info: ValueInfo, instr: InstructionText | None) -> str | None:

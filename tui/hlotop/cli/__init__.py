@@ -45,6 +45,7 @@ from hlotop.cli.common import (
     output_failed,
     reattach_terminal,
     reporting,
+    show,
     stdout_to_devnull,
     strict_status,
     whole_stdout,
@@ -385,24 +386,34 @@ def _main(args) -> int:
             keep_until_exit(module)  # freed by the OS when the command exits
             if args.export and grouping is not None:
                 return export(module, args, grouping)
-            from hlotop.report.summary import print_summary
-
-            groups = None
-            if grouping is not None and grouping["keys"] is not None:
-                groups = group(module, grouping)[0]
-            print_summary(
-                module,
-                groups=groups,
-                fit=fit_of(module, capacity),
-                advice=_advice(args, module),
-                top=args.top,
-                icicle=args.icicle,
-            )
+            show(_summary(module, args, grouping, capacity))
             return strict_status(module, args.strict)
     except LoadError as err:
         return error(str(err))
     except GroupingError as err:
         return error(str(err))
+
+
+def _summary(module, args, grouping: dict | None, capacity, workers: int = 0, ahead=None):
+    """The :class:`~hlotop.report.reports.SummaryReport` of ``module``: its live set
+    grouped as ``--group-by`` says (``grouping``), against ``--capacity``, with
+    ``--advise``'s advice; ``workers`` and ``ahead`` format ``--json``'s records."""
+    from hlotop.report.reports import SummaryReport
+
+    groups = None
+    if grouping is not None and grouping["keys"] is not None:
+        groups = group(module, grouping)[0]
+    fit, advice = fit_of(module, capacity), _advice(args, module)
+    return SummaryReport(
+        module,
+        groups,
+        fit,
+        advice,
+        workers,
+        ahead,
+        top=getattr(args, "top", None),
+        icicle=getattr(args, "icicle", False),
+    )
 
 
 def _advice(args, module):
@@ -426,7 +437,7 @@ def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:
     processes, one a core (this is the only process of ours and it runs no threads),
     and a split module's live ranges by another (:mod:`hlotop.loading.ahead`)."""
     from hlotop.process import big_buffers_for_writing, keep_until_exit, report_workers
-    from hlotop.report.json_doc import RecordsAhead, write_json
+    from hlotop.report.json_doc import RecordsAhead
 
     big_buffers_for_writing()
     workers = report_workers()
@@ -435,18 +446,7 @@ def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:
         # the live ranges on another core too, ahead of the (lower-priority) records
         module = load(args.path, lazy=True, on_records=ahead.start, workers=workers)
         keep_until_exit(module)  # freed by the OS when the command exits
-        groups = None
-        if grouping is not None and grouping["keys"] is not None:
-            groups = group(module, grouping)[0]
-        write_json(
-            module,
-            sys.stdout,
-            workers,
-            ahead,
-            groups=groups,
-            fit=fit_of(module, capacity),
-            advice=_advice(args, module),
-        )
+        show(_summary(module, args, grouping, capacity, workers, ahead), as_json=True)
     finally:
         ahead.close()
     return strict_status(module, args.strict)

@@ -10,8 +10,8 @@ from hlotop.cli.common import (
     EXIT_PARTIAL,
     error,
     reattach_terminal,
-    report_console,
     reporting,
+    show,
     strict_status,
 )
 from hlotop.safe_text import printable
@@ -22,7 +22,8 @@ def diff_command(args) -> int:
     from hlotop.analysis.diff import diff_modules
     from hlotop.analysis.grouping import parse_keys
     from hlotop.loading.loader import LoadError, load
-    from hlotop.report.diff_report import gate, render_diff, write_diff_json
+    from hlotop.report.diff_report import gate
+    from hlotop.report.reports import DiffReport
 
     try:
         keys = parse_keys(args.group_by)
@@ -53,13 +54,7 @@ def diff_command(args) -> int:
             new = load(not_oom_text(args.new, "NEW"), lazy=True, workers=workers)
             keep_until_exit((old, new))  # freed by the OS when the command exits
             diff = diff_modules(old, new, keys, args.accounting)
-            if args.json:
-                from hlotop.report.diff_report import write_diff_json
-
-                write_diff_json(diff, sys.stdout)
-            else:
-                console = report_console()
-                console.print(render_diff(diff))
+            show(DiffReport(diff), args.json)
     except LoadError as err:
         return error(str(err))
     over = gate(diff, threshold) if threshold is not None else None
@@ -131,12 +126,9 @@ def directories_diff(args, old_modules: list, new_modules: list, threshold) -> i
     parallel; ``--fail-over`` gates each program both compiled. On a terminal without
     ``--summary`` or ``--json``, the report in a scrollable screen."""
     from hlotop.loading.directory import pair_modules, rank_modules
-    from hlotop.report.modules_diff import (
-        gate_modules,
-        modules_diff_json,
-        render_modules_diff,
-        write_modules_diff_json,
-    )
+    from hlotop.report.modules_diff import gate_modules
+    from hlotop.report.modules_table import ModulesDiff
+    from hlotop.report.reports import ModulesDiffReport
 
     with reporting():
         count = len(old_modules) + len(new_modules)
@@ -144,15 +136,12 @@ def directories_diff(args, old_modules: list, new_modules: list, threshold) -> i
         new = rank_modules(new_modules, workers=module_workers(count))
         pairs = pair_modules(old, new)
         over = gate_modules(pairs, threshold) if threshold is not None else []
-        if args.json:
-            write_modules_diff_json(modules_diff_json(args.old, args.new, pairs, over), sys.stdout)
-        else:
-            rendered = render_modules_diff(args.old, args.new, pairs)
-            if not args.summary and threshold is None and sys.stdout.isatty():
-                from hlotop.ui.text_app import run_text_browser
+        report = ModulesDiffReport(ModulesDiff(args.old, args.new, pairs, over))
+        if not (args.json or args.summary) and threshold is None and sys.stdout.isatty():
+            from hlotop.ui.text_app import run_text_browser
 
-                return run_text_browser("hlotop diff · two runs", rendered)
-            report_console().print(rendered)
+            return run_text_browser("hlotop diff · two runs", report.render())
+        show(report, args.json)
     for line in over:
         print(printable(line), file=sys.stderr)
     if over:
@@ -164,7 +153,7 @@ def capacity_of(text: str | None) -> tuple[int, str] | None:
     """``--capacity``: (bytes, what it is). Raises ValueError naming what it takes."""
     if text is None:
         return None
-    from hlotop.model.devices import parse_capacity
+    from hlotop.analysis.devices import parse_capacity
 
     size, label = parse_capacity(text)
     if size <= 0:  # "0" or "0.0001": every program would be over by all it needs
@@ -194,7 +183,7 @@ def oom_text(path: str):
     so a dump there still loads, under :func:`~hlotop.loading.input_bytes.read_stream`'s
     bounds (raises its :class:`~hlotop.loading.errors.LoadError`: binary, or text that
     is no dump)."""
-    from hlotop.loading.input_bytes import DUMP_STARTS, read_stream
+    from hlotop.loading.input_bytes import DUMP_STARTS, LIVE_RANGE_START, read_stream
 
     if path == "-":
         data = read_stream(sys.stdin.buffer, "<stdin>")
@@ -212,7 +201,7 @@ def oom_text(path: str):
         except OSError:
             return None
         label = path
-    if data.startswith(DUMP_STARTS) or b"\nHloLiveRange (max " in data[: 1 << 20]:
+    if data.startswith(DUMP_STARTS) or b"\n" + LIVE_RANGE_START in data[: 1 << 20]:
         return None  # a dump
     from hlotop.parse.oom import find_ooms, looks_like_oom, refusal
 
@@ -239,8 +228,8 @@ def oom_command(args, reports, label: str, *, interactive: bool) -> int:
     given (or a dump beside it); on a terminal, in the OOM browser
     (:mod:`hlotop.ui.oom_app`). ``--capacity`` is the text's own."""
     from hlotop.parse.oom import primary
-    from hlotop.report.oom_json import oom_json, write_oom_json
-    from hlotop.report.oom_report import render_ooms
+    from hlotop.report.oom_table import OomTexts
+    from hlotop.report.reports import OomTextReport
 
     given = [
         option
@@ -276,17 +265,15 @@ def oom_command(args, reports, label: str, *, interactive: bool) -> int:
         links = [[linker.find(e) for e in r.entries] for r in reports]
         module_name = module.name
     most_telling = primary(reports) or reports[0]
-    if args.json:
-        write_oom_json(oom_json(reports, most_telling, links, module_name), sys.stdout)
-        return 0
+    report = OomTextReport(OomTexts(reports, most_telling, links, module_name))
     if interactive and label == "<stdin>" and not reattach_terminal():
         interactive = False  # no terminal to read keys from: print it
-    if interactive:
+    if interactive:  # (never with --summary or --json)
         from hlotop.ui.oom_app import run_oom_browser
 
         first = reports.index(most_telling)
         return run_oom_browser(label, reports, links, module, first)
-    report_console().print(render_ooms(reports, links, module_name, most_telling))
+    show(report, args.json)
     return 0
 
 
@@ -331,7 +318,8 @@ def directory_report(
     (``--group-by``, ``--top``, ``--icicle``: :func:`grouping_options`), the live set
     grouped (:func:`directory_groups`)."""
     from hlotop.loading.directory import rank_modules
-    from hlotop.report.modules_report import render_modules, write_modules_json
+    from hlotop.report.modules_table import Modules
+    from hlotop.report.reports import ModulesReport
 
     if args.export:
         return error(
@@ -340,13 +328,9 @@ def directory_report(
     with reporting():
         figures = rank_modules(entries, workers=module_workers(len(entries)))
         groups = directory_groups(args, figures, grouping)
-        if args.json:
-            write_modules_json(args.path, figures, sys.stdout, capacity, groups)
-        else:
-            console = report_console()
-            console.print(render_modules(args.path, figures, capacity=capacity))
-            for part in groups.get("summary", ()):
-                console.print(part)
+        grouped = groups.get("json") if grouping is not None and grouping["keys"] else None
+        modules = Modules(args.path, figures, capacity, grouped, tuple(groups.get("summary", ())))
+        show(ModulesReport(modules), args.json)
     if any(f.error for f in figures):  # a module not read: named, with why, above
         return 1 if args.strict else EXIT_PARTIAL
     # As for one module: a report without its buffer assignment (whose load warns that
@@ -518,15 +502,10 @@ def group(module, options: dict):
 def export(module, args, options: dict) -> int:
     """``--export csv|tsv|folded``: the live set to stdout. With ``--strict`` and a
     diagnostic, exit 1 saying why on stderr (stdout is the data)."""
-    from hlotop.report.export import write_folded, write_groups, write_values
+    from hlotop.report.reports import ExportReport
 
     grouping, labeller = group(module, options)
-    if args.export == "folded":
-        write_folded(grouping, labeller, sys.stdout, options["keys"] or ())
-    elif options["keys"]:
-        write_groups(grouping, sys.stdout, args.export)
-    else:
-        write_values(grouping, labeller, sys.stdout, args.export)
+    show(ExportReport(grouping, labeller, options["keys"] or (), args.export))
     status = strict_status(module, args.strict)
     if status:
         print(printable(strict_reason(module)), file=sys.stderr)

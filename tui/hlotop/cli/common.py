@@ -1,6 +1,6 @@
 """What the ``hlotop`` command's parts share: the one-line error, the terminal after
-a pipe, standard output written whole or failed with its reason, the console a report
-is printed on, and the process policy while a report is made."""
+a pipe, standard output written whole or failed with its reason, how a report is
+written (show), and the process policy while a report is made."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from hlotop.safe_text import printable
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    pass
 
 
 def error(message: str) -> int:
@@ -144,13 +144,14 @@ def reporting():
                 freeze_heap()
 
 
-def report_console() -> Console:
-    """The console a text report is printed on
-    (:func:`hlotop.report.summary.stdout_console`)."""
-    # Imported here: --json and the browser's start need none of rich.console's 40 ms.
-    from hlotop.report.summary import stdout_console
-
-    return stdout_console()
+def show(report, as_json: bool = False) -> None:
+    """Write ``report`` (a :class:`hlotop.report.reports.Report`) to stdout: its JSON
+    document if ``as_json`` (a :class:`~hlotop.report.reports.JsonReport`), else its
+    text. Every report of the command goes out through here."""
+    if as_json:
+        report.write_json(sys.stdout)
+    else:
+        report.write_text(sys.stdout)
 
 
 def strict_status(module, strict: bool) -> int:

@@ -9,7 +9,6 @@ tells them apart (one line on stderr)."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 
 def _sizes(text: str) -> list[int]:
@@ -95,10 +94,11 @@ def fit_command(args) -> int:
     from hlotop.analysis.fit_sizes import Compile, SizeError
     from hlotop.analysis.grouping import parse_keys
     from hlotop.cli.commands import capacity_of
-    from hlotop.cli.common import error, report_console, reporting
+    from hlotop.cli.common import error, reporting, show
     from hlotop.loading.directory import program_of
     from hlotop.loading.loader import LoadError, load
     from hlotop.report.fit_table import FitReport
+    from hlotop.report.reports import FitCommandReport
 
     if len(args.dumps) < 2:
         return error("hlotop fit: give two compiles at least, of one program at two sizes")
@@ -124,14 +124,7 @@ def fit_command(args) -> int:
                 tuple((size, predict(fit, size)) for size in at),
                 None if capacity is None else _largest(largest(fit, capacity[0]), capacity),
             )
-            if args.json:
-                from hlotop.report.fit_table import write_fit_json
-
-                write_fit_json(report, sys.stdout)
-            else:
-                from hlotop.report.fit_report import render_fit
-
-                report_console().print(render_fit(report))
+            show(FitCommandReport(report), args.json)
     except (LoadError, SizeError) as err:
         return error(str(err))
     return 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hlotop.cli.common import error, report_console, reporting
+from hlotop.cli.common import error, reporting, show
 from hlotop.safe_text import printable
 
 USAGE = "usage: hlotop why DUMP [NAME] [--step N] [--json]"
@@ -57,7 +57,8 @@ def why_command(args) -> int:
     from hlotop.analysis.search import close_names, values_named
     from hlotop.analysis.why_index import WhyIndex
     from hlotop.loading.loader import LoadError, load
-    from hlotop.report.why_report import answer, render_why, why_json, write_json
+    from hlotop.report.reports import WhyReport
+    from hlotop.report.why_report import answer
 
     try:
         with reporting():
@@ -78,11 +79,7 @@ def why_command(args) -> int:
             found = values_named(values, args.name)
             if len(found) != 1:
                 return _no_value(module.name, args.name, found, values, close_names)
-            said = answer(module, found[0], args.step, index)
-            if args.json:
-                write_json(why_json(said), sys.stdout)
-            else:
-                report_console().print(render_why(said, index))
+            show(WhyReport(answer(module, found[0], args.step, index), index), args.json)
     except LoadError as err:
         return error(str(err))
     return 0
@@ -90,15 +87,13 @@ def why_command(args) -> int:
 
 def _every_value(module, args, index) -> int:
     """``hlotop why DUMP``: every value live at the step, and why."""
-    from hlotop.report.why_report import live_answer, live_json, render_live, write_json
+    from hlotop.report.reports import WhyLiveReport
+    from hlotop.report.why_report import live_answer
 
     said = live_answer(module, args.step, index)
     if said is None:
         return _usage(f"{module.name}: no live ranges, so no step to ask about; name a value")
-    if args.json:
-        write_json(live_json(said), sys.stdout)
-    else:
-        report_console().print(render_live(said, index))
+    show(WhyLiveReport(said, index), args.json)
     return 0
 
 

@@ -23,19 +23,26 @@ from typing import BinaryIO
 
 from hlotop.loading.decode import looks_binary
 from hlotop.loading.errors import LoadError
+from hlotop.parse.allocations import TOTAL_PREFIX
+from hlotop.parse.live_range import HEADER_PREFIX as LIVE_RANGE_PREFIX
+from hlotop.parse.values import HEADER as USED_VALUES_HEADER
 from hlotop.units import human_bytes
 
 # How the files of a dump start, or a line of one (FORMATS.md): the buffer assignment,
 # the records of a split module, its live ranges, its memory-usage report, and the
 # wrapper --xla_dump_to=- writes around each dump file on stdout.
-DUMP_STARTS = (
-    b"BufferAssignment:",
-    b"Total bytes used:",
-    b"Used values:",
-    b"HloLiveRange (max ",
-    b"Memory Space: ",
-    b"*** Begin ",
+DUMP_STARTS = tuple(
+    start.encode()
+    for start in (
+        "BufferAssignment:",
+        TOTAL_PREFIX,
+        USED_VALUES_HEADER,
+        LIVE_RANGE_PREFIX,
+        "Memory Space: ",
+        "*** Begin ",
+    )
 )
+LIVE_RANGE_START = LIVE_RANGE_PREFIX.encode()  # how the live-range block's header starts
 HEAD_LIMIT = 64 << 20  # bytes read to find a dump's (or an OOM message's) first line
 LINE_LIMIT = 64 << 20  # the longest line read (a 20 MB shape or op_name is one line)
 SNIFF_BYTES = 8192  # the block looked at first

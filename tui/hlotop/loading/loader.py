@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, AnyStr, cast
+from typing import Any, cast
 
 from hlotop.analysis.analyze import BeforeLiveRanges, analyze
 from hlotop.loading.agreement import check_agreement, check_stack_trace
-from hlotop.loading.ahead import Job, Later, PartsAhead
+from hlotop.loading.ahead import Job, PartsAhead, Read
 from hlotop.loading.checks import (
     STDIN_REPORT,
     check_consistency,
@@ -35,13 +35,21 @@ from hlotop.loading.discover import (
     split_module_prefix,
 )
 from hlotop.loading.errors import LoadError
-from hlotop.loading.file_bytes import FileBytes
-from hlotop.loading.input_bytes import read_file, read_stream
+from hlotop.loading.input_bytes import read_stream
 from hlotop.loading.module_text import (
     called_metadata_reader,
     entry_parameters_reader,
     read_io_alias,
+    read_stack_frames,
 )
+from hlotop.loading.one_file import (
+    kind_of,
+    live_ranges_then_tree,
+    parse_file,
+    parse_sibling,
+    read_bytes,
+)
+from hlotop.loading.plan import ReadPlan, plan_module
 from hlotop.model import (
     Diagnostic,
     DumpFile,
@@ -52,12 +60,7 @@ from hlotop.model import (
     StackTrace,
     UsedValues,
 )
-from hlotop.parse import scan
-from hlotop.parse.dump import ReadHooks, parse_text
-from hlotop.parse.live_range import UNAVAILABLE
-from hlotop.parse.stack_frames import parse_stack_frames
-from hlotop.parse.stack_trace import TreeApart
-from hlotop.parse.tokens import Sink
+from hlotop.parse.dump import ReadHooks
 
 __all__ = [  # what other layers take from here
     "SPLIT_SUFFIXES",
@@ -71,15 +74,6 @@ __all__ = [  # what other layers take from here
     "split_module_prefix",
 ]
 _NO_HOOKS = ReadHooks()
-# The files of a split module a worker may read (see hlotop.loading.ahead), in the order
-# it reads them: the records' index (the values file), then the live ranges, while this
-# process reads the allocations and the memory-usage report, then analyses what needs
-# no live ranges (but the records) while the worker still reads them. The live ranges
-# come back before their stack-trace tree, which the worker reads while this process
-# works out the figures (at 46 MB it took the worker 0.1 s of the 0.5 before this
-# process could go on). Measured no quicker: a worker for the report too (again after
-# the tree went last); and (on two cores) a worker for each part, three processes.
-AHEAD_KINDS = ("values", "live-range")
 # load's on_records: told a file's records (str or, all ASCII, bytes) and the stack frames
 OnRecords = Callable[[UsedValues[str] | UsedValues[bytes], StackFrameTable | None], object]
 
@@ -101,113 +95,6 @@ def _given(value: object) -> bool:
     if isinstance(value, int) and not isinstance(value, bool):
         return True
     return bool(value)
-
-
-def _kind_of(parsed: ParsedSections, named: str | None) -> str:
-    if parsed.saw_buffer_assignment and parsed.saw_used_values:
-        return "combined"
-    if named:
-        return named
-    if parsed.saw_buffer_assignment:
-        return "combined"  # a pre-2019 or cut-short file: only the allocations
-    if parsed.saw_used_values:
-        return "values"
-    if parsed.live_range is not None or parsed.live_range_unavailable:
-        return "live-range"
-    return "memory-usage-report"
-
-
-def _is_dump(parsed: ParsedSections) -> bool:
-    return bool(
-        parsed.saw_buffer_assignment
-        or parsed.saw_used_values
-        or parsed.live_range is not None
-        or parsed.live_range_unavailable
-        or parsed.memory_usage_report is not None
-        or parsed.total_bytes_used is not None
-    )
-
-
-def _parse_one(
-    label: str,
-    data: bytes | list[bytes],
-    source: FileBytes | None,
-    diagnostics: list[Diagnostic],
-    hooks: ReadHooks = _NO_HOOKS,
-) -> ParsedSections:
-    """Parse one file's bytes. Given as a one-item list, the bytes are released as soon
-    as they are decoded, so a big dump is not held twice while it is parsed. With
-    ``source`` (the file the bytes were read from), value records whose text is those
-    bytes unchanged are read back from the file when asked for, not held."""
-    raw = data.pop() if isinstance(data, list) else data
-    # The records can be read back from the file at the text's offsets only if decoding
-    # changed nothing else: no line ends rewritten, no undecodable bytes replaced.
-    same_offsets = source is not None and not scan.contains(raw, b"\r")
-    before = len(diagnostics)
-    text = read_text(label, raw, diagnostics)
-    same_offsets = same_offsets and len(diagnostics) == before
-    del raw  # a decoded text is not held twice while it is parsed
-    if same_offsets and source is not None:
-        hooks = replace(hooks, source=source)
-    # Handed on in a list, and not kept here: the parser drops the text once it is cut
-    # into lines. (Either kind of text; the type checker follows one at a time.)
-    if isinstance(text, bytes):
-        held_bytes = [text]
-        del text
-        return _parse_decoded(label, held_bytes, diagnostics, hooks)
-    held_str = [text]
-    del text
-    return _parse_decoded(label, held_str, diagnostics, hooks)
-
-
-def _read_file(path: Path) -> tuple[list[bytes], FileBytes | None]:
-    """A file's bytes (as a one-item list, see :func:`_parse_one`) and the file to read
-    them back from, taken first (none for a compressed file: its text is not its
-    bytes). Raises :class:`LoadError`."""
-    try:
-        source: FileBytes | None = FileBytes(path)
-    except OSError:  # read_file says why
-        source = None
-    data, compressed = read_file(path)
-    return [data], None if compressed else source
-
-
-def _parse_decoded(
-    label: str, text: list[AnyStr], diagnostics: list[Diagnostic], hooks: ReadHooks
-) -> ParsedSections:
-    """Parse one file's text (as :func:`~hlotop.loading.decode.read_text` gives it, in a
-    one-item list: taken out and dropped by the parser as soon as it can be)."""
-    # The file's diagnostics go straight into the caller's list (a stack-trace tree
-    # read apart says where its own go among them), and are taken out again if the
-    # file is no dump.
-    before = len(diagnostics)
-    whole = text[0]
-    head = whole[: len(UNAVAILABLE)]
-    start = head.decode("ascii") if isinstance(head, bytes) else head
-    # Whether the file ends with a line end, and its last line if not: known before the
-    # text goes.
-    cut_short = not whole.endswith(scan.newline_of(whole)) and not start.startswith(UNAVAILABLE)
-    last = scan.count_lines(whole, 0, len(whole)) + 1 if cut_short else 0
-    del whole
-    parsed = parse_text(label, text, diagnostics, hooks)
-    if not _is_dump(parsed):
-        del diagnostics[before:]
-        raise LoadError(
-            label,
-            "not an XLA buffer-assignment dump (no 'BufferAssignment:', "
-            "'Used values:' or 'HloLiveRange' section) nor an out-of-memory error text",
-        )
-    if cut_short:
-        diagnostics.append(
-            Diagnostic(
-                label,
-                last,
-                "truncated: the file does not end with a "
-                "newline, so it was probably cut short here",
-                "warning",
-            )
-        )
-    return parsed
 
 
 def load(
@@ -272,119 +159,137 @@ def _load(
     meanwhile: Callable[[], object] | None = None,
 ) -> ModuleDump:
     if str(path) == "-":
-        stream = stdin if stdin is not None else sys.stdin
-        if hasattr(stream, "buffer"):
-            data = read_stream(stream.buffer, "<stdin>")
-        else:
-            data = stream.read().encode()
-        return load_bytes(data, lazy=lazy)
-    diagnostics: list[Diagnostic] = []
-    p = resolve(path)
-    parts: list[ParsedSections] = []
-    files: list[DumpFile] = []
-    entries = module_files(p)
-    read: dict[int, tuple[ParsedSections | None, list[Diagnostic]]] = {}
-    frame_diagnostics: list[Diagnostic] = []
+        return load_bytes(_stdin_bytes(stdin), lazy=lazy)
+    plan = plan_module(resolve(path), records_here=on_records is not None)
     with PartsAhead(workers, meanwhile) as ahead:
         # With a worker: the records indexed and the live ranges read on another core,
         # unless the records are handed on as soon as they are indexed (on_records:
         # --json starts writing them then), which this process does first. The live
         # ranges come back before their stack-trace tree, which the worker reads after.
-        jobs: dict[str | None, Job] = {"live-range": _live_ranges_then_tree}
-        handed = ahead.start(
-            [
-                (
-                    str(file_path),
-                    _size(file_path),
-                    jobs.get(kind, _parse_sibling),
-                    (str(file_path), file_path),
-                )
-                for kind_ahead in AHEAD_KINDS
-                for file_path, kind in entries
-                if kind == kind_ahead
-                and file_path != p
-                and not (kind == "values" and on_records is not None)
-            ]
-        )
-        elsewhere = {i for i, (file_path, _) in enumerate(entries) if str(file_path) in handed}
+        plan = plan.handed(ahead.start(plan.parts(_job)))
         # The HLO text's head once the workers are off (0.1 s at 46 MB: its stack frames
         # and a 256-layer model's 12 000 aliases), before the dump's files: on_records
         # is handed the frames with the records.
-        frames = read_stack_frames(p, frame_diagnostics)
-        aliases = read_io_alias(p)
+        beside = _HloText.read(plan.main)
         if on_records is not None:
-            hooks = replace(hooks, on_records=lambda table: on_records(table, frames))
-        # What the worker reads is taken last, in the order it reads it. Read here, a
-        # split module's values file is read first: its records are indexed (and, with
-        # on_records, handed on) while the rest is read. Diagnostics still come in the
-        # files' order.
-        here = sorted(
-            (i for i in range(len(entries)) if i not in elsewhere),
-            key=lambda i: entries[i][1] != "values",
-        )
-        position = {str(file_path): i for i, (file_path, _) in enumerate(entries)}
-        order = here + [position[key] for key in handed]
-        before: BeforeLiveRanges | None = None
-        for i in order:
-            file_path, kind = entries[i]
-            label = str(file_path)
-            if i in elsewhere:
-                if before is None and kind == "live-range":
-                    # While the worker still reads the live ranges: what needs none.
-                    so_far = [parsed for parsed, _ in read.values() if parsed is not None]
-                    before = BeforeLiveRanges(_module_text(_merge(so_far), aliases, frames))
-                read[i] = ahead.take(label, jobs.get(kind, _parse_sibling), label, file_path)
-                continue
-            found: list[Diagnostic] = []
-            if hooks.stage is not None:
-                hooks.stage(f"reading {file_path.name}")
-            read[i] = (
-                _parse_one(label, *_read_file(file_path), found, hooks)
-                if file_path == p
-                else _parse_sibling(label, file_path, found, hooks),
-                found,
-            )
-        tree_later: Callable[[ParsedSections], ParsedSections] | None = None
-        for i, (file_path, named_kind) in enumerate(entries):
-            parsed, found = read[i]
-            if i in elsewhere and named_kind == "live-range" and parsed is not None:
-                tree_later = partial(
-                    _with_tree, ahead, str(file_path), parsed, diagnostics, len(diagnostics)
-                )
-            diagnostics.extend(found)
-            if parsed is None:
-                continue
-            label = str(file_path)
-            parts.append(parsed)
-            kind = _kind_of(parsed, named_kind)
-            files.append(DumpFile(label, kind))
-            check_truncation(label, parsed, kind, diagnostics)
-        sections = _module_text(_merge(parts), aliases, frames)
-        check_siblings(p, files, diagnostics, sections.memory_usage_report)
-        diagnostics.extend(frame_diagnostics)
-        called = called_metadata_reader(p)
-        if called is not None:
-            sections = replace(
-                sections, called_metadata=called, entry_parameters=entry_parameters_reader(p)
-            )
-        if frames is not None:
-            files.append(DumpFile(frames.path, "module-text"))
+            hooks = replace(hooks, on_records=partial(_with_frames, on_records, beside.frames))
+        read, before = _read_files(plan, ahead, hooks, beside)
+        return _module(plan, read, ahead, beside, hooks, lazy, before)
+
+
+def _stdin_bytes(stdin) -> bytes:
+    """What standard input (``stdin``, default ``sys.stdin``) holds, under the bounds of
+    :func:`~hlotop.loading.input_bytes.read_stream`. Raises :class:`LoadError`."""
+    stream = stdin if stdin is not None else sys.stdin
+    if hasattr(stream, "buffer"):
+        return read_stream(stream.buffer, "<stdin>")
+    return stream.read().encode()
+
+
+def _job(kind: str | None) -> Job:
+    """How a worker reads a file of ``kind``: a -live-range.txt its tree last."""
+    return live_ranges_then_tree if kind == "live-range" else parse_sibling
+
+
+def _with_frames(on_records: OnRecords, frames: StackFrameTable | None, table) -> object:
+    return on_records(table, frames)
+
+
+@dataclass(eq=False, repr=False)  # only __init__: 0.3 ms less at every start
+class _HloText:
+    """What the module's HLO text beside the dump gives at once: its stack frames (and
+    the diagnostics of reading them) and the entry's input/output aliases (None where
+    it gives none)."""
+
+    frames: StackFrameTable | None
+    diagnostics: list[Diagnostic]
+    aliases: tuple[IoAlias, ...] | None
+
+    @classmethod
+    def read(cls, main: Path) -> _HloText:
+        """The head of the HLO text beside dump file ``main``. Raises nothing."""
+        found: list[Diagnostic] = []
+        return cls(read_stack_frames(main, found), found, read_io_alias(main))
+
+    def into(self, sections: ParsedSections) -> ParsedSections:
+        """``sections`` with what this gives, where it gives it."""
+        if self.aliases is not None:
+            sections = replace(sections, input_output_alias=self.aliases)
+        if self.frames is not None:
+            sections = replace(sections, stack_frames=self.frames)
+        return sections
+
+
+def _read_files(
+    plan: ReadPlan, ahead: PartsAhead, hooks: ReadHooks, beside: _HloText
+) -> tuple[dict[int, Read], BeforeLiveRanges | None]:
+    """Each file of ``plan`` read, by index, in :attr:`ReadPlan.order`: this process's
+    own here (the file named, or a sibling, whose failure is a warning), the worker's
+    taken from ``ahead``. Before the live ranges are taken from the worker, while it may
+    still read them, the analysis that needs none (returned with the files)."""
+    read: dict[int, Read] = {}
+    before: BeforeLiveRanges | None = None
+    for i in plan.order:
+        file_path, kind = plan.files[i]
+        label = str(file_path)
+        if i in plan.ahead:
+            if before is None and kind == "live-range":
+                so_far = [parsed for parsed, _ in read.values() if parsed is not None]
+                before = BeforeLiveRanges(beside.into(_merge(so_far)))
+            read[i] = ahead.take(label, _job(kind), label, file_path)
+            continue
+        found: list[Diagnostic] = []
         if hooks.stage is not None:
-            hooks.stage("analysing")
-        return _finish(
-            module_name(p), tuple(files), sections, diagnostics, lazy, before, tree_later
+            hooks.stage(f"reading {file_path.name}")
+        if file_path == plan.main:
+            read[i] = (parse_file(label, *read_bytes(file_path), found, hooks), found)
+        else:
+            read[i] = (parse_sibling(label, file_path, found, hooks), found)
+    return read, before
+
+
+def _module(
+    plan: ReadPlan,
+    read: dict[int, Read],
+    ahead: PartsAhead,
+    beside: _HloText,
+    hooks: ReadHooks,
+    lazy: bool,
+    before: BeforeLiveRanges | None,
+) -> ModuleDump:
+    """The module of the files ``read`` (by index in ``plan.files``): their sections
+    merged in the files' order with what the HLO text beside gives, each file's kind
+    and diagnostics, the checks across files, and the analysis."""
+    diagnostics: list[Diagnostic] = []
+    files: list[DumpFile] = []
+    parts: list[ParsedSections] = []
+    tree_later: Callable[[ParsedSections], ParsedSections] | None = None
+    for i, (file_path, named_kind) in enumerate(plan.files):
+        parsed, found = read[i]
+        label = str(file_path)
+        if i in plan.ahead and named_kind == "live-range" and parsed is not None:
+            tree_later = partial(_with_tree, ahead, label, parsed, diagnostics, len(diagnostics))
+        diagnostics.extend(found)
+        if parsed is None:
+            continue
+        parts.append(parsed)
+        kind = kind_of(parsed, named_kind)
+        files.append(DumpFile(label, kind))
+        check_truncation(label, parsed, kind, diagnostics)
+    sections = beside.into(_merge(parts))
+    check_siblings(plan.main, files, diagnostics, sections.memory_usage_report)
+    diagnostics.extend(beside.diagnostics)
+    called = called_metadata_reader(plan.main)
+    if called is not None:
+        sections = replace(
+            sections, called_metadata=called, entry_parameters=entry_parameters_reader(plan.main)
         )
-
-
-def _live_ranges_then_tree(label: str, path: Path, diagnostics: list[Diagnostic]) -> Later:
-    """A split module's ``-live-range.txt`` as a worker reads it: all but its
-    stack-trace tree now, the tree's lines set aside (:class:`TreeApart`); then the
-    tree, read while the process that takes the rest works out the figures (none
-    needs the tree: 0.1 s of the worker's at 46 MB). The sections, and diagnostics, are
-    those of :func:`_parse_sibling` once :func:`_with_tree` has put the tree back."""
-    apart = TreeApart()
-    sections = _parse_sibling(label, path, diagnostics, ReadHooks(tree_apart=apart))
-    return Later(sections, partial(apart.read, label))
+    if beside.frames is not None:
+        files.append(DumpFile(beside.frames.path, "module-text"))
+    if hooks.stage is not None:
+        hooks.stage("analysing")
+    name = module_name(plan.main)
+    return _finish(name, tuple(files), sections, diagnostics, lazy, before, tree_later)
 
 
 def _with_tree(
@@ -396,7 +301,7 @@ def _with_tree(
     sections: ParsedSections,
 ) -> ParsedSections:
     """``sections`` with the stack-trace tree of the live-range file ``parsed`` (read
-    apart by :func:`_live_ranges_then_tree`, taken from ``ahead`` as part ``key``), and
+    apart by :func:`live_ranges_then_tree`, taken from ``ahead`` as part ``key``), and
     the tree's diagnostics put among the file's, whose first is ``diagnostics[offset]``,
     where they would have come had it been read in turn."""
     later = ahead.take_later(key)
@@ -411,64 +316,17 @@ def _with_tree(
     return replace(sections, live_range=replace(live, stack_trace=tree))
 
 
-def _module_text(
-    sections: ParsedSections,
-    aliases: tuple[IoAlias, ...] | None,
-    frames: StackFrameTable | None,
-) -> ParsedSections:
-    """``sections`` with what the HLO text beside the dump gives (input/output aliases,
-    stack frames), where it gives them."""
-    if aliases is not None:
-        sections = replace(sections, input_output_alias=aliases)
-    if frames is not None:
-        sections = replace(sections, stack_frames=frames)
-    return sections
-
-
 def load_bytes(data: bytes, label: str = "<stdin>", *, lazy: bool = False) -> ModuleDump:
     """Open a combined dump already read into memory (``hlotop -``); ``label`` names it
     in diagnostics. ``lazy`` as for :func:`load`. Raises :class:`LoadError` like it."""
     diagnostics: list[Diagnostic] = []
-    parsed = _parse_one(label, data, None, diagnostics)
-    kind = _kind_of(parsed, None)
+    parsed = parse_file(label, data, None, diagnostics)
+    kind = kind_of(parsed, None)
     check_truncation(label, parsed, kind, diagnostics, stdin=True)
     report = parsed.memory_usage_report
     if kind == "memory-usage-report" and report is not None:
         diagnostics.append(Diagnostic(label, 0, report_alone(report, STDIN_REPORT), "warning"))
     return _finish(label, (DumpFile(label, kind),), parsed, diagnostics, lazy)
-
-
-def read_stack_frames(path: Path, diagnostics: list[Diagnostic]) -> StackFrameTable | None:
-    """The stack-frame tables from the head of the module's HLO text beside the dump
-    (``<module>.<backend>_after_optimizations.txt``), or None. Only the head is read."""
-    split = split_module_prefix(path)
-    if split is None:
-        return None
-    text_path = path.with_name(split[0] + ".txt")
-    try:
-        with open(text_path, encoding="utf-8", errors="replace") as f:
-            sink = Sink(str(text_path), diagnostics)
-            return parse_stack_frames(str(text_path), (ln.rstrip("\r\n") for ln in f), sink)
-    except OSError:
-        return None
-
-
-def _parse_sibling(
-    label: str, path: Path, diagnostics: list[Diagnostic], hooks: ReadHooks = _NO_HOOKS
-) -> ParsedSections | None:
-    """A sibling that cannot be read is a warning: the rest of the module still opens."""
-    try:
-        return _parse_one(label, *_read_file(path), diagnostics, hooks)
-    except LoadError as err:
-        diagnostics.append(Diagnostic(label, 0, f"sibling file skipped: {err.reason}", "warning"))
-        return None
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def _finish(

@@ -8,10 +8,12 @@ from functools import cache
 from pathlib import Path
 
 from hlotop.loading.discover import split_module_prefix
-from hlotop.model import EntryParameter, IoAlias
+from hlotop.model import Diagnostic, EntryParameter, IoAlias, StackFrameTable
 from hlotop.parse.computations import computation_metadata
 from hlotop.parse.entry_parameters import entry_parameters
 from hlotop.parse.module_header import parse_module_header
+from hlotop.parse.stack_frames import parse_stack_frames
+from hlotop.parse.tokens import Sink
 
 
 def module_text_path(path: Path) -> Path | None:
@@ -34,6 +36,20 @@ def read_io_alias(path: Path) -> tuple[IoAlias, ...] | None:
     try:
         with open(text_path, encoding="utf-8", errors="replace") as f:
             return parse_module_header(f.readline(HEADER_MAX).rstrip("\r\n"))
+    except OSError:
+        return None
+
+
+def read_stack_frames(path: Path, diagnostics: list[Diagnostic]) -> StackFrameTable | None:
+    """The stack-frame tables from the head of the module's HLO text beside the dump
+    (``<module>.<backend>_after_optimizations.txt``), or None. Only the head is read."""
+    text_path = module_text_path(path)
+    if text_path is None:
+        return None
+    try:
+        with open(text_path, encoding="utf-8", errors="replace") as f:
+            sink = Sink(str(text_path), diagnostics)
+            return parse_stack_frames(str(text_path), (ln.rstrip("\r\n") for ln in f), sink)
     except OSError:
         return None
 

@@ -36,6 +36,7 @@ from hlotop.analysis.analyze import analyze
 from hlotop.analysis.totals import bytes_by_color
 from hlotop.loading.discover import module_files, module_name, resolve
 from hlotop.loading.errors import LoadError
+from hlotop.loading.input_bytes import LIVE_RANGE_START
 from hlotop.loading.module_text import read_io_alias
 from hlotop.model import (
     AllocationLines,
@@ -46,13 +47,19 @@ from hlotop.model import (
     ParsedSections,
     ValuesById,
 )
-from hlotop.parse.allocations import ALLOCATION_HEAD
+from hlotop.parse.allocations import ALLOCATION_HEAD, TOTAL_LINE, TOTAL_PREFIX
+from hlotop.parse.live_range import PEAK_HEADER, PEAK_PREFIX
+from hlotop.parse.values import HEADER as VALUES
 
 PREVIEW_FROM = 1 << 20  # bytes: a smaller dump loads whole about as fast
 _CHUNK = 1 << 23  # bytes read at a time while looking for the end of the allocations
 # Lines that end the allocation section (one search for the three: half the time of
 # three finds).
-_AFTER_ALLOCATIONS = re.compile(rb"\n(?:Total bytes used:|Used values:|HloLiveRange)")
+_AFTER_ALLOCATIONS = re.compile(
+    b"\n(?:"
+    + b"|".join(re.escape(s.encode()) for s in (TOTAL_PREFIX, VALUES, "HloLiveRange"))
+    + b")"
+)
 # Each found by its line end and literal start ("\nallocation "): a "^" in the pattern
 # would make the search try every line (three times as long). Group 1 is the line,
 # then its index, size and colour: the form's other fields match without a group (a
@@ -61,8 +68,9 @@ _ALLOCATION_LINES = re.compile(
     rf"\n({ALLOCATION_HEAD.body_keeping('index', 'size', 'color')})(?=\r?\n|\Z)".encode()
 )
 _ALLOCATION_START = re.compile(rb"\nallocation ")
-_TOTAL = re.compile(rb"\nTotal bytes used: (\d+)")
-_PEAK = re.compile(rb"\n  Live ranges at (\d+) \(peak\):")
+_TOTAL = re.compile(b"\n" + TOTAL_LINE.body_keeping("bytes").encode())  # group 1: the bytes
+_PEAK = re.compile(b"\n" + PEAK_HEADER.body.encode())  # group 1: the step
+_PEAK_START = b"\n" + PEAK_PREFIX.encode()
 # The lines of the peak list, one after another from the peak line on (up to 256 at a
 # time), and the byte count of each.
 _PEAK_RUN = re.compile(rb"(?:\n    [^\n]*?: \d+ bytes[^\n]*){1,256}")
@@ -328,12 +336,12 @@ def _peak(path: Path | None, *, with_bytes: bool = True) -> tuple[int | None, in
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             # The peak line is near the end (only the stack-trace tree is after it):
             # found from there, then checked to be inside a live-range block.
-            peak_line = mm.rfind(b"\n  Live ranges at ")
+            peak_line = mm.rfind(_PEAK_START)
             if peak_line < 0:
                 return None, None
             if (
-                mm[:18] != b"HloLiveRange (max "
-                and mm.rfind(b"\nHloLiveRange (max ", 0, peak_line) < 0
+                mm[: len(LIVE_RANGE_START)] != LIVE_RANGE_START
+                and mm.rfind(b"\n" + LIVE_RANGE_START, 0, peak_line) < 0
             ):
                 return None, None
             m = _PEAK.match(mm, peak_line)

@@ -24,7 +24,6 @@ from hlotop.model.allocation_lines import (
     AllocationsByIndex,
     AllocationsInOrder,
 )
-from hlotop.model.devices import DEVICES, parse_capacity
 from hlotop.model.dump import ModuleDump, ParsedSections
 from hlotop.model.dump_file import Diagnostic, DumpFile
 from hlotop.model.figures import (
@@ -78,7 +77,6 @@ __all__ = [
     "AllocationLines",
     "AllocationsByIndex",
     "AllocationsInOrder",
-    "DEVICES",
     "KIND_CONSTANT",
     "KIND_FIELDS",
     "KIND_MAYBE_LIVE_OUT",
@@ -131,7 +129,6 @@ __all__ = [
     "ValueSlot",
     "format_shape_index",
     "has_kind",
-    "parse_capacity",
     "shape_of",
     "source_of",
     "stack_of",

@@ -1,9 +1,11 @@
 """Grammar of the ``BufferAssignment:`` section (``BufferAllocation::ToShortString`` and
-``BufferAllocation::ToString``; FORMATS.md sections 3.2-3.3)."""
+``BufferAllocation::ToString``; FORMATS.md sections 3.2-3.3) and of the ``Total bytes
+used`` line ``BufferAssignment::ToString`` prints after it."""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from hlotop.model import BufferAllocation, ValueSlot
 from hlotop.parse.line_form import Field, LineForm, Lit, Opt, Part, Skip, flag
@@ -108,6 +110,22 @@ REUSED_LINE = LineForm(
     make=lambda value, color: (value, color),
 )
 
+TOTAL_PREFIX = "Total bytes used:"
+# "Total bytes used: 917336 (895.8KiB)": BufferAssignment::ToString's line after the
+# allocations, and the first line of an era-A memory-usage report; the size in
+# parentheses since 2021-08-09 (FORMATS.md 11). The one definition of the line: the
+# first look (hlotop.loading.preview) searches for its body.
+TOTAL_LINE = LineForm(
+    "'Total bytes used' line",
+    Lit(TOTAL_PREFIX + " "),
+    int_field("bytes", "a byte count"),
+    Opt(
+        Lit(" ("),
+        Field("size", r"-?\d+(?:\.\d+)?[KMGTPE]?i?B", "'(size)' after the total"),
+        Lit(")"),
+    ),
+)
+
 _match_value = VALUE_LINE.pattern.match
 _build_value = VALUE_LINE.build
 _match_allocation = ALLOCATION_HEAD.pattern.match
@@ -115,7 +133,10 @@ _build_allocation = ALLOCATION_HEAD.build
 
 
 class AllocationSection:
-    """Reads allocation blocks line by line; ``feed`` says whether a line was its own."""
+    """Reads allocation blocks line by line (a :class:`~hlotop.parse.section.Section`)."""
+
+    stage = "allocations"
+    expects = "an allocation line 'allocation N: size S, ...:' or ' value: <...>'"
 
     def __init__(self, sink: Sink):
         self.sink = sink
@@ -168,7 +189,7 @@ class AllocationSection:
             j += 1
         return j
 
-    def feed(self, line: str, lineno: int) -> bool:
+    def feed(self, line: str, lineno: int, next_line: str | None = None) -> bool:
         """Read one line (1-based ``lineno``) of ``BufferAssignment:``; True if it was an
         allocation-section line (read, or reported as unreadable), False if not ours."""
         sink = self.sink
@@ -208,7 +229,7 @@ class AllocationSection:
             return
         self._slots.append(slot)
 
-    def finish(self) -> list[BufferAllocation]:
-        """The allocations read, in dump order."""
+    def finish(self) -> dict[str, Any]:
+        """The allocations read, in dump order, and that the section was seen."""
         self._close()
-        return self.allocations
+        return {"allocations": tuple(self.allocations), "saw_buffer_assignment": True}

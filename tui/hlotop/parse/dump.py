@@ -1,5 +1,7 @@
-"""The section reader: splits one file of a dump into lines and dispatches each line to
-the grammar of the section it is in (FORMATS.md sections 2 and 12).
+"""The section reader: splits one file of a dump into lines and hands each run of them
+to the reader of the section it is in (a :class:`~hlotop.parse.section.Section`,
+chosen by the header line that opens it from :data:`HEADERS`; FORMATS.md sections 2
+and 12).
 
 A line no section can use becomes a :class:`~hlotop.model.Diagnostic` and reading goes
 on with the next line, so one bad line never loses the rest of the dump.
@@ -10,35 +12,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import AnyStr, TypeAlias
+from typing import Any, AnyStr, cast
 
-from parsy import regex, string
-
-from hlotop.model import ByteSource, Diagnostic, ParsedSections, UsedValue, UsedValues
+from hlotop.model import ByteSource, Diagnostic, ParsedSections, UsedValues
 from hlotop.parse import live_range as lr
 from hlotop.parse import scan
-from hlotop.parse.allocations import AllocationSection
+from hlotop.parse.allocations import TOTAL_LINE, TOTAL_PREFIX, AllocationSection
 from hlotop.parse.memory_report import DETAIL_HEADER, SORTED_HEADER, MemoryReportSection
 from hlotop.parse.records import used_values
 from hlotop.parse.scan import newline_of
+from hlotop.parse.section import Section
 from hlotop.parse.stack_trace import TreeApart
 from hlotop.parse.tokens import Sink
 from hlotop.parse.values import HEADER as USED_VALUES_HEADER
 from hlotop.parse.values import UsedValuesSection
-
-TOTAL_LINE = (
-    string("Total bytes used: ")
-    >> regex(r"\d+").map(int)
-    << regex(r"(?: \(-?\d+(?:\.\d+)?[KMGTPE]?i?B\))?").desc("'(size)' after the total")
-)
-
-_SECTION_HEADS = (
-    "BufferAssignment:",
-    "Total bytes used:",
-    "Used values:",
-    "HloLiveRange",
-    "Memory Space:",
-)
 
 
 def split_lines(text: str) -> list[str]:
@@ -73,15 +60,6 @@ class ReadHooks:
 
 
 _NO_HOOKS = ReadHooks()
-# What reads the lines of one section (parse_text's ``section``: the one reading now).
-_Section: TypeAlias = (
-    AllocationSection | UsedValuesSection | lr.LiveRangeSection | MemoryReportSection
-)
-_STAGE_NAMES = {
-    AllocationSection: "allocations",
-    lr.LiveRangeSection: "live ranges",
-    MemoryReportSection: "the memory-usage report",
-}
 
 
 def parse_text(
@@ -100,109 +78,213 @@ def parse_text(
     Problems are appended to ``diagnostics``; raises nothing. ``hooks`` are called as
     :class:`ReadHooks` says.
     """
-    sink = Sink(path, diagnostics)
-    pause, stage = hooks.pause, hooks.stage
-    if stage is not None:
-        stage("finding the value records")
-    whole = text.pop() if isinstance(text, list) else text
-    del text
+    if hooks.stage is not None:
+        hooks.stage("finding the value records")
+    records, chunks = _records_first(path, text.pop() if isinstance(text, list) else text, hooks)
+    del text  # the caller's, if it kept it; else gone
+    reading = _Reading(Sink(path, diagnostics), records, hooks)
+    for first_line, lines in chunks:
+        reading.read(lines, first_line)
+    return reading.finish()
+
+
+def _records_first(
+    path: str, whole: AnyStr, hooks: ReadHooks
+) -> tuple[UsedValues[AnyStr] | None, list[tuple[int, list[str]]]]:
+    """:func:`_cut_records` of ``whole``, the records handed to ``hooks.on_records``
+    and, with ``hooks.source``, read back from there from now on."""
     records, chunks = _cut_records(path, whole)
     if records is not None and hooks.on_records is not None:
         hooks.on_records(records)
     if records is not None and hooks.source is not None:
         records.release_text(hooks.source)
-    del whole  # the caller's, if it kept it; else gone
-    allocations = AllocationSection(sink)
-    used = UsedValuesSection(sink)
-    live: lr.LiveRangeSection | None = None
-    report: MemoryReportSection | None = None
-    total: int | None = None
-    saw_ba = saw_values = unavailable = sized = False
-    section: _Section | None = None  # the section object whose lines come now
-    skipping = False  # inside a "*** Begin <file> ***" block of some other dump file
-    for first_line, lines in chunks:
+    return records, chunks
+
+
+class _NotAHeader:
+    """What a header's opener returns for a line that starts like the header but is
+    not one here: the line goes to the section being read."""
+
+
+NOT_A_HEADER = _NotAHeader()
+
+
+@dataclass(eq=False, repr=False)  # only __init__: 0.4 ms less at every start
+class Header:
+    """A line that heads a section: the line itself (``whole``) or how it starts
+    (``starts``: a prefix, or several), and ``opens(reading, line, lineno, lines, i)``
+    (``lines[i]`` the line after it): the section whose lines follow, None if none
+    does (a line that stands alone), or :data:`NOT_A_HEADER`. With ``feeds``, the
+    header is the first line of its section too, and is fed to it. ``named``: how the
+    diagnostic of a line outside any section names it, if it does."""
+
+    starts: str | tuple[str, ...]
+    opens: Callable[[_Reading, str, int, list[str], int], Section | None | _NotAHeader]
+    named: str | None = None
+    whole: bool = False
+    feeds: bool = False
+
+    def heads(self, line: str) -> bool:
+        """Whether ``line`` is this header's line (or starts like it)."""
+        return line == self.starts if self.whole else line.startswith(self.starts)
+
+
+class _Reading:
+    """One file being read: the section whose lines come now, the section readers
+    opened so far (each once, in the order they were opened) and the fields the
+    header lines themselves gave. The header openers of :data:`HEADERS` are its
+    methods."""
+
+    def __init__(
+        self, sink: Sink, records: UsedValues[str] | UsedValues[bytes] | None, hooks: ReadHooks
+    ):
+        self.sink = sink
+        self.records = records  # the first Used values section's, cut out and indexed
+        self.hooks = hooks
+        self.section: Section | None = None  # the section whose lines come now
+        self.readers: dict[type, Section] = {}
+        self.fields: dict[str, Any] = {}  # ParsedSections' fields read from header lines
+        self.skipping = False  # inside a "*** Begin <file> ***" block of another dump file
+
+    def read(self, lines: list[str], first_line: int) -> None:
+        """Read ``lines``, the first of them line ``first_line`` (1-based): each run of a
+        section's ordinary lines by its reader's :meth:`~Section.take_run`, each other
+        line through :meth:`line`. Every :data:`_PAUSE_EVERY` lines the hooks hear."""
         n = len(lines)
         i = 0
         next_pause = 0
         while i < n:
             if i >= next_pause:
-                if pause is not None:
-                    pause()
-                if stage is not None and type(section) in _STAGE_NAMES:
-                    stage(f"{_STAGE_NAMES[type(section)]} {100 * i // n}%")
+                self._progress(i, n)
                 next_pause = i + _PAUSE_EVERY
-            # Most lines are ordinary lines of the section being read: let it take a run
-            # of them by their one-match path before any dispatch.
-            if section is not None and not isinstance(section, UsedValuesSection):
+            section = self.section
+            if section is not None:
                 taken = section.take_run(lines, i, min(n, next_pause), first_line)
                 if taken > i:
                     i = taken
                     continue
-            line = lines[i]
-            lineno = first_line + i
             i += 1
-            if line.startswith("*** Begin ") and line.endswith(" ***"):
-                # --xla_dump_to=- writes every dump file to stdout between these markers;
-                # only the buffer-assignment family is ours.
-                skipping = not _is_ours(line[len("*** Begin ") : -len(" ***")])
-                section = None
-                continue
-            if line.startswith("*** End ") and line.endswith(" ***"):
-                skipping = False
-                continue
-            if skipping or not line:
-                continue
-            if line == "BufferAssignment:":
-                saw_ba, section = True, allocations
-                continue
-            if line.startswith("Total bytes used:") and report is None:
-                if _next_nonblank(lines, i - 1) == SORTED_HEADER:
-                    report = MemoryReportSection(
-                        sink, sink.parse(TOTAL_LINE, line, lineno, "total")
-                    )
-                    section = report
-                else:
-                    total = sink.parse(TOTAL_LINE, line, lineno, "'Total bytes used' line")
-                    sized = total is not None and line.rstrip().endswith(")")
-                    section = None
-                continue
-            if line == USED_VALUES_HEADER:
-                saw_values, section = True, used
-                continue
-            if line.startswith("HloLiveRange (max "):
-                if live is not None:
-                    sink.warning(lineno, "a second HloLiveRange block; using the first")
-                    section = None
-                    continue
-                max_time = sink.parse(lr.HEADER, line, lineno, "HloLiveRange header")
-                live = lr.LiveRangeSection(sink, max_time or 0, lineno, hooks.tree_apart)
-                section = live
-                continue
-            if line.startswith(lr.UNAVAILABLE):
-                unavailable = True
-                continue
-            if line.startswith(("Memory Space: ", SORTED_HEADER, DETAIL_HEADER)) and report is None:
-                report = MemoryReportSection(sink, None)
-                section = report
-            if section is used:
-                handled = used.feed(line, lineno, lines[i] if i < n else None)
-            elif section is not None:
-                handled = section.feed(line, lineno)
-            else:
-                handled = False
-            if not handled:
-                _unexpected(sink, line, lineno, section)
-    return ParsedSections(
-        allocations=tuple(allocations.finish()),
-        total_bytes_used=total,
-        used_values=_records_of(records, used.finish(), sink),
-        live_range=live.finish() if live is not None else None,
-        live_range_unavailable=unavailable,
-        memory_usage_report=report.finish() if report is not None else None,
-        saw_buffer_assignment=saw_ba,
-        saw_used_values=saw_values,
-        total_bytes_sized=sized,
-    )
+            self.line(lines[i - 1], first_line + i - 1, lines, i)
+
+    def _progress(self, i: int, n: int) -> None:
+        pause, stage, section = self.hooks.pause, self.hooks.stage, self.section
+        if pause is not None:
+            pause()
+        if stage is not None and section is not None and section.stage is not None:
+            stage(f"{section.stage} {100 * i // n}%")
+
+    def line(self, line: str, lineno: int, lines: list[str], i: int) -> None:
+        """Read one line that no run took (``lines[i]`` the one after it): a wrapper
+        marker, a header (:data:`HEADERS`), or a line of the section being read."""
+        if _wrapper_marker(self, line) or self.skipping or not line:
+            return
+        if line.startswith(_HEADER_STARTS):
+            for header in HEADERS:
+                if header.heads(line):
+                    opened = header.opens(self, line, lineno, lines, i)
+                    if opened is NOT_A_HEADER:
+                        break
+                    self.section = cast("Section | None", opened)
+                    if not header.feeds:
+                        return
+                    break
+        section = self.section
+        if section is None or not section.feed(line, lineno, lines[i] if i < len(lines) else None):
+            _unexpected(self.sink, line, lineno, section)
+
+    def reader(self, kind: type, make: Callable[[], Section]) -> Section:
+        """The reader of ``kind`` opened before, else ``make()``'s, kept."""
+        found = self.readers.get(kind)
+        if found is None:
+            found = self.readers[kind] = make()
+        return found
+
+    # -- the openers of HEADERS ---------------------------------------------------------
+
+    def allocations(self, line: str, lineno: int, lines: list[str], i: int) -> Section:
+        return self.reader(AllocationSection, lambda: AllocationSection(self.sink))
+
+    def total(
+        self, line: str, lineno: int, lines: list[str], i: int
+    ) -> Section | None | _NotAHeader:
+        """``Total bytes used``: the module's, or the first line of an era-A report."""
+        if MemoryReportSection in self.readers:
+            return NOT_A_HEADER
+        total = TOTAL_LINE.read(self.sink, line, lineno)
+        if _next_nonblank(lines, i - 1) == SORTED_HEADER:
+            bytes_ = None if total is None else total["bytes"]
+            return self.reader(MemoryReportSection, lambda: MemoryReportSection(self.sink, bytes_))
+        self.fields["total_bytes_used"] = None if total is None else total["bytes"]
+        self.fields["total_bytes_sized"] = total is not None and total["size"] is not None
+        return None
+
+    def used_values(self, line: str, lineno: int, lines: list[str], i: int) -> Section:
+        return self.reader(UsedValuesSection, lambda: UsedValuesSection(self.sink, self.records))
+
+    def live_range(self, line: str, lineno: int, lines: list[str], i: int) -> Section | None:
+        if lr.LiveRangeSection in self.readers:
+            self.sink.warning(lineno, "a second HloLiveRange block; using the first")
+            return None
+        max_time = lr.HEADER.read(self.sink, line, lineno) or 0
+        apart = self.hooks.tree_apart
+        return self.reader(
+            lr.LiveRangeSection, lambda: lr.LiveRangeSection(self.sink, max_time, lineno, apart)
+        )
+
+    def unavailable(self, line: str, lineno: int, lines: list[str], i: int) -> Section | None:
+        """``HloLiveRange not available``: said, and the section being read goes on."""
+        self.fields["live_range_unavailable"] = True
+        return self.section
+
+    def memory_report(
+        self, line: str, lineno: int, lines: list[str], i: int
+    ) -> Section | _NotAHeader:
+        """An era-B report's first memory space, or a report without its total."""
+        if MemoryReportSection in self.readers:
+            return NOT_A_HEADER
+        return self.reader(MemoryReportSection, lambda: MemoryReportSection(self.sink, None))
+
+    def finish(self) -> ParsedSections:
+        """The sections read: each reader finished in the order it was opened."""
+        fields = dict(self.fields)
+        for reader in self.readers.values():
+            fields.update(reader.finish())
+        if self.records is not None and UsedValuesSection not in self.readers:
+            fields["used_values"] = self.records  # its header was in a block skipped
+        return ParsedSections(**fields)
+
+
+# The lines that head a section or stand alone, in the order they are tried.
+HEADERS: tuple[Header, ...] = (
+    Header("BufferAssignment:", _Reading.allocations, "BufferAssignment:", whole=True),
+    Header(TOTAL_PREFIX, _Reading.total, TOTAL_PREFIX),
+    Header(USED_VALUES_HEADER, _Reading.used_values, USED_VALUES_HEADER, whole=True),
+    Header(lr.HEADER_PREFIX, _Reading.live_range, "HloLiveRange"),
+    Header(lr.UNAVAILABLE, _Reading.unavailable),
+    Header(
+        ("Memory Space: ", SORTED_HEADER, DETAIL_HEADER),
+        _Reading.memory_report,
+        "Memory Space:",
+        feeds=True,
+    ),
+)
+_HEADER_STARTS = tuple(
+    start for h in HEADERS for start in ((h.starts,) if isinstance(h.starts, str) else h.starts)
+)
+
+
+def _wrapper_marker(reading: _Reading, line: str) -> bool:
+    """Whether ``line`` is a marker of ``--xla_dump_to=-``, which writes every dump file
+    to stdout between ``*** Begin <file> ***`` and ``*** End <file> ***``: only the
+    buffer-assignment family is ours, the others' lines are skipped."""
+    if line.startswith("*** Begin ") and line.endswith(" ***"):
+        reading.skipping = not _is_ours(line[len("*** Begin ") : -len(" ***")])
+        reading.section = None
+        return True
+    if line.startswith("*** End ") and line.endswith(" ***"):
+        reading.skipping = False
+        return True
+    return False
 
 
 _OUR_FILES = (
@@ -223,7 +305,7 @@ _AFTER_RECORDS = (
     "*** End ",
     "*** Begin ",
     "BufferAssignment:",
-    "Total bytes used:",
+    TOTAL_PREFIX,
     "Memory Space:",
     "Allocations sorted by size",
 )
@@ -292,16 +374,6 @@ def _cut_records(
     return table, [(1, _lines(text[:body_start])), (tail_first, _lines(text[body_end:]))]
 
 
-def _records_of(
-    table: UsedValues[AnyStr] | None, eager: list[UsedValue], sink: Sink
-) -> UsedValues[AnyStr] | tuple[UsedValue, ...]:
-    if table is None:
-        return tuple(eager)
-    if eager:
-        sink.warning(eager[0].line, "a second 'Used values:' section; using the first")
-    return table
-
-
 def _next_nonblank(lines: list[str], i: int) -> str | None:
     for line in lines[i + 1 : i + 4]:
         if line.strip():
@@ -309,13 +381,10 @@ def _next_nonblank(lines: list[str], i: int) -> str | None:
     return None
 
 
-def _unexpected(sink: Sink, line: str, lineno: int, section: _Section | None) -> None:
-    where = {
-        AllocationSection: "an allocation line 'allocation N: size S, ...:' or ' value: <...>'",
-        UsedValuesSection: "a value record line ('<id name @color>', ' positions:', ' uses:', "
-        "'  <entry>', ' from instruction: ...')",
-        lr.LiveRangeSection: "an indented HloLiveRange line",
-        MemoryReportSection: "a memory-usage report line",
-    }.get(type(section), "a section header (" + ", ".join(repr(h) for h in _SECTION_HEADS) + ")")
+def _unexpected(sink: Sink, line: str, lineno: int, section: Section | None) -> None:
+    if section is not None:
+        where = section.expects
+    else:
+        where = "a section header (" + ", ".join(repr(h.named) for h in HEADERS if h.named) + ")"
     shown = line if len(line) <= 60 else line[:57] + "..."
     sink.error(lineno, f"unexpected line {shown!r}: expected {where}")

@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from parsy import string
-
 from hlotop.model import (
     BufferLiveRange,
     HloLiveRange,
@@ -20,9 +18,16 @@ from hlotop.model import (
 from hlotop.parse.line_form import Field, LineForm, Lit, Opt
 from hlotop.parse.stack_trace import STACK_HEADER_PREFIX, StackTraceSection, TreeApart
 from hlotop.parse.tokens import Sink, byte_count_field, index_field, int_field, name_field
-from hlotop.shapes.grammar import integer
 
-HEADER = string("HloLiveRange (max ") >> integer << string("):")
+HEADER_PREFIX = "HloLiveRange (max "
+# "HloLiveRange (max 1234):" (the schedule's last step)
+HEADER = LineForm(
+    "HloLiveRange header",
+    Lit(HEADER_PREFIX),
+    int_field("max_time", "a schedule step"),
+    Lit("):"),
+    make=lambda max_time: max_time,
+)
 UNAVAILABLE = "HloLiveRange not available"
 # "    3:fusion.2" (the flattened instruction sequence)
 SEQUENCE_LINE = LineForm(
@@ -46,7 +51,15 @@ BUFFER_LINE = LineForm(
     make=BufferLiveRange,
     context=("line",),
 )
-PEAK_HEADER = string("  Live ranges at ") >> integer << string(" (peak):")
+PEAK_PREFIX = "  Live ranges at "
+# "  Live ranges at 40 (peak):" (the peak step; the first look searches for its body)
+PEAK_HEADER = LineForm(
+    "peak header",
+    Lit(PEAK_PREFIX),
+    int_field("time", "a schedule step"),
+    Lit(" (peak):"),
+    make=lambda time: time,
+)
 # "    fusion.2{0}: 1024 bytes (cumulative: 4096 bytes)" (V1 has no index, V3+ cumulative)
 PEAK_LINE = LineForm(
     "peak line",
@@ -78,7 +91,7 @@ _RUN = 1024
 _PART_HEADERS = (
     "  InstructionSequence:",
     "  BufferLiveRange:",
-    "  Live ranges at ",
+    PEAK_PREFIX,
     STACK_HEADER_PREFIX,
 )
 
@@ -86,7 +99,11 @@ _PART_HEADERS = (
 class LiveRangeSection:
     """Reads one ``HloLiveRange`` block line by line. With ``apart``, the lines of its
     stack-trace tree are set aside there unread (:class:`TreeApart`), and the block is
-    finished without the tree (its peak list is V4 all the same)."""
+    finished without the tree (its peak list is V4 all the same). A
+    :class:`~hlotop.parse.section.Section`."""
+
+    stage = "live ranges"
+    expects = "an indented HloLiveRange line"
 
     def __init__(self, sink: Sink, max_time: int, line: int, apart: TreeApart | None = None):
         self.sink = sink
@@ -184,7 +201,7 @@ class LiveRangeSection:
         self._unreadable = 0
         return True
 
-    def feed(self, line: str, lineno: int) -> bool:
+    def feed(self, line: str, lineno: int, next_line: str | None = None) -> bool:
         """Read one line of the block (headers, sequence, ranges, peak, stack tree);
         True if it was ours (read, or reported), False at the first line that is not."""
         if line == "  InstructionSequence:":
@@ -195,8 +212,8 @@ class LiveRangeSection:
             self._state = "buffers"
             self._buffers_line = self._buffers_line or lineno
             return True
-        if line.startswith("  Live ranges at "):
-            self.peak_time = self.sink.parse(PEAK_HEADER, line, lineno, "peak header")
+        if line.startswith(PEAK_PREFIX):
+            self.peak_time = PEAK_HEADER.read(self.sink, line, lineno)
             self.peak_line = lineno
             self._state = "peak"
             return True
@@ -246,10 +263,14 @@ class LiveRangeSection:
             )
         return True
 
-    def finish(self) -> HloLiveRange:
-        """The block read so far; the peak variant is told from its lines. A schedule
-        end that its own instruction sequence belies, and live ranges that end after
-        it, are reported and not used (XLA prints ``end <= max``)."""
+    def finish(self) -> dict[str, Any]:
+        """The block read so far (``live_range``); the peak variant is told from its
+        lines. A schedule end that its own instruction sequence belies, and live ranges
+        that end after it, are reported and not used (XLA prints ``end <= max``)."""
+        return {"live_range": self.live_range()}
+
+    def live_range(self) -> HloLiveRange:
+        """The block read so far, as :meth:`finish` says."""
         self._check_schedule_end()
         peak = None
         if self.peak_time is not None:

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-
-from parsy import regex, seq, string
+from typing import Any
 
 from hlotop.model import (
     BufferAllocation,
@@ -19,7 +18,6 @@ from hlotop.model import (
 from hlotop.parse.allocations import REPORT_ALLOCATION_LINE
 from hlotop.parse.line_form import Field, LineForm, Lit, Part, Skip
 from hlotop.parse.tokens import Sink, byte_count_field, int_field, percent_field
-from hlotop.shapes.grammar import integer
 from hlotop.units import HUMAN_BYTES_RE
 
 SORTED_HEADER = "Allocations sorted by size:"
@@ -101,13 +99,34 @@ TABLE_ROW = LineForm(
     make=ReportRow,
     context=("line",),
 )
-SPACE_HEADER = seq(
-    string("Memory Space: ") >> regex(r"\S+"), string(" (color=") >> integer << string(")")
+# "Memory Space: HBM (color=0)" (era B)
+SPACE_HEADER = LineForm(
+    "memory space header",
+    Lit("Memory Space: "),
+    Field("name", r"\S+", "a memory space's name"),
+    Lit(" (color="),
+    int_field("color", "a memory space (color)"),
+    Lit(")"),
 )
-TOTAL_LINE = regex(r"Total bytes(?: used)?: (\d+)", group=1).map(int) << regex(r" \(.*\)")
-REST_LINE = regex(r"The rest (\d+) (?:allocations|values) are less than", group=1).map(
-    int
-) << regex(r".*")
+# "Total bytes: 8245148 (7.86MiB)" (era B: a memory space's total)
+SPACE_TOTAL_LINE = LineForm(
+    "memory space total",
+    Lit("Total bytes: "),
+    int_field("bytes", "a byte count"),
+    Lit(" ("),
+    Skip(r".*(?=\)\Z)", "a size"),
+    Lit(")"),
+)
+# "The rest 12 allocations are less than 1% ..." (stripped of its indentation)
+REST_LINE = LineForm(
+    "'The rest ...' line",
+    Lit("The rest "),
+    int_field("count", "a count"),
+    Lit(" "),
+    Field("what", "allocations|values", "'allocations' or 'values'"),
+    Lit(" are less than"),
+    Skip(".*", "the rest of the line"),
+)
 
 
 # The report keeps an allocation's index and size of a list row or a table's head: one
@@ -143,7 +162,12 @@ def _table_head(line: str) -> bool:
 
 
 class MemoryReportSection:
-    """Reads a whole memory-usage report, either era."""
+    """Reads a whole memory-usage report, either era (a
+    :class:`~hlotop.parse.section.Section`); ``total_bytes`` is its ``Total bytes
+    used`` (era A), read by the line that opened it."""
+
+    stage = "the memory-usage report"
+    expects = "a memory-usage report line"
 
     def __init__(self, sink: Sink, total_bytes: int | None):
         self.sink = sink
@@ -203,7 +227,7 @@ class MemoryReportSection:
             j += 1
         return j
 
-    def feed(self, line: str, lineno: int) -> bool:
+    def feed(self, line: str, lineno: int, next_line: str | None = None) -> bool:
         """Read one report line of either era; False if it is not a report line."""
         body = line.strip()
         if _table_head(body):
@@ -218,14 +242,15 @@ class MemoryReportSection:
             pass
         elif line.startswith("Memory Space: "):
             self.era = "B"
-            parsed = self.sink.parse(SPACE_HEADER, line, lineno, "memory space header")
+            parsed = SPACE_HEADER.read(self.sink, line, lineno)
             if parsed is not None:
-                self.spaces.append(dict(name=parsed[0], color=parsed[1], total=0, tables=[]))
+                self.spaces.append(dict(parsed, total=0, tables=[]))
         elif line.startswith("Total bytes: ") and self.spaces:
-            total = self.sink.parse(TOTAL_LINE, line, lineno, "memory space total")
-            self.spaces[-1]["total"] = total or 0
+            total = SPACE_TOTAL_LINE.read(self.sink, line, lineno)
+            self.spaces[-1]["total"] = total["bytes"] if total is not None else 0
         elif body.startswith("The rest "):
-            n = self.sink.parse(REST_LINE, body, lineno, "'The rest ...' line") or 0
+            rest = REST_LINE.read(self.sink, body, lineno)
+            n = rest["count"] if rest is not None else 0
             if "allocations" in body:
                 self.hidden_allocations = n
             elif self._table is not None:
@@ -276,7 +301,11 @@ class MemoryReportSection:
         if row is not None:
             table["rows"].append(row)
 
-    def finish(self) -> MemoryUsageReport:
+    def finish(self) -> dict[str, Any]:
+        """The report (``memory_usage_report``), as :meth:`report` says."""
+        return {"memory_usage_report": self.report()}
+
+    def report(self) -> MemoryUsageReport:
         """The report; era A tables are joined to their allocation rows by index (the
         allocation keeps both lines: ``list_line`` its row, ``line`` its table's header)."""
 

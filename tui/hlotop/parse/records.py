@@ -75,7 +75,7 @@ class _RecordGrammar:
             )
         section = UsedValuesSection(Sink(path, diagnostics if diagnostics is not None else []))
         _feed(section, span, line)
-        records = section.finish()
+        records = section.records_read()
         _unindexed(section.sink, records[1:])
         return records[0] if records else None
 
@@ -83,7 +83,7 @@ class _RecordGrammar:
         sink = Sink(path, diagnostics)
         section = UsedValuesSection(sink)
         _feed(section, span, line)
-        _unindexed(sink, section.finish())
+        _unindexed(sink, section.records_read())
 
 
 RECORDS = _RecordGrammar()

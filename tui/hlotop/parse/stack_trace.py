@@ -6,14 +6,19 @@ from __future__ import annotations
 
 from array import array
 
-from parsy import string
-
 from hlotop.model import Diagnostic, StackTrace, StackTraceNode
 from hlotop.parse.line_form import Field, LineForm, Lit
-from hlotop.parse.tokens import PERCENT_RE, Sink, percent_field, spaced_int, spaced_int_field
+from hlotop.parse.tokens import PERCENT_RE, Sink, percent_field, spaced_int_field
 
 STACK_HEADER_PREFIX = "  Stack trace breakdown for peak usage: "
-HEADER = string(STACK_HEADER_PREFIX) >> spaced_int << string(" bytes")
+# "  Stack trace breakdown for peak usage: 41 943 040 bytes"
+HEADER = LineForm(
+    "stack trace header",
+    Lit(STACK_HEADER_PREFIX),
+    spaced_int_field("total"),
+    Lit(" bytes"),
+    make=lambda total: total,
+)
 
 _SUFFIX_RE = (
     rf" \((?:{PERCENT_RE})%, total: [\d ]+ bytes, current: [\d ]+ bytes, remaining: [\d ]+ bytes\)$"
@@ -76,7 +81,7 @@ class StackTraceSection:
     def feed_header(self, line: str, lineno: int) -> bool:
         """Read ``Stack trace breakdown for peak usage: N bytes``."""
         self.seen = True
-        total = self.sink.parse(HEADER, line, lineno, "stack trace header")
+        total = HEADER.read(self.sink, line, lineno)
         self.total = total or 0
         return True
 

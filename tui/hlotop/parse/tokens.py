@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from operator import methodcaller
 from typing import Any
 
-from parsy import ParseError, Parser, Result, eof, regex
+from parsy import ParseError, Parser, Result
 
 from hlotop.model import Diagnostic, HloValue
 from hlotop.parse.line_form import Field, Lit, Nested, Opt, Part, flag
@@ -34,8 +34,6 @@ def spaced_int_field(field: str) -> Field:
         convert_column=spaced_int_values,
     )
 
-
-spaced_int = regex(SPACED_INT_RE).map(spaced_int_value).desc("a byte count like 41 943 040")
 
 # A share as printf prints it ("%3.0f%%" in the memory-usage report, "%.1f%%" in the
 # stack-trace tree). For a module whose total is 0 bytes (one returning an empty tuple)
@@ -185,7 +183,7 @@ class LineGrammar:
     ``pattern`` and ``convert`` are a single regular expression for the common shape of
     the line and the function that turns its groups into the same value ``fine``
     gives. A dump has millions of lines, so the hot path is that one match
-    (:meth:`quick`, or :attr:`fast` as a parsy parser); a line it rejects goes to
+    (:attr:`fast`, a parsy parser); a line it rejects goes to
     ``fine``, so it can only make reading quicker, never change its result (a test
     checks both agree on every line of every sample dump).
     """
@@ -197,7 +195,6 @@ class LineGrammar:
         convert: Callable[..., Any] | None = None,
     ):
         self.fine = fine
-        self._whole = fine << eof
         self.pattern = re.compile(pattern) if pattern else None
         self.convert = convert
         self.fast = (
@@ -205,15 +202,6 @@ class LineGrammar:
             if self.pattern is not None and convert is not None
             else None
         )
-
-    def quick(self, line: str) -> Any:
-        """The line's value by the one-match path, or None if it does not fit it (or
-        there is no such path)."""
-        pattern, convert = self.pattern, self.convert
-        if pattern is None or convert is None:
-            return None
-        m = pattern.match(line)
-        return convert(*m.groups()) if m else None
 
 
 def _token(compiled: re.Pattern[str], convert: Callable[..., Any]) -> Parser:
@@ -241,24 +229,6 @@ class Sink:
     def warning(self, line: int, message: str) -> None:
         """Record a problem that loses nothing."""
         self.diagnostics.append(Diagnostic(self.path, line, message, "warning"))
-
-    def parse(self, grammar: Parser | LineGrammar, text: str, line: int, what: str):
-        """Read the whole of ``text`` with ``grammar``; on failure record a diagnostic
-        naming the column and what was expected, and return None."""
-        if isinstance(grammar, LineGrammar):
-            pattern, convert = grammar.pattern, grammar.convert
-            if pattern is not None and convert is not None:
-                m = pattern.match(text)
-                if m is not None:
-                    return convert(*m.groups())
-            parser = grammar._whole
-        else:
-            parser = grammar << eof
-        try:
-            return parser.parse_partial(text)[0]
-        except ParseError as err:
-            self.expected(line, what, text, err)
-            return None
 
     def expected(self, line: int, what: str, text: str, err: ParseError) -> None:
         """Report that ``text`` (a ``what``) did not fit its grammar: at which column,

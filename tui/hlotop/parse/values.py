@@ -5,9 +5,9 @@ ToString``, ``HloUse::ToString``; FORMATS.md sections 3.5-3.6), including the
 from __future__ import annotations
 
 import re
-from typing import TypedDict
+from typing import Any, TypedDict
 
-from hlotop.model import HloPosition, HloUse, HloValue, UsedValue
+from hlotop.model import HloPosition, HloUse, HloValue, UsedValue, UsedValues
 from hlotop.parse.instruction import parse_instruction_text
 from hlotop.parse.line_form import LineForm, Lit, Opt
 from hlotop.parse.tokens import VALUE_REF_PARTS, Sink, index_field, int_field, name_field
@@ -77,10 +77,20 @@ class _OpenRecord(TypedDict):
 
 
 class UsedValuesSection:
-    """Reads value records line by line; ``feed`` says whether a line was its own."""
+    """Reads value records line by line (a :class:`~hlotop.parse.section.Section`).
+    ``table`` is the first section's records, already cut out of the text and indexed
+    (:class:`~hlotop.model.UsedValues`): then the lines read here are a second
+    section's, which is reported and not used."""
 
-    def __init__(self, sink: Sink):
+    stage = None
+    expects = (
+        "a value record line ('<id name @color>', ' positions:', ' uses:', "
+        "'  <entry>', ' from instruction: ...')"
+    )
+
+    def __init__(self, sink: Sink, table: UsedValues[str] | UsedValues[bytes] | None = None):
         self.sink = sink
+        self.table = table
         self.records: list[UsedValue] = []
         self._current: _OpenRecord | None = None
         self._state = ""  # "positions" or "uses" inside a record
@@ -109,6 +119,11 @@ class UsedValuesSection:
             self._current = _OpenRecord(
                 value=value, positions=[], uses=[], instruction=None, line=lineno
             )
+
+    def take_run(self, lines: list[str], i: int, stop: int, first_line: int) -> int:
+        """No line is taken in a run: a big dump's records are indexed before its lines
+        are read (:data:`table`), and the rest come one by one to :meth:`feed`."""
+        return i
 
     def feed(self, line: str, lineno: int, next_line: str | None = None) -> bool:
         """Read one record line; ``next_line`` (None if no line follows) tells a glued
@@ -167,7 +182,17 @@ class UsedValuesSection:
             )
         return self._current
 
-    def finish(self) -> list[UsedValue]:
-        """The records read, in dump order."""
+    def records_read(self) -> list[UsedValue]:
+        """The records read line by line, in dump order."""
         self._close()
         return self.records
+
+    def finish(self) -> dict[str, Any]:
+        """The records: the indexed :data:`table` if there is one (the records read
+        here are then reported as a second section), else those read."""
+        read = self.records_read()
+        if self.table is None:
+            return {"used_values": tuple(read), "saw_used_values": True}
+        if read:
+            self.sink.warning(read[0].line, "a second 'Used values:' section; using the first")
+        return {"used_values": self.table, "saw_used_values": True}

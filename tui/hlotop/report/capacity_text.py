@@ -8,8 +8,8 @@ from rich.table import Table
 from rich.text import Text
 
 from hlotop.analysis.capacity import Fit
+from hlotop.analysis.devices import device_named, is_gpu
 from hlotop.loading.directory import ModuleFigures
-from hlotop.model.devices import device_named, is_gpu
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes
 

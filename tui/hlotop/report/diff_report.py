@@ -1,22 +1,12 @@
-"""``hlotop diff OLD NEW``: the comparison of two compiles as text (``--summary``), as
-JSON (``--json``) and as a CI gate (``--fail-over``).
-
-JSON shape: ``{old: FIGURES, new: FIGURES, delta: FIGURES, values: {matched,
-matched_by: {key: count}, changes: {class: count}, added: [VALUE], removed: [VALUE],
-changed: [CHANGE]}, groups: {keys, accounting, rows: [{key, old_bytes, new_bytes,
-delta_bytes}]}}``, FIGURES being ``{module, total_bytes_used, peak_step, peak_bytes,
-memory_stats, memory_space_peaks}`` (``delta``: NEW minus OLD, steps left out) and
-CHANGE ``{change, matched_by, reshaped, old: VALUE, new: VALUE, delta_bytes}``
-(``reshaped``: its two shapes differ, each VALUE's ``shape`` says which).
+"""``hlotop diff OLD NEW``: the comparison of two compiles as text (``--summary``) and
+as a CI gate (``--fail-over``); its JSON (``--json``) is :mod:`hlotop.report.diff_table`'s.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Any
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -371,91 +361,3 @@ def _values_table(changes: list[ValueChange]) -> Group:
     return Group(
         Text("Largest value changes  (allocated bytes)", style="bold"), ValuesTable(changes)
     )
-
-
-# -- JSON ------------------------------------------------------------------------------
-
-
-def _side_json(side: Side) -> dict[str, Any]:
-    return {
-        "module": side.module.name,
-        "total_bytes_used": side.total_bytes,
-        "peak_step": side.peak_step,
-        "peak_bytes": side.peak_bytes,
-        "memory_stats": side.memory_stats or None,
-        "memory_space_peaks": side.space_peaks,
-    }
-
-
-def _value_json(info) -> dict[str, Any]:
-    return {
-        "id": info.value.id,
-        "name": info.value.label,
-        "shape": info.shape,
-        "allocated_bytes": info.allocated_bytes,
-        "logical_bytes": info.logical_bytes,
-    }
-
-
-def diff_json(diff: ModuleDiff) -> dict[str, Any]:
-    """The diff as a JSON-ready dict (shape in this module's docstring)."""
-    old, new = _side_json(diff.old), _side_json(diff.new)
-    old_stats, new_stats = diff.old.memory_stats, diff.new.memory_stats
-    spaces = diff.old.space_peaks.keys() | diff.new.space_peaks.keys()
-    delta = {
-        "total_bytes_used": diff.new.total_bytes - diff.old.total_bytes,
-        "peak_bytes": diff.new.peak_bytes - diff.old.peak_bytes,
-        "memory_stats": {  # a figure only one side has (peak_memory_in_bytes) has none
-            k: new_stats.get(k, 0) - old_stats.get(k, 0)
-            for k in new_stats or old_stats
-            if not (new_stats and old_stats) or (k in new_stats and k in old_stats)
-        },
-        "memory_space_peaks": {
-            s: diff.new.space_peaks.get(s, 0) - diff.old.space_peaks.get(s, 0)
-            for s in sorted(spaces)
-        },
-    }
-    matched = [c for c in diff.changes if c.matched_by is not None]
-    return {
-        "old": old,
-        "new": new,
-        "delta": delta,
-        "values": {
-            "matched": len(matched),
-            "matched_by": {k: sum(1 for c in matched if c.matched_by == k) for k in MATCH_KEYS},
-            "changes": {k: diff.count(k) for k in CLASSES},
-            "added": [_value_json(c.new) for c in diff.changes if c.change == "added"],
-            "removed": [_value_json(c.old) for c in diff.changes if c.change == "removed"],
-            "changed": [
-                {
-                    "change": c.change,
-                    "matched_by": c.matched_by,
-                    "reshaped": c.reshaped,
-                    "old": _value_json(c.old),
-                    "new": _value_json(c.new),
-                    "delta_bytes": c.delta_bytes,
-                }
-                for c in matched
-                if c.change != "unchanged"
-            ],
-        },
-        "groups": {
-            "keys": list(diff.keys),
-            "accounting": diff.accounting,
-            "rows": [
-                {
-                    "key": list(g.key),
-                    "old_bytes": g.old_bytes,
-                    "new_bytes": g.new_bytes,
-                    "delta_bytes": g.delta_bytes,
-                }
-                for g in diff.groups
-            ],
-        },
-    }
-
-
-def write_diff_json(diff: ModuleDiff, out: IO[str]) -> None:
-    """Write :func:`diff_json` to ``out``, newline-terminated."""
-    json.dump(diff_json(diff), out)
-    out.write("\n")

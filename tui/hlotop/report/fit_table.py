@@ -5,7 +5,7 @@ gets its value, its JSON type and what it means. The document is built from it
 ``fit.schema.json`` beside this module (a test checks that the file is what the table
 makes, and validates documents against it). After changing the table::
 
-    python -m hlotop.report.fit_table --write
+    python -m hlotop.report.json_schema --write
 
 A key's ``get`` is a Python expression over ``x`` (the object of that kind) and the
 names of :data:`NAMES`. Bytes are integers; a line's coefficients and residuals are
@@ -14,10 +14,7 @@ numbers (``a`` in bytes, ``b`` in bytes per unit of size).
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from hlotop.analysis.diff import MATCH_KEYS
@@ -25,7 +22,7 @@ from hlotop.analysis.fit import CAPACITY_FIGURE, FIGURE_PEAK, FIGURE_REQUIRED, S
 from hlotop.analysis.grouping import ACCOUNTINGS, GROUP_KEYS
 from hlotop.analysis.linear_fit import LINEARITY_THRESHOLD, SOURCES, Largest, Prediction, source
 from hlotop.model import MemoryStats
-from hlotop.report.json_schema import document_schema
+from hlotop.report.json_build import DocumentBuilder, write_document
 from hlotop.report.json_table import (
     Bool,
     Enum,
@@ -38,10 +35,8 @@ from hlotop.report.json_table import (
     Number,
     Obj,
     Str,
-    Type,
 )
 
-SCHEMA_FILE = Path(__file__).with_name("fit.schema.json")
 MEMORY_STATS = (*MemoryStats.FIELDS, "peak_memory_in_bytes")  # JAX's names
 
 
@@ -351,37 +346,7 @@ KINDS: dict[str, Kind] = {
 DOCUMENT = "document"
 
 
-class _Builder:
-    """The document's dicts from the table: each key's expression compiled once."""
-
-    def __init__(self, kinds: dict[str, Kind]):
-        self.kinds = kinds
-        self.code = {
-            (kind.name, key.name): compile(key.get, f"<fit {kind.name}.{key.name}>", "eval")
-            for kind in kinds.values()
-            for key in kind.keys
-        }
-
-    def build(self, kind: str, x: object, names: dict[str, Any]) -> dict[str, Any]:
-        scope = {**names, "x": x}
-        return {
-            key.name: self.value(key.type, eval(self.code[kind, key.name], scope), names)
-            for key in self.kinds[kind].keys
-        }
-
-    def value(self, t: Type, v: Any, names: dict[str, Any]) -> Any:
-        if isinstance(t, Null):
-            return None if v is None else self.value(t.of, v, names)
-        if isinstance(t, Obj):
-            return self.build(t.kind, v, names)
-        if isinstance(t, List):
-            return [self.value(t.of, e, names) for e in v]
-        if isinstance(t, Map):
-            return {k: self.value(t.of, e, names) for k, e in v.items()}
-        return v
-
-
-_BUILDER = _Builder(KINDS)
+_BUILDER = DocumentBuilder(KINDS, "fit")
 
 
 def fit_json(report: FitReport) -> dict[str, Any]:
@@ -392,35 +357,4 @@ def fit_json(report: FitReport) -> dict[str, Any]:
 
 def write_fit_json(report: FitReport, out) -> None:
     """Write :func:`fit_json` to ``out``, newline-terminated."""
-    json.dump(fit_json(report), out)
-    out.write("\n")
-
-
-def schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of the ``hlotop fit --json`` document."""
-    return document_schema(
-        KINDS,
-        DOCUMENT,
-        "hlotop fit --json",
-        "Generated from hlotop/report/fit_table.py: python -m hlotop.report.fit_table --write",
-    )
-
-
-def schema_text() -> str:
-    """:func:`schema` as the shipped file holds it."""
-    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``--write``: write :data:`SCHEMA_FILE`; else print the schema."""
-    args = sys.argv[1:] if argv is None else argv
-    if args == ["--write"]:
-        SCHEMA_FILE.write_text(schema_text(), encoding="utf-8")
-        print(f"wrote {SCHEMA_FILE}")
-    else:
-        sys.stdout.write(schema_text())
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    write_document(fit_json(report), out)

@@ -1,22 +1,24 @@
-"""The JSON Schema of ``hlotop --json``, made from the one table
-(:mod:`hlotop.report.json_table`) and shipped in the package as ``hlotop.schema.json``
-beside this module (a test checks that the file is what the table makes).
+"""The JSON Schema of every JSON document hlotop writes, each made from its one table
+and shipped in the package beside this module as ``<document>.schema.json`` (a test
+checks that each file is what its table makes, and validates the documents of the
+sample dumps against it). :data:`DOCUMENTS` lists them: ``hlotop --json``'s table is
+:mod:`hlotop.report.json_table`, the others' their ``*_table.py``.
 
-After changing the table, write the file again with::
+After changing a table, write the files again with::
 
     python -m hlotop.report.json_schema --write
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hlotop.report.json_table import (
-    DOCUMENT,
-    KINDS,
     Bool,
     Enum,
     Int,
@@ -72,7 +74,7 @@ def _object(kind: Kind) -> dict[str, Any]:
         "type": "object",
         "description": kind.doc,
         "properties": {key.name: {**_type(key.type), "description": key.doc} for key in kind.keys},
-        "required": [key.name for key in kind.keys],
+        "required": [key.name for key in kind.keys if not key.optional],
         "additionalProperties": False,
     }
 
@@ -92,27 +94,78 @@ def document_schema(
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A JSON document hlotop writes: its ``name`` (its schema is
+    ``<name>.schema.json``), its ``title`` (the command that writes it), the module
+    of its table (``table``: its ``attribute`` is the table of kinds) and the kind
+    of its top object (``top``)."""
+
+    name: str
+    title: str
+    table: str
+    attribute: str = "KINDS"
+    top: str = "document"
+
+    @property
+    def kinds(self) -> dict[str, Kind]:
+        """The table (imported when asked: the tables import what they describe)."""
+        return getattr(importlib.import_module(self.table), self.attribute)
+
+    @property
+    def schema_file(self) -> Path:
+        return SCHEMA_FILE.with_name(f"{self.name}.schema.json")
+
+    def schema(self) -> dict[str, Any]:
+        """The document's JSON Schema (draft 2020-12)."""
+        comment = (
+            f"Generated from {self.table.replace('.', '/')}.py: "
+            "python -m hlotop.report.json_schema --write"
+        )
+        return document_schema(self.kinds, self.top, self.title, comment)
+
+    def schema_text(self) -> str:
+        """:meth:`schema` as the shipped file holds it."""
+        return json.dumps(self.schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+DOCUMENTS: dict[str, Document] = {
+    d.name: d
+    for d in (
+        Document("hlotop", "hlotop --json", "hlotop.report.json_table"),
+        Document("diff", "hlotop diff --json", "hlotop.report.diff_table"),
+        Document("modules", "hlotop --json DIR", "hlotop.report.modules_table", "MODULES_KINDS"),
+        Document(
+            "modules-diff",
+            "hlotop diff --json OLD_DIR NEW_DIR",
+            "hlotop.report.modules_table",
+            "MODULES_DIFF_KINDS",
+        ),
+        Document("oom", "hlotop --json LOG", "hlotop.report.oom_table"),
+        Document("fit", "hlotop fit --json", "hlotop.report.fit_table"),
+        Document("why", "hlotop why --json DUMP NAME", "hlotop.report.why_table", top="answer"),
+        Document("why-live", "hlotop why --json DUMP", "hlotop.report.why_table", top="live"),
+    )
+}
+
+
 def schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of the ``--json`` document."""
-    return document_schema(
-        KINDS,
-        DOCUMENT,
-        "hlotop --json",
-        "Generated from hlotop/report/json_table.py: python -m hlotop.report.json_schema --write",
-    )
+    return DOCUMENTS["hlotop"].schema()
 
 
 def schema_text() -> str:
     """:func:`schema` as the shipped file holds it."""
-    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
+    return DOCUMENTS["hlotop"].schema_text()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``--write``: write :data:`SCHEMA_FILE`; else print the schema."""
+    """``--write``: write every document's schema file; else print ``--json``'s."""
     args = sys.argv[1:] if argv is None else argv
     if args == ["--write"]:
-        SCHEMA_FILE.write_text(schema_text(), encoding="utf-8")
-        print(f"wrote {SCHEMA_FILE}")
+        for document in DOCUMENTS.values():
+            document.schema_file.write_text(document.schema_text(), encoding="utf-8")
+            print(f"wrote {document.schema_file}")
     else:
         sys.stdout.write(schema_text())
     return 0

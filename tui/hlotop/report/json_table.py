@@ -119,6 +119,9 @@ class Key:
     # Python stack is the same for every record of its stack_frame_id: 195 069 records
     # but 93 stacks, 60% of a 108 MB dump's --json text). None: made for each object.
     same_text_for: str | None = None
+    # Left out of its object where its value is null (only documents built as dicts,
+    # hlotop.report.json_build, have such keys); the schema does not require it.
+    optional: bool = False
 
 
 @dataclass(frozen=True)

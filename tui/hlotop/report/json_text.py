@@ -101,6 +101,8 @@ class _Compiler:
         for n, key in enumerate(kind.keys):
             if not key.name.isidentifier():
                 raise ValueError(f"{kind.name}: key {key.name!r} is not a plain name")
+            if key.optional:
+                raise ValueError(f"{kind.name}: optional key {key.name!r} (only json_build's)")
             if by_key and key.streamed:
                 if not (isinstance(key.type, List) and isinstance(key.type.of, Obj)):
                     raise ValueError(f"{kind.name}: streamed key {key.name!r} is not a list")

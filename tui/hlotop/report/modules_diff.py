@@ -5,19 +5,10 @@ change, that of JAX's ``memory_analysis()`` temp size, and the programs only one
 compiled. ``--fail-over`` gates every program
 both runs compiled (:func:`gate_modules`).
 
-JSON: ``{old, new, programs: [{program, old, new, delta}], over}``: ``old``/``new``
-are the directories; a program's ``old``/``new`` are ``{module, peak_step, peak_bytes,
-total_bytes_used, memory_stats, error}`` or null (not compiled in that run; ``error``
-says why a module could not be read, null when it was); ``delta`` is
-``{peak_bytes, total_bytes_used}`` (NEW minus OLD, null where a side lacks the figure);
-``over`` lists the gate's lines (empty without ``--fail-over`` or when nothing grew
-more).
+Its JSON (``--json``) is :mod:`hlotop.report.modules_table`'s.
 """
 
 from __future__ import annotations
-
-import json
-from typing import IO, Any
 
 from rich.console import Group
 from rich.text import Text
@@ -169,48 +160,3 @@ def render_modules_diff(
             for side, f in unread
         ]
     return Group(*parts)
-
-
-def _side(f: ModuleFigures | None) -> dict[str, Any] | None:
-    if f is None:
-        return None
-    return {
-        "module": f.entry.name,
-        "peak_step": f.peak_step,
-        "peak_bytes": f.peak_bytes,
-        "total_bytes_used": f.total_bytes_used,
-        "memory_stats": f.memory_stats.as_dict() if f.memory_stats else None,
-        "error": f.error,
-    }
-
-
-def _delta(old: int | None, new: int | None) -> int | None:
-    return None if old is None or new is None else new - old
-
-
-def modules_diff_json(
-    old_dir: str, new_dir: str, pairs: list[ModulePair], over: list[str]
-) -> dict[str, Any]:
-    """The comparison as a JSON-ready dict (shape in this module's docstring)."""
-    return {
-        "old": old_dir,
-        "new": new_dir,
-        "programs": [
-            {
-                "program": p.program,
-                "old": _side(p.old),
-                "new": _side(p.new),
-                "delta": {
-                    "peak_bytes": _delta(_peak(p.old), _peak(p.new)),
-                    "total_bytes_used": _delta(_total(p.old), _total(p.new)),
-                },
-            }
-            for p in pairs
-        ],
-        "over": over,
-    }
-
-
-def write_modules_diff_json(doc: dict[str, Any], out: IO[str]) -> None:
-    json.dump(doc, out)
-    out.write("\n")

@@ -4,26 +4,15 @@ and platform, and the figures across each platform's modules (what each means is
 beside it). A module with only its memory-usage report is listed with the report's
 total, marked as such.
 
-JSON: ``{directory, modules: [{name, files, platform, rank, report_only,
-total_bytes_used, peak_step, peak_bytes, allocations, memory_stats, identical,
-required_bytes, headroom_bytes, error}], largest_peak: {<platform>: {module, bytes}},
-largest_report_total: {<platform>: {module, bytes}}, largest_resident: {<platform>:
-{module, bytes}}, capacity}``; ``rank`` is within the platform; ``identical`` counts
-the modules of the same program compiled alike that the row stands for;
-``largest_report_total`` is of the report-only modules; ``required_bytes`` is what a
-module needs on its device (:func:`hlotop.analysis.capacity.required_bytes`),
-``headroom_bytes`` the capacity less that (``--capacity``; else null) and ``capacity``
-``{capacity_bytes, label, over}`` (``over``: the modules that need more) or null;
-``error`` says why a module could not be read (null when it was). With ``--group-by``
-(or ``--top N``), each module also has ``groups`` (:func:`grouping_json`: its live set
+Its JSON (``--json DIR``) is :mod:`hlotop.report.modules_table`'s; with ``--group-by``
+(or ``--top N``), each module there has ``groups`` (:func:`grouping_json`: its live set
 at its peak grouped, the ``--top`` largest rows, 10 by default, and the ``rest``) and
 ``groups_error`` (why it has none: no live ranges, a report alone; else null).
 """
 
 from __future__ import annotations
 
-import json
-from typing import IO, Any
+from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -37,7 +26,7 @@ from hlotop.loading.directory import (
     platform_order,
     platform_ranks,
 )
-from hlotop.report.capacity_text import FIT, fit_cell, modules_fit_line, over_capacity
+from hlotop.report.capacity_text import FIT, fit_cell, modules_fit_line
 from hlotop.report.text_fit import NAME_BREAKS, wrap
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, with_commas
@@ -202,7 +191,9 @@ def _by_platform(rows: list[tuple[ModuleFigures, int]]) -> dict[str, list]:
     return out
 
 
-def _largest(figures: list[ModuleFigures]) -> dict[str, dict[str, tuple[ModuleFigures, int]]]:
+def largest_by_platform(
+    figures: list[ModuleFigures],
+) -> dict[str, dict[str, tuple[ModuleFigures, int]]]:
     """For each platform (in :func:`platform_order`), its largest figures, each as the
     module and its bytes: ``"peak"`` XLA's peak, ``"report"`` a report-only module's
     total, ``"resident"`` argument + output - alias (:func:`_resident`)."""
@@ -224,7 +215,7 @@ def _across(figures: list[ModuleFigures]) -> list[Text]:
     each platform (programs of one platform share its device; another's never), and
     its largest module known by its memory-usage report alone."""
     out = []
-    largest = _largest(figures)
+    largest = largest_by_platform(figures)
     several = len(largest) > 1
     for platform, top in largest.items():
         on = f" on {platform}" if several else ""
@@ -276,81 +267,3 @@ def grouping_json(grouping: Grouping, limit: int) -> dict[str, Any]:
             "values": sum(len(r.values) for r in rest),
         },
     }
-
-
-def modules_json(
-    directory: str,
-    figures: list[ModuleFigures],
-    capacity: tuple[int, str] | None = None,
-    groups: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The ranking as a JSON-ready dict (shape in this module's docstring). ``groups``
-    (``--group-by``): ``{"json": {module path: grouping_json's dict, or why there is
-    none}}``, written as each module's ``groups`` and ``groups_error``."""
-    grouped = (groups or {}).get("json")
-    rows = collapse_identical(figures)
-    modules = []
-    ranks = platform_ranks([f for f, _ in rows])
-    for rank, (f, count) in zip(ranks, rows, strict=True):
-        modules.append(
-            {
-                "name": f.entry.name,
-                "files": [str(p) for p in f.entry.files],
-                "platform": f.entry.platform,
-                "rank": rank,
-                "report_only": f.entry.report_only,
-                "total_bytes_used": f.total_bytes_used,
-                "peak_step": f.peak_step,
-                "peak_bytes": f.peak_bytes,
-                "allocations": f.allocations,
-                "memory_stats": f.memory_stats.as_dict() if f.memory_stats else None,
-                "identical": count,
-                "required_bytes": f.required_bytes,
-                "headroom_bytes": (
-                    capacity[0] - f.required_bytes
-                    if capacity is not None and f.required_bytes is not None
-                    else None
-                ),
-                "error": f.error,
-            }
-        )
-        if grouped is not None:
-            made = grouped.get(str(f.entry.path))
-            modules[-1]["groups"] = made if isinstance(made, dict) else None
-            modules[-1]["groups_error"] = (
-                made if isinstance(made, str) else None if made else "not read"
-            )
-    largest = _largest(figures)
-
-    def each(what: str) -> dict[str, dict[str, Any]]:
-        return {
-            platform: {"module": top[what][0].entry.name, "bytes": top[what][1]}
-            for platform, top in largest.items()
-            if what in top
-        }
-
-    return {
-        "directory": directory,
-        "modules": modules,
-        "largest_peak": each("peak"),
-        "largest_report_total": each("report"),
-        "largest_resident": each("resident"),
-        "capacity": None
-        if capacity is None
-        else {
-            "capacity_bytes": capacity[0],
-            "label": capacity[1],
-            "over": [f.entry.name for f in over_capacity(figures, capacity[0])],
-        },
-    }
-
-
-def write_modules_json(
-    directory: str,
-    figures: list[ModuleFigures],
-    out: IO[str],
-    capacity: tuple[int, str] | None = None,
-    groups: dict[str, Any] | None = None,
-) -> None:
-    json.dump(modules_json(directory, figures, capacity, groups), out)
-    out.write("\n")

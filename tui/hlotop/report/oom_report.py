@@ -6,7 +6,7 @@ its formula), its tables' lines, each buffer it lists (size, the shape's bytes,
 unpadded size and expansion, shape, op_name, instruction, allocation type; its line in
 the file is in the JSON) fitted to the terminal's width; the buffers grouped by scope
 and by shape; and (with ``--dump``) each buffer's value in the module. The JSON is
-:mod:`hlotop.report.oom_json`.
+:mod:`hlotop.report.oom_table`.
 """
 
 from __future__ import annotations

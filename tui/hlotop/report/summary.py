@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, NamedTuple, TextIO, cast
+from typing import IO, TYPE_CHECKING, Literal, NamedTuple, TextIO, cast
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -353,18 +353,19 @@ def grouped_parts(groups: Grouping, top: int | None = None, icicle: bool = False
 PIPE_WIDTH = 160  # piped into a file or less: room for shapes and op_names on one line
 
 
-def stdout_console() -> Console:
-    """The console a text report is printed on: stdout, at the terminal's width, or
-    :data:`PIPE_WIDTH` columns when stdout is not a terminal (and ``COLUMNS`` is not
-    set). With no highlighting and no emoji codes: hlotop's own labels use neither,
-    dump text is never markup, and looking for codes imported Rich's table of them
-    (8 ms of every report). Not on a terminal, the spaces Rich pads each line with
-    are dropped (:mod:`hlotop.report.trailing_spaces`); on one, the output is Rich's."""
-    console = Console(highlight=False, emoji=False)
+def stdout_console(file: IO[str] | None = None) -> Console:
+    """The console a text report is printed on: ``file`` (default stdout), at the
+    terminal's width, or :data:`PIPE_WIDTH` columns when it is not a terminal (and
+    ``COLUMNS`` is not set). With no highlighting and no emoji codes: hlotop's own
+    labels use neither, dump text is never markup, and looking for codes imported
+    Rich's table of them (8 ms of every report). Not on a terminal, the spaces Rich pads
+    each line with are dropped (:mod:`hlotop.report.trailing_spaces`); on one, the
+    output is Rich's."""
+    console = Console(file=file, highlight=False, emoji=False)
     if not console.is_terminal:
         width = None if "COLUMNS" in os.environ else PIPE_WIDTH
-        file = cast(TextIO, TrailingSpacesDropped(sys.stdout))  # a TextIOBase
-        console = Console(highlight=False, emoji=False, width=width, file=file)
+        target = cast(TextIO, TrailingSpacesDropped(cast(TextIO, file or sys.stdout)))
+        console = Console(highlight=False, emoji=False, width=width, file=target)
     return console
 
 

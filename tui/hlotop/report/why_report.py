@@ -1,12 +1,10 @@
 """``hlotop why DUMP NAME``: a value, its allocation, live range and last use, and why
-it is live at a step, as text and as JSON; and the wording of a reason and of a last
-use, which the browser's detail card shares."""
+it is live at a step, as text (its JSON: :mod:`hlotop.report.why_table`); and the
+wording of a reason and of a last use, which the browser's detail card shares."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import IO
 
 from rich.console import Group
 from rich.text import Text
@@ -164,77 +162,6 @@ def render_why(a: WhyAnswer, index: WhyIndex) -> Group:
     return Group(*parts)
 
 
-def last_use_json(last: LastUse | None) -> dict | None:
-    """A last use as JSON: ``{instruction, operand, operand_index, op_name, opcode,
-    phase, step, ends_live_range}``, or None."""
-    if last is None:
-        return None
-    return {
-        "instruction": last.instruction,
-        "operand": last.operand,
-        "operand_index": None if last.operand_index is None else list(last.operand_index),
-        "op_name": last.op_name,
-        "opcode": last.opcode,
-        "phase": last.phase,
-        "step": last.step,
-        "ends_live_range": last.ends_live_range,
-    }
-
-
-def reason_json(reason: Reason) -> dict:
-    """A reason as JSON: its ``kind`` and the fields that kind uses (those not None;
-    a ShapeIndex as a list)."""
-    out: dict = {"kind": reason.kind}
-    for name in Reason.__slots__:
-        value = getattr(reason, name)
-        if name != "kind" and value is not None:
-            out[name] = list(value) if name == "parameter_index" else value
-    return out
-
-
-def _value_json(info: ValueInfo) -> dict:
-    v = info.value
-    return {
-        "id": v.id,
-        "name": v.name,
-        "shape_index": None if v.shape_index is None else list(v.shape_index),
-        "shape": info.shape,
-        "logical_bytes": info.logical_bytes,
-        "allocated_bytes": info.allocated_bytes,
-    }
-
-
-def why_json(a: WhyAnswer) -> dict:
-    """The answer as one JSON object: ``{module, value, defined_by, allocation,
-    live_range, last_use, step, step_is_peak, reasons}``."""
-    info, d = a.info, a.defined
-    slot, live = info.slot, info.live
-    alloc = a.module.analysis.allocation_of.get(slot.allocation) if slot is not None else None
-    return {
-        "module": a.module.name,
-        "value": _value_json(info),
-        "defined_by": {
-            "instruction": d.instruction,
-            "opcode": d.opcode,
-            "op_name": d.op_name,
-            "phase": d.phase,
-        },
-        "allocation": None
-        if slot is None
-        else {
-            "index": slot.allocation,
-            "kinds": list(alloc.kinds) if alloc is not None else [],
-            "offset": slot.offset,
-            "size": slot.size,
-        },
-        "live_range": None if live is None else {"start": live.start, "end": live.end},
-        "last_use": last_use_json(a.facts.last_use),
-        "step": a.step,
-        "step_is_peak": a.is_peak,
-        "reasons": [reason_json(r) for r in a.reasons],
-    }
-
-
 # -- every value live at a step --------------------------------------------------------
 
 
@@ -301,27 +228,3 @@ def render_live(answer: LiveAnswer, index: WhyIndex) -> Group:
         line = f"{human_bytes(info.allocated_bytes):>10}  {info.value.label}  last {used}  · {why}"
         parts.append(Text(printable(line)))
     return Group(*parts)
-
-
-def live_json(answer: LiveAnswer) -> dict:
-    """``{module, step, step_is_peak, values: [{id, name, shape_index, shape,
-    logical_bytes, allocated_bytes, last_use, reasons}]}``."""
-    return {
-        "module": answer.module.name,
-        "step": answer.step,
-        "step_is_peak": answer.is_peak,
-        "values": [
-            {
-                **_value_json(facts.info),
-                "last_use": last_use_json(facts.last_use),
-                "reasons": [reason_json(r) for r in reasons],
-            }
-            for facts, reasons in answer.values
-        ],
-    }
-
-
-def write_json(doc: dict, out: IO[str]) -> None:
-    """Write ``doc`` (:func:`why_json` or :func:`live_json`) to ``out``, one line."""
-    json.dump(doc, out, separators=(",", ":"))
-    out.write("\n")

@@ -3,7 +3,13 @@ types (:mod:`hlotop.shapes.shape`), their logical byte sizes, and the one gramma
 reads them (:mod:`hlotop.shapes.grammar`). A leaf: the model and the parser use it, it
 uses neither."""
 
-from hlotop.shapes.grammar import parse_shape, parse_shape_prefix, try_parse_shape
+from hlotop.shapes.grammar import (
+    parse_shape,
+    parse_shape_prefix,
+    plain_shape_text,
+    try_parse_shape,
+    without_layouts,
+)
 from hlotop.shapes.shape import (
     POINTER_BYTES,
     ArrayShape,
@@ -27,7 +33,9 @@ __all__ = [
     "TupleShape",
     "parse_shape",
     "parse_shape_prefix",
+    "plain_shape_text",
     "shape_of",
     "subshape",
     "try_parse_shape",
+    "without_layouts",
 ]

@@ -99,7 +99,26 @@ _SIMPLE_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([0-9,]*)\](?:\{([0-9,]*)\})?\Z")
 
 
 _BRACKETS = re.compile(r"[()\[\]{}]|, ")
-_INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
+LAYOUT_RE = r"\{[^{}]*\}"  # a layout as printed: {1,0}, {1,0:T(8,128)S(1)}
+INDEX_COMMENT_RE = r"/\*index=\d+\*/"  # printed before every fifth element of a tuple
+_INDEX_COMMENT = re.compile(INDEX_COMMENT_RE)
+_LAYOUTS = re.compile(LAYOUT_RE)
+_LAYOUTS_AND_COMMENTS = re.compile(f"{LAYOUT_RE}|{INDEX_COMMENT_RE}")
+
+
+def without_layouts(text: str) -> str:
+    """``text`` (one shape or more, as XLA prints them) without their layouts:
+    ``f32[8,128]{1,0:T(8,128)}`` -> ``f32[8,128]``; a tuple's index comments stay."""
+    return _LAYOUTS.sub("", text)
+
+
+def plain_shape_text(text: str) -> str:
+    """``text`` without its layouts and a tuple's index comments (``/*index=5*/``):
+    what two prints of one shape may differ in. ``(f32[2]{0}, /*index=5*/s32[])`` ->
+    ``(f32[2], s32[])``."""
+    return _LAYOUTS_AND_COMMENTS.sub("", text)
+
+
 _OPEN, _CLOSE = "([{", ")]}"
 
 

@@ -1,5 +1,7 @@
 """How much memory a device has: presets for TPUs and GPUs, and a capacity as a user
-writes it (``--capacity 16GiB``, ``--capacity v5e``).
+writes it (``--capacity 16GiB``, ``--capacity v5e``): the capacity
+:mod:`hlotop.analysis.capacity` holds a program to. Here, beside it, rather than in the
+model: a device is not part of a dump, and nothing below the analysis needs one.
 
 Capacities are bytes (``int``) per *JAX device*: a TPU chip from v4 on (its two
 TensorCores form one device, "megacore"; v5e and v6e have one TensorCore), a TensorCore
