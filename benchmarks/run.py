@@ -42,8 +42,10 @@ diff``) are timed on the big ones (:func:`other_commands`).
 
 ``--small-allocations N ...`` also measures peak RSS of ``--summary``, ``--json`` and the
 browser on a dump of N small allocations of one value each (``make_dumps.py
---small-allocations``; a 1,000,000-allocation dump is ~500 MB), where the per-allocation
-costs show, and holds each to 4× the file (:func:`small_rows`).
+--small-allocations``; a 1,000,000-allocation dump is ~550 MB), where the per-allocation
+costs show, and on the same dump without its value records (``lean-N``, ~200 MB: the
+ratios of issue 32's 1,000,000-allocation dump), and holds each to 4× the file
+(:func:`small_rows`).
 """
 
 from __future__ import annotations
@@ -339,19 +341,20 @@ def small_rows(counts: list[int], out: Path, moves: int) -> list[str]:
     reads every record) on a dump of N small allocations, for each N in ``counts``
     (made first by ``make_dumps.py --small-allocations``): a table, and each figure
     against the 4× target."""
-    subprocess.run(
-        [PY, str(HERE / "make_dumps.py"), "--out", str(out), "--small-allocations"]
-        + [str(n) for n in counts],
-        check=True,
-    )
+    for lean in ([], ["--without-records"]):
+        subprocess.run(
+            [PY, str(HERE / "make_dumps.py"), "--out", str(out), *lean, "--small-allocations"]
+            + [str(n) for n in counts],
+            check=True,
+        )
     lines = [
         "| allocations | MB | --summary peak RSS MB (×file) | --json peak RSS MB (×file) "
         "| browser peak RSS MB (×file) |",
         "|---|---|---|---|---|",
     ]
     checks = []
-    for n in counts:
-        entry = out / f"small-{n}-buffer-assignment.txt"
+    for n, form in ((n, form) for n in counts for form in ("small", "lean")):
+        entry = out / f"{form}-{n}-buffer-assignment.txt"
         mb = entry.stat().st_size / 1e6
         rss = {
             "--summary": run(HLOTOP + ["--summary", str(entry)])[1] / 1e6,
@@ -360,12 +363,15 @@ def small_rows(counts: list[int], out: Path, moves: int) -> list[str]:
             / 1e6,
         }
         lines.append(
-            f"| {n:,} | {mb:.0f} | " + " | ".join(_ratio(v, mb, 0) for v in rss.values()) + " |"
+            f"| {n:,}{'' if form == 'small' else ', no records'} | {mb:.0f} | "
+            + " | ".join(_ratio(v, mb, 0) for v in rss.values())
+            + " |"
         )
         for what, value in rss.items():
             ok = value <= 4 * mb
             checks.append(
-                f"{'met    ' if ok else 'NOT MET'}  {n:,} small allocations: {what} peak RSS "
+                f"{'met    ' if ok else 'NOT MET'}  {n:,} small allocations"
+                f"{'' if form == 'small' else ' (no records)'}: {what} peak RSS "
                 f"at most 4× the file ({value / mb:.1f}×)"
             )
         print(f"measured {entry.name}", file=sys.stderr)
