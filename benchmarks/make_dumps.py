@@ -13,8 +13,12 @@ Usage::
     python benchmarks/make_dumps.py --source sample_dumps/jax/.../X-buffer-assignment.txt ...
 
 Writes ``combined-<N>mb-buffer-assignment.txt`` and a split module
-``module_9<N>.scaled.cpu_after_optimizations-*.txt`` per size. Files that already
-exist with the right size are kept.
+``module_9<N>.scaled.cpu_after_optimizations-*.txt`` per size.
+
+``--small-allocations N`` (one or more counts) writes instead, per count, a combined dump
+of N small allocations of one value each (``small-<N>-buffer-assignment.txt``,
+:func:`write_small`): the shape of a program of many small buffers, whose per-allocation
+costs a scaled copy of a big module hides.
 """
 
 from __future__ import annotations
@@ -198,6 +202,82 @@ def write_scaled(src: Source, k_blocks: int, out_dir: Path, tag: str) -> list[Pa
     return [combined, split["-buffer-assignment.txt"]]
 
 
+def _small_lines(n: int) -> tuple[list[str], int, list[tuple[int, int, int, str, int]]]:
+    """The allocation lines of :func:`write_small`'s dump, its last step and each value's
+    ``(start, end, bytes, name, elements)``. Every 8th allocation is an entry parameter
+    (live over the whole schedule), the rest thread-local fusion outputs, each defined
+    at its own step and used by the next two; the line forms are those of a real jax
+    0.10.2 CPU dump (``sample_dumps/dirs/jax-0.10.2-cpu-train``)."""
+    lines, values = ["BufferAssignment:"], []
+    n_params = (n + 7) // 8
+    last = n - n_params + 1
+    step = 0
+    for i in range(n):
+        elements = 1 << (i % 7 + 2)  # 4..256 elements of f32: 16 B..1 KiB
+        size = 4 * elements
+        if i % 8 == 0:
+            p = i // 8
+            name = f"param.{p}"
+            lines.append(
+                f"allocation {i}: size {size}, parameter {p}, shape |f32[{elements}]| "
+                "at ShapeIndex {}:"
+            )
+            start, end = 0, last
+        else:
+            step += 1
+            name = f"add_multiply_fusion.{i}"
+            lines.append(f"allocation {i}: size {size}, thread-local:")
+            start, end = step, min(step + 2, last)
+        lines.append(f" value: <{i} {name} @0> (size={size},offset=0): f32[{elements}]{{0}}")
+        values.append((start, end, size, name, elements))
+    return lines, last, values
+
+
+def write_small(n: int, out_dir: Path, records: bool = True) -> Path:
+    """Write ``small-<n>-buffer-assignment.txt``, a combined dump of ``n`` small
+    allocations of one value each (see :func:`_small_lines`), with its value records,
+    schedule, live ranges and peak lines (the peak by XLA's rule); ~550 bytes an
+    allocation. Without ``records``: ``lean-<n>-buffer-assignment.txt``, the same with an
+    empty ``Used values:`` section, ~200 bytes an allocation (hlotop reads records on
+    demand, so its memory is about the same, and the ratio to the file 2.7 times)."""
+    path = out_dir / f"{'small' if records else 'lean'}-{n}-buffer-assignment.txt"
+    allocs, last, values = _small_lines(n)
+    total = sum(v[2] for v in values)
+    by_step = {v[0]: v[3] for v in values if v[0] > 0}
+    params = [v for v in values if v[0] == 0]
+    with open(path, "w") as f:
+        f.write("\n".join(allocs) + "\n")
+        f.write(f"\nTotal bytes used: {total}\n\nUsed values:\n")
+        for i, (start, _, _, name, elements) in enumerate(values if records else ()):
+            users = [by_step[s] for s in (start + 1, start + 2) if s in by_step]
+            if start == 0:
+                users = [by_step[1 + (i // 8) % max(1, len(by_step))]] if by_step else []
+                op = f'parameter({i // 8}), metadata={{op_name="params[{i // 8}]"}}'
+            else:
+                prev = by_step.get(start - 1, params[0][3])
+                op = (
+                    f"fusion(%{prev}), kind=kLoop, calls=%fused_computation.{i}, "
+                    f'metadata={{op_name="jit(step)/add" stack_frame_id={i % 97}}}'
+                )
+            f.write(f"<{i} {name} @0>\n positions:\n  {name}\n uses:\n")
+            f.write("".join(f"  {u}, operand 0\n" for u in users) or "  (none)\n")
+            f.write(f" from instruction: %{name} = f32[{elements}]{{0}} {op}\n")
+        f.write(f"\n\nHloLiveRange (max {last}):\n  InstructionSequence:\n")
+        f.write("".join(f"    {s}:{by_step[s]}\n" for s in sorted(by_step)))
+        f.write("  BufferLiveRange:\n")
+        f.write("".join(f"    {v[3]}{{}}:{v[0]}-{v[1]}\n" for v in values))
+        step, _ = xla_peak_step([(v[0], v[1], v[2]) for v in values])
+        live = sorted(
+            ((v[2], v[3]) for v in values if v[0] <= step <= v[1]), key=lambda t: (-t[0], t[1])
+        )
+        f.write(f"  Live ranges at {step} (peak):\n")
+        cumulative = 0
+        for size, name in live:
+            cumulative += size
+            f.write(f"    {name}{{}}: {size} bytes (cumulative: {cumulative} bytes)\n")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -207,9 +287,26 @@ def main(argv: list[str] | None = None) -> int:
         help="a real module to scale (default: the 0.10.2 transformer_big)",
     )
     parser.add_argument("--size-mb", type=int, nargs="+", default=[10, 100, 500])
+    parser.add_argument(
+        "--small-allocations",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="instead: a combined dump of N small allocations of one value each, per N",
+    )
+    parser.add_argument(
+        "--without-records",
+        action="store_true",
+        help="with --small-allocations: leave the value records out (lean-<N>-...)",
+    )
     parser.add_argument("--out", type=Path, default=Path("/tmp/hlotop-bench"))
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.small_allocations:
+        for n in args.small_allocations:
+            path = write_small(n, args.out, records=not args.without_records)
+            print(f"{n} small allocations: {path.name} {path.stat().st_size / 1e6:.1f} MB")
+        return 0
     src = Source(args.source)
     for mb in args.size_mb:
         k_blocks = max(1, round(mb * 1e6 / src.bytes_per_block))

@@ -39,6 +39,13 @@ timeline, also while loading; and linear growth over the scaled sizes. Nothing h
 unit test: it measures and reports. The figures are noisy on a busy machine. Last, with
 real dumps, the commands that read every record (``--summary --group-by``, ``hlotop
 diff``) are timed on the big ones (:func:`other_commands`).
+
+``--small-allocations N ...`` also measures peak RSS of ``--summary``, ``--json`` and the
+browser on a dump of N small allocations of one value each (``make_dumps.py
+--small-allocations``; a 1,000,000-allocation dump is ~550 MB), where the per-allocation
+costs show, and on the same dump without its value records (``lean-N``, ~200 MB: the
+ratios of issue 32's 1,000,000-allocation dump), and holds each to 4× the file
+(:func:`small_rows`).
 """
 
 from __future__ import annotations
@@ -329,6 +336,48 @@ def other_commands(real: list[tuple[dict, Path]], repeat: int) -> list[str]:
     return lines
 
 
+def small_rows(counts: list[int], out: Path, moves: int) -> list[str]:
+    """Peak RSS of ``--summary``, ``--json`` and the browser (``app_probe.py``, which
+    reads every record) on a dump of N small allocations, for each N in ``counts``
+    (made first by ``make_dumps.py --small-allocations``): a table, and each figure
+    against the 4× target."""
+    for lean in ([], ["--without-records"]):
+        subprocess.run(
+            [PY, str(HERE / "make_dumps.py"), "--out", str(out), *lean, "--small-allocations"]
+            + [str(n) for n in counts],
+            check=True,
+        )
+    lines = [
+        "| allocations | MB | --summary peak RSS MB (×file) | --json peak RSS MB (×file) "
+        "| browser peak RSS MB (×file) |",
+        "|---|---|---|---|---|",
+    ]
+    checks = []
+    for n, form in ((n, form) for n in counts for form in ("small", "lean")):
+        entry = out / f"{form}-{n}-buffer-assignment.txt"
+        mb = entry.stat().st_size / 1e6
+        rss = {
+            "--summary": run(HLOTOP + ["--summary", str(entry)])[1] / 1e6,
+            "--json": run(HLOTOP + ["--json", str(entry)])[1] / 1e6,
+            "browser": run([PY, str(HERE / "app_probe.py"), str(entry), "--moves", str(moves)])[1]
+            / 1e6,
+        }
+        lines.append(
+            f"| {n:,}{'' if form == 'small' else ', no records'} | {mb:.0f} | "
+            + " | ".join(_ratio(v, mb, 0) for v in rss.values())
+            + " |"
+        )
+        for what, value in rss.items():
+            ok = value <= 4 * mb
+            checks.append(
+                f"{'met    ' if ok else 'NOT MET'}  {n:,} small allocations"
+                f"{'' if form == 'small' else ' (no records)'}: {what} peak RSS "
+                f"at most 4× the file ({value / mb:.1f}×)"
+            )
+        print(f"measured {entry.name}", file=sys.stderr)
+    return lines + [""] + checks
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -349,6 +398,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real-dir", type=Path, default=HERE / "real")
     parser.add_argument("--out", type=Path, default=Path("/tmp/hlotop-bench"))
     parser.add_argument("--moves", type=int, default=200)
+    parser.add_argument(
+        "--small-allocations",
+        type=int,
+        nargs="*",
+        default=[],
+        metavar="N",
+        help="also peak RSS on a dump of N small allocations (e.g. 1000000), per N",
+    )
     parser.add_argument(
         "--repeat",
         type=int,
@@ -392,27 +449,31 @@ def main(argv: list[str] | None = None) -> int:
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, {platform.system()} {platform.release()}"
     )
-    tinies = [r["tiny_s"] for r in rows]
-    print(
-        f"Tiny dump ({TINY.name}): first screen {statistics.median(tinies):.2f} s "
-        f"(median of the {len(tinies)} dumps' medians, {min(tinies):.2f}-{max(tinies):.2f} s)"
-    )
-    for manifest, _ in real:
+    if rows:
+        tinies = [r["tiny_s"] for r in rows]
         print(
-            f"Real dump {manifest['name']}: flax {manifest['flax']} GPT train step "
-            f"({manifest['settings']['optimizer']}, dropout {manifest['settings']['dropout']}), "
-            f"{manifest['layers']} layers {manifest['layers_are']}, jax {manifest['jax']}, "
-            f"{manifest['layout']} layout, {manifest['buffer_assignment_bytes'] / 1e6:.1f} MB"
+            f"Tiny dump ({TINY.name}): first screen {statistics.median(tinies):.2f} s "
+            f"(median of the {len(tinies)} dumps' medians, {min(tinies):.2f}-{max(tinies):.2f} s)"
         )
-    firsts = {r["first_by"] for r in rows}
-    print(f"First truthful screen from: {'; '.join(sorted(firsts))}\n")
-    others = other_commands(real, args.repeat)
-    print(table(rows))
-    print()
-    print("\n".join(targets(rows)))
-    if others:
+        for manifest, _ in real:
+            print(
+                f"Real dump {manifest['name']}: flax {manifest['flax']} GPT train step "
+                f"({manifest['settings']['optimizer']}, dropout {manifest['settings']['dropout']}), "
+                f"{manifest['layers']} layers {manifest['layers_are']}, jax {manifest['jax']}, "
+                f"{manifest['layout']} layout, {manifest['buffer_assignment_bytes'] / 1e6:.1f} MB"
+            )
+        firsts = {r["first_by"] for r in rows}
+        print(f"First truthful screen from: {'; '.join(sorted(firsts))}\n")
+        others = other_commands(real, args.repeat)
+        print(table(rows))
         print()
-        print("\n".join(others))
+        print("\n".join(targets(rows)))
+        if others:
+            print()
+            print("\n".join(others))
+    if args.small_allocations:
+        print()
+        print("\n".join(small_rows(args.small_allocations, args.out, args.moves)))
     return 0
 
 

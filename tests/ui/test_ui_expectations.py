@@ -19,8 +19,8 @@ from test_ui_first_use import JAX_BIG, burst
 from textual.widgets import Input
 
 from conftest import ROOT, SAMPLES, sample
+from hlotop.analysis.devices import parse_capacity
 from hlotop.loading.loader import load
-from hlotop.model.devices import parse_capacity
 from hlotop.parse.oom import parse_oom
 from hlotop.report.oom_report import render_oom
 from hlotop.report.summary import print_summary

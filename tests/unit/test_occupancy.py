@@ -233,3 +233,35 @@ def test_running_sums_are_made_a_piece_at_a_time_as_in_one_pass(piece, monkeypat
         for step in range(v.live.start, v.live.end + 1):
             logical[step] += v.slot.size
     assert list(peak.live_bytes_per_step(values, 14)) == list(logical.values())
+
+
+CPU_TRAIN = (
+    Path(__file__).parents[2]
+    / "sample_dumps/dirs/jax-0.10.2-cpu-train"
+    / "module_0034.jit_train_step.cpu_after_optimizations-buffer-assignment.txt"
+)
+
+
+@pytest.mark.parametrize("dump", [TPU_GPT, CPU_TRAIN], ids=["tpu-gpt", "cpu-train"])
+def test_a_lone_slice_is_added_as_its_one_span_would_be(dump, monkeypatch):
+    """The value that alone occupies a slice of its allocation is added to the sums
+    straight (occupancy._add_lone), not through the slice and span lists of every
+    value: the sums and peaks are those of the span path on a real dump, and on values
+    whose live ranges the schedule clips or of which one has no live range."""
+    import hlotop.analysis.occupancy as occupancy
+    from hlotop.loading.loader import load
+
+    a = load(dump, lazy=True).analysis
+    clipped = [_value(1, 0, 0, 8, -2, 3), _value(2, 1, 0, 8, 4, 30), _value(3, 2, 0, 8, 9, 9)]
+    clipped += [_value(4, 2, 8, 8, 0, 1), _value(5, 3, 0, 4, 1, 2), _value(6, 3, 0, 4, 2, 2)]
+    clipped[-1].live = None
+    allocs = {i: BufferAllocation(i, 64, color=i % 2) for i in range(4)}
+    cases = [(a.values, a.allocation_of, a.max_time), (clipped, allocs, 5)]
+    fast = [Occupancy(*case) for case in cases]
+    monkeypatch.setattr(occupancy, "_add_lone", lambda infos, *_: list(infos))
+    slow = [Occupancy(*case) for case in cases]
+    assert any(s for s in fast[0].sums.values()) and sum(fast[1].sums[0]) > 0
+    for f, s in zip(fast, slow, strict=True):
+        assert {c: list(v) for c, v in f.sums.items()} == {c: list(v) for c, v in s.sums.items()}
+        assert f.peaks() == s.peaks() and f.curves() == s.curves()
+    assert list(fast[1].sums[0]) == [16, 16, 8, 8, 0, 0]  # 1 (0-3), 4 (0-1); 3 clipped out
