@@ -119,6 +119,34 @@ _LIST_CURSOR = (
     ),
 )
 
+
+def _scroll_keys(up: tuple[str, str], down: tuple[str, str]) -> tuple[Key, ...]:
+    """The keys of a scrolling body: a line up and down (``up`` and ``down``: their
+    footer name and help), a page, the top and the bottom."""
+    return (
+        Key("up,k", "scroll_up", up[0], show=False, key_display="↑ k", help=up[1]),
+        Key("down,j", "scroll_down", down[0], show=False, key_display="↓ j", help=down[1]),
+        Key("pageup", "page_up", "Page up", show=False, help="Scroll up a page."),
+        Key("pagedown", "page_down", "Page down", show=False, help="Scroll down a page."),
+        Key(
+            "home,g",
+            "scroll_home",
+            "Top",
+            show=False,
+            key_display="home g",
+            help="Scroll to the top.",
+        ),
+        Key(
+            "end,G",
+            "scroll_end",
+            "Bottom",
+            show=False,
+            key_display="end G",
+            help="Scroll to the bottom.",
+        ),
+    )
+
+
 SCOPES: tuple[Scope, ...] = (
     Scope(
         "app",
@@ -696,39 +724,8 @@ SCOPES: tuple[Scope, ...] = (
         "detail",
         "Value detail",
         (
-            Key(
-                "up,k",
-                "scroll_up",
-                "Scroll up",
-                show=False,
-                key_display="↑ k",
-                help="Scroll the detail up.",
-            ),
-            Key(
-                "down,j",
-                "scroll_down",
-                "Scroll down",
-                show=False,
-                key_display="↓ j",
-                help="Scroll the detail down.",
-            ),
-            Key("pageup", "page_up", "Page up", show=False, help="Scroll up a page."),
-            Key("pagedown", "page_down", "Page down", show=False, help="Scroll down a page."),
-            Key(
-                "home,g",
-                "scroll_home",
-                "Top",
-                show=False,
-                key_display="home g",
-                help="Scroll to the top.",
-            ),
-            Key(
-                "end,G",
-                "scroll_end",
-                "Bottom",
-                show=False,
-                key_display="end G",
-                help="Scroll to the bottom.",
+            *_scroll_keys(
+                ("Scroll up", "Scroll the detail up."), ("Scroll down", "Scroll the detail down.")
             ),
         ),
     ),
@@ -985,35 +982,7 @@ SCOPES: tuple[Scope, ...] = (
     Scope(
         "scroll",
         "Help, figures and out-of-memory text",
-        (
-            Key("up,k", "scroll_up", "Up", show=False, key_display="↑ k", help="Scroll up a line."),
-            Key(
-                "down,j",
-                "scroll_down",
-                "Down",
-                show=False,
-                key_display="↓ j",
-                help="Scroll down a line.",
-            ),
-            Key("pageup", "page_up", "Page up", show=False, help="Scroll up a page."),
-            Key("pagedown", "page_down", "Page down", show=False, help="Scroll down a page."),
-            Key(
-                "home,g",
-                "scroll_home",
-                "Top",
-                show=False,
-                key_display="home g",
-                help="Scroll to the top.",
-            ),
-            Key(
-                "end,G",
-                "scroll_end",
-                "Bottom",
-                show=False,
-                key_display="end G",
-                help="Scroll to the bottom.",
-            ),
-        ),
+        (*_scroll_keys(("Up", "Scroll up a line."), ("Down", "Scroll down a line.")),),
     ),
     Scope(
         "modal",

@@ -7,37 +7,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
-from textual.message import Message
 
 from hlotop.model import Advice
 from hlotop.report.advice_text import saving_text
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
-from hlotop.ui.widgets.row_list import RowList, longest
+from hlotop.ui.widgets.pick_list import PickList
+from hlotop.ui.widgets.row_list import longest
 from hlotop.units import human_bytes
 
 _KIND_W = max(len("replication"), len("kind"))
 
 
-class AdviceList(RowList):
+class AdviceList(PickList):
     """``advice`` ranked; posts :class:`Highlighted` when the cursor moves and
     :class:`Chosen` on Enter."""
 
     BINDINGS = bindings("advice")
 
-    class Highlighted(Message):
+    class Highlighted(PickList.Highlighted):
         """The cursor moved to advice ``index``."""
 
-        def __init__(self, index: int):
-            super().__init__()
-            self.index = index
-
-    class Chosen(Message):
+    class Chosen(PickList.Chosen):
         """Enter on advice ``index``: select its values in the browser."""
-
-        def __init__(self, index: int):
-            super().__init__()
-            self.index = index
 
     def __init__(self, advice: Sequence[Advice], *, id: str | None = "advice-list"):
         super().__init__(id=id)
@@ -76,11 +68,3 @@ class AdviceList(RowList):
         text.append(f"{self._saves[index]:>{self._saves_w}}  ")
         text.append(printable(a.title))
         return text
-
-    def cursor_moved(self, index: int) -> None:
-        self.post_message(self.Highlighted(index))
-
-    # -- actions (bound in bindings.py) ---------------------------------------------
-    def action_jump(self) -> None:
-        if self.advice:
-            self.post_message(self.Chosen(self.cursor))

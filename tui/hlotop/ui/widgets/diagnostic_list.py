@@ -11,13 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from textual.message import Message
 
 from hlotop.model import Diagnostic
 from hlotop.safe_text import printable
 from hlotop.ui.bindings import bindings
 from hlotop.ui.widgets.legend import plain
-from hlotop.ui.widgets.row_list import RowList, longest
+from hlotop.ui.widgets.pick_list import PickList
+from hlotop.ui.widgets.row_list import longest
 from hlotop.units import with_commas
 
 _WHERE_MAX = 48  # columns of file:line before the name is cut
@@ -30,25 +30,17 @@ def _count(n: int, word: str) -> str:
     return f"{with_commas(n)} {word}{'' if n == 1 else 's'}"
 
 
-class DiagnosticList(RowList):
+class DiagnosticList(PickList):
     """``diagnostics`` in dump order; posts :class:`Highlighted` when the cursor moves
     and :class:`Chosen` on Enter."""
 
     BINDINGS = bindings("diagnostics")
 
-    class Highlighted(Message):
+    class Highlighted(PickList.Highlighted):
         """The cursor moved to diagnostic ``index``."""
 
-        def __init__(self, index: int):
-            super().__init__()
-            self.index = index
-
-    class Chosen(Message):
+    class Chosen(PickList.Chosen):
         """Enter on diagnostic ``index``: go to the allocation or value nearest it."""
-
-        def __init__(self, index: int):
-            super().__init__()
-            self.index = index
 
     def __init__(self, diagnostics: list[Diagnostic], *, id: str | None = "diagnostics-list"):
         super().__init__(id=id)
@@ -100,11 +92,3 @@ class DiagnosticList(RowList):
         text.append(f"{d.severity:<8} ", style=severity.get(d.severity, ""))
         text.append(printable(d.message))
         return text
-
-    def cursor_moved(self, index: int) -> None:
-        self.post_message(self.Highlighted(index))
-
-    # -- actions (bound in bindings.py) ---------------------------------------------
-    def action_jump(self) -> None:
-        if self.diagnostics:
-            self.post_message(self.Chosen(self.cursor))
