@@ -9,7 +9,7 @@ from conftest import sample
 from hlotop.analysis.grouping import group_live_set, narrowed
 from hlotop.analysis.peak import live_set
 from hlotop.analysis.value_filter import FilterIndex, ValueFilter
-from hlotop.analysis.value_order import ORDERS, ValueOrder, natural
+from hlotop.analysis.value_order import ORDERS, ValueOrder, ValueOrders, natural
 from hlotop.loading.loader import load
 from hlotop.model.memory_space import space_names
 
@@ -174,3 +174,23 @@ def test_each_order_sorts_any_subset_as_a_sort_of_it_would(order):
         "space": lambda i: i.color,
     }[order]
     assert [key(i) for i in got] == sorted(key(i) for i in got)
+
+
+def test_value_orders_are_ranked_once_and_shared_whoever_asks_first():
+    """The timeline and the live set share one ranking per order (``s``): a worker may
+    rank them all ahead of the key (``warm``); what it ranks is what ``get`` returns,
+    and equals a ranking made on its own."""
+    a = load(sample(GPT)).analysis
+    orders = ValueOrders(a.values)
+    paused: list[int] = []
+    orders.warm(pause=lambda: paused.append(1))
+    assert len(paused) == len(ORDERS)
+    for order in ORDERS:
+        ranked = orders.get(order)
+        assert orders.get(order) is ranked  # made once
+        alone = ValueOrder(a.values, order)
+        assert ranked.sort(a.values) == alone.sort(a.values)
+    stopped = ValueOrders(a.values)
+    stopped.warm(stop=lambda: True)
+    assert stopped.ranked() == ()
+    assert orders.ranked() == ORDERS

@@ -9,8 +9,9 @@ values' ranks: integers, sorted at C speed, not a key made per value at every st
 from __future__ import annotations
 
 import re
+import threading
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from hlotop.model import ValueInfo
 
@@ -81,3 +82,42 @@ class ValueOrder:
     def sort(self, values: Iterable[ValueInfo]) -> list[ValueInfo]:
         """``values`` (some of those ranked) in this order."""
         return sorted(values, key=self.rank)
+
+
+class ValueOrders:
+    """One dump's values ranked in each of :data:`ORDERS`, each order ranked once, on
+    first use or ahead of it (:meth:`warm`, for a worker thread): the timeline and the
+    live set share them, so ``s`` in either pane sorts integers (tens of ms at 70 000
+    values) instead of ranking the dump (0.1-0.4 s an order at 70 000 values)."""
+
+    def __init__(self, values: Sequence[ValueInfo]):
+        """``values``: every value of the dump (each id once)."""
+        self._values = values
+        self._made: dict[str, ValueOrder] = {}
+        self._lock = threading.Lock()
+
+    def get(self, order: str) -> ValueOrder:
+        """The values ranked in ``order`` (ranked now if no thread has yet). Raises
+        ValueError for an order not in :data:`ORDERS`."""
+        made = self._made.get(order)
+        if made is None:
+            with self._lock:  # a worker may be ranking it: wait for it, not twice
+                made = self._made.get(order)
+                if made is None:
+                    made = self._made[order] = ValueOrder(self._values, order)
+        return made
+
+    def ranked(self) -> tuple[str, ...]:
+        """The orders ranked so far, in :data:`ORDERS` order."""
+        return tuple(order for order in ORDERS if order in self._made)
+
+    def warm(
+        self, pause: Callable[[], object] = lambda: None, stop: Callable[[], bool] = lambda: False
+    ) -> None:
+        """Rank every order not yet ranked, calling ``pause`` before each (a worker
+        stands aside while keys come in) and stopping once ``stop()`` is true."""
+        for order in ORDERS:
+            pause()
+            if stop():
+                return
+            self.get(order)

@@ -40,6 +40,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from hlotop.analysis.value_order import ValueOrders
 from hlotop.loading.loader import LoadError, load
 from hlotop.loading.preview import completed, glance
 from hlotop.loading.record_cache import cached_record_diagnostics, store_record_diagnostics
@@ -438,7 +439,23 @@ class HlotopApp(CopyOrQuit, CrashGuard, App[None]):
         freeze_heap()
         if self._main is not None:
             self._main.records_read()
-        self._settled.set()
+            orders = self._main.value_orders
+            # Then every order of `s` is ranked ahead of the key (0.1-0.4 s an order
+            # at 70 000 values), standing aside while keys come in.
+            self.run_worker(
+                lambda: self._warm_orders(orders), name="orders", group="orders", thread=True
+            )
+        else:
+            self._settled.set()
+
+    def _warm_orders(self, orders: ValueOrders) -> None:
+        """Runs in a thread worker: rank the values in every order of ``s``, then
+        say the app has settled."""
+        try:
+            orders.warm(pause=self.yield_to_input, stop=lambda: self.exiting)
+        finally:
+            if not self.exiting:
+                self.call_from_thread(self._settled.set)
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

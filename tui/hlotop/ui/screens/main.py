@@ -132,6 +132,7 @@ class MainScreen(Screen):
     def _make_panes(self) -> list[Widget]:
         indexes = self._indexes or PaneIndexes.of(self.dump)
         self._indexes = None  # the panes keep what they need
+        self.value_orders = indexes.steps.orders  # `s`'s orders, ranked by a worker
         live = LiveSet(self.dump, indexes.steps, index=indexes.live, owner=self)
         grouped = GroupedView(self.dump, owner=self)
         set_pane_3(live, grouped, self.grouped)

@@ -91,6 +91,7 @@ class AllocationTree(RowList):
         # before its row is asked for
         self._rows: Sequence[tuple[BufferAllocation, ValueSlot | None]] = []
         self._values_w: dict[int, int] = {}  # widest value row of an allocation, when asked
+        self._widest = 0  # the widest rows shown so far (content_width never shrinks)
         layout = layout if layout is not None else TreeLayout.of(dump)
         self._set_widths(layout)
         self._sort(layout.by_size)
@@ -233,7 +234,13 @@ class AllocationTree(RowList):
         return len(self._rows)
 
     def content_width(self) -> int:
-        return max([self._alloc_w] + [self._value_rows_w(i) for i in self.expanded])
+        # Never narrower than the widest rows shown so far: were it to shrink when the
+        # cursor's allocation folds, the horizontal scrollbar would come and go on each
+        # move, and each time Textual lays the whole screen out again (30-60 ms on a
+        # big dump).
+        width = max([self._alloc_w, self._widest] + [self._value_rows_w(i) for i in self.expanded])
+        self._widest = width
+        return width
 
     def _value_rows_w(self, alloc_index: int) -> int:
         width = self._values_w.get(alloc_index)

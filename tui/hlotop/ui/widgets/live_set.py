@@ -22,7 +22,7 @@ from textual.cache import LRUCache
 from textual.geometry import Size
 
 from hlotop.analysis.value_filter import Matches
-from hlotop.analysis.value_order import ORDER_TEXT, ORDERS, ValueOrder
+from hlotop.analysis.value_order import ORDER_TEXT, ORDERS
 from hlotop.model import ModuleDump, StackTraceNode, UsedValues, ValueInfo, format_shape_index
 from hlotop.model.memory_space import space_names
 from hlotop.safe_text import drawn
@@ -88,7 +88,7 @@ class LiveSet(RowList):
         self._whole: LiveRows = self.live
         self.order = "size"  # XLA's peak-list order
         self.matches: Matches | None = None
-        self._orders: dict[str, ValueOrder] = {}  # every value ranked, per order
+        self._orders = steps.orders  # every value ranked, per order (shared)
         self._peak_rows: LiveRows | None = None  # XLA's peak list, made on first need
         self._tail: list[_Row] = []
         self._pinned: list[Text] = []
@@ -214,12 +214,7 @@ class LiveSet(RowList):
             keep = self.matches.ids
             values = [v for v in whole if v.value.id in keep]
         if self.order != "size":
-            ranking = self._orders.get(self.order)
-            if ranking is None:
-                ranking = self._orders[self.order] = ValueOrder(
-                    self.dump.analysis.values, self.order
-                )
-            values = ranking.sort(values)
+            values = self._orders.get(self.order).sort(values)
         return LiveRows.of(list(values))
 
     # -- order and filter (s, f) ------------------------------------------------------

@@ -11,6 +11,7 @@ from itertools import accumulate, compress, islice
 
 from rich.text import Text
 
+from hlotop.analysis.value_order import ValueOrders
 from hlotop.model import BufferLiveRange, ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_name, space_names
 from hlotop.safe_text import printable
@@ -160,6 +161,8 @@ class StepIndex:
         self.row_of = IdIndex(array("q", [v.value.id for v in rows]))
         self.max_time = max_time
         self.counts = array("q", live_counts(rows, max_time))
+        # Every value ranked in each order of `s`, shared by the timeline and the live set
+        self.orders = ValueOrders(values)
 
 
 class LiveRows(Sequence[ValueInfo]):

@@ -24,7 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hlotop.analysis.value_filter import Matches
-from hlotop.analysis.value_order import ORDER_TEXT, ORDERS, order_key
+from hlotop.analysis.value_order import ORDER_TEXT, ORDERS
 from hlotop.model import ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_name, space_names
 from hlotop.safe_text import printable
@@ -181,7 +181,9 @@ class Timeline(ScrollView, can_focus=True):
         selected = self.rows[self.row].value.id if self.row_selected and self.rows else None
         rows = self._ordered.get(self.order)
         if rows is None:
-            rows = self._ordered[self.order] = sorted(self._steps.rows, key=order_key(self.order))
+            rows = self._ordered[self.order] = self._steps.orders.get(self.order).sort(
+                self._steps.rows
+            )
         if self.matches is not None:
             keep = self.matches.ids
             rows = [v for v in rows if v.value.id in keep]
