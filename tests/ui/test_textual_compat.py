@@ -1,4 +1,4 @@
-"""Private Textual API is used in one module only (hlotop.ui.textual_compat), where each
+"""Private Textual API is used in one module only (hlotop.ui.base.textual_compat), where each
 use says why: a Textual upgrade is checked there, and nowhere else."""
 
 from __future__ import annotations

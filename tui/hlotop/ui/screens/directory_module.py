@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from textual.binding import BindingType
 
-from hlotop.ui.bindings import keys
+from hlotop.ui.base.bindings import keys
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen
 

@@ -26,8 +26,9 @@ from textual.worker import Worker, get_current_worker
 from hlotop.analysis.search import find_values
 from hlotop.model import UsedValues, ValueInfo
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import bindings
-from hlotop.ui.widgets.legend import plain, space_label, space_style
+from hlotop.ui.base.bindings import bindings
+from hlotop.ui.view_models.spaces import space_label
+from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.units import human_bytes, with_commas
 
 MAX_RESULTS = 200

@@ -46,16 +46,16 @@ from hlotop.loading.record_cache import cached_record_diagnostics, store_record_
 from hlotop.model import ModuleDump
 from hlotop.process import freeze_heap
 from hlotop.safe_text import printable
-from hlotop.ui.background_load import Failed, load_in_background
-from hlotop.ui.bindings import bindings, keys
-from hlotop.ui.commands import HlotopCommands
-from hlotop.ui.crash_guard import CrashGuard
-from hlotop.ui.messages import MainScreenPainted, RecordsProgress, RecordsRead
-from hlotop.ui.quit_key import CopyOrQuit
+from hlotop.ui.apps.background_load import Failed, load_in_background
+from hlotop.ui.apps.commands import HlotopCommands
+from hlotop.ui.apps.crash_guard import CrashGuard
+from hlotop.ui.apps.quit_key import CopyOrQuit
+from hlotop.ui.base.bindings import bindings, keys
+from hlotop.ui.base.messages import MainScreenPainted, RecordsProgress, RecordsRead
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen, PaneIndexes
-from hlotop.ui.widgets.tree_layout import TreeLayout
+from hlotop.ui.view_models.tree_layout import TreeLayout
 from hlotop.units import human_bytes, with_commas
 
 _PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reported
@@ -235,7 +235,7 @@ class HlotopApp(CopyOrQuit, CrashGuard, App[None]):
 
     def _load(self) -> ModuleDump | Failed | None:
         """Runs in a thread worker: the load, in the background
-        (:func:`~hlotop.ui.background_load.load_in_background`)."""
+        (:func:`~hlotop.ui.apps.background_load.load_in_background`)."""
         worker = get_current_worker()
 
         def work() -> tuple[ModuleDump, PaneIndexes]:

@@ -7,8 +7,8 @@ from rich.console import RenderableType
 from textual.app import App, ComposeResult
 from textual.widgets import Footer, Static
 
-from hlotop.ui.bindings import bindings
-from hlotop.ui.ending_signals import run_app
+from hlotop.ui.apps.ending_signals import run_app
+from hlotop.ui.base.bindings import bindings
 from hlotop.ui.widgets.scroll_body import ScrollBody
 
 

@@ -1,7 +1,7 @@
 """The diff browser, ``hlotop diff OLD NEW`` on a terminal: :func:`run_diff_browser`.
 
 Both compiles are loaded, compared and grouped in a thread worker (see
-:func:`hlotop.ui.diff_data.load_diff`) while a loading screen names them and says
+:func:`hlotop.ui.view_models.diff_data.load_diff`) while a loading screen names them and says
 what is being done; then :class:`~hlotop.ui.screens.diff.DiffScreen` shows the
 comparison. ``q`` quits at any time (the load runs in a daemon thread that is left
 behind). A side that is not a dump ends the app with return code 2 and one line, an
@@ -21,16 +21,16 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from hlotop.loading.loader import LoadError
 from hlotop.safe_text import printable
-from hlotop.ui.background_load import Failed, load_in_background
-from hlotop.ui.bindings import bindings
-from hlotop.ui.commands import HlotopCommands
-from hlotop.ui.crash_guard import CrashGuard
-from hlotop.ui.diff_data import DiffData, load_diff
-from hlotop.ui.ending_signals import run_app
-from hlotop.ui.quit_key import CopyOrQuit
+from hlotop.ui.apps.background_load import Failed, load_in_background
+from hlotop.ui.apps.commands import HlotopCommands
+from hlotop.ui.apps.crash_guard import CrashGuard
+from hlotop.ui.apps.ending_signals import run_app
+from hlotop.ui.apps.quit_key import CopyOrQuit
+from hlotop.ui.base.bindings import bindings
 from hlotop.ui.screens.diff import DiffScreen
 from hlotop.ui.screens.diff_help import DiffHelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
+from hlotop.ui.view_models.diff_data import DiffData, load_diff
 
 
 def run_diff_browser(old_path: str, new_path: str, keys: tuple[str, ...], accounting: str) -> int:
@@ -98,7 +98,7 @@ class DiffApp(CopyOrQuit, CrashGuard, App[None]):
 
     def _load(self) -> DiffData | Failed | None:
         """In a thread worker: both compiles, read and compared in the background
-        (:func:`~hlotop.ui.background_load.load_in_background`)."""
+        (:func:`~hlotop.ui.apps.background_load.load_in_background`)."""
         worker = get_current_worker()
         return load_in_background(
             lambda: self._open(self._stage),
