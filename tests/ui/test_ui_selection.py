@@ -35,6 +35,11 @@ class Recorder:
 
 
 class _OnePane(App):
+    """One pane alone; ``capacity`` is the one HostApp member these panes read (the
+    timeline's --capacity line)."""
+
+    capacity = None
+
     def __init__(self, pane):
         super().__init__()
         self.pane = pane

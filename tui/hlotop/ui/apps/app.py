@@ -40,6 +40,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from hlotop.loading.directory import ModuleEntry
 from hlotop.loading.loader import LoadError, load
 from hlotop.loading.preview import completed, glance
 from hlotop.loading.record_cache import cached_record_diagnostics, store_record_diagnostics
@@ -187,6 +188,19 @@ class HlotopApp(CopyOrQuit, CrashGuard, App[None]):
             event = events.Key(key, character)
             event.set_sender(self)
             self.post_message(event)
+
+    # -- what only the apps that open a module from a list do (HostApp) ---------------
+    def open_value(self, value_id: int) -> None:
+        """Nothing: this app has no out-of-memory buffers to open a value from
+        (:class:`~hlotop.ui.apps.oom_app.OomApp` has)."""
+
+    def open_entry(self, entry: ModuleEntry) -> None:
+        """Nothing: this app has no modules view to open a module from
+        (:class:`~hlotop.ui.apps.modules_app.ModulesApp` has)."""
+
+    def back_to_modules(self) -> None:
+        """Nothing: a dump opened by itself has no list to go back to (the modules view's
+        and the out-of-memory browser's apps have)."""
 
     def forget_early_keys(self) -> None:
         """Drop the keys kept for a main screen that will not come (a load left)."""

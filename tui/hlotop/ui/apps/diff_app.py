@@ -19,7 +19,9 @@ from rich.text import Text
 from textual.app import App
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from hlotop.loading.directory import ModuleEntry
 from hlotop.loading.loader import LoadError
+from hlotop.model import ModuleDump
 from hlotop.safe_text import printable
 from hlotop.ui.apps.background_load import Failed, load_in_background
 from hlotop.ui.apps.commands import HlotopCommands
@@ -72,9 +74,42 @@ class DiffApp(CopyOrQuit, CrashGuard, App[None]):
         self._exiting = threading.Event()
         self._settled = asyncio.Event()
 
+    # -- the app as the screens see it (HostApp) ----------------------------------------
     @property
     def exiting(self) -> bool:
         return self._exiting.is_set()
+
+    @property
+    def capacity(self) -> tuple[int, str] | None:
+        """None: ``hlotop diff`` takes no ``--capacity``."""
+        return None
+
+    @property
+    def module(self) -> ModuleDump | None:
+        """None: a diff browses two compiles, not one dump (:attr:`data` holds both)."""
+        return None
+
+    @property
+    def load_stage(self) -> str:
+        """``""``: the diff's load says its stage on its own loading screen."""
+        return ""
+
+    def yield_to_input(self, stop: Callable[[], bool] | None = None) -> float:
+        """0.0 at once: no worker of the diff's screens waits for the keys (its grouping
+        is one call, not a loop of pieces)."""
+        return 0.0
+
+    def main_screen_started(self) -> None:
+        """Nothing: the diff has no main screen and keeps no keys typed while it loads."""
+
+    def open_value(self, value_id: int) -> None:
+        """Nothing: the diff has no out-of-memory buffers to open."""
+
+    def open_entry(self, entry: ModuleEntry) -> None:
+        """Nothing: the diff has no modules view."""
+
+    def back_to_modules(self) -> None:
+        """Nothing: the diff has no list of modules to go back to."""
 
     def exit(self, *args, **kwargs) -> None:
         self._exiting.set()

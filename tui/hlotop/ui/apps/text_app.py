@@ -3,10 +3,14 @@ keys, q or esc quits. Its content is what ``--summary`` prints, at the terminal'
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import RenderableType
 from textual.app import App, ComposeResult
 from textual.widgets import Footer, Static
 
+from hlotop.loading.directory import ModuleEntry
+from hlotop.model import ModuleDump
 from hlotop.ui.apps.ending_signals import run_app
 from hlotop.ui.base.bindings import bindings
 from hlotop.ui.widgets.scroll_body import ScrollBody
@@ -23,6 +27,7 @@ class TextApp(App[int]):
     def __init__(self, title: str, body: RenderableType):
         super().__init__()
         self.title_text, self.body = title, body
+        self._exiting = False
 
     def compose(self) -> ComposeResult:
         with ScrollBody(id="text-body") as scroll:
@@ -37,6 +42,52 @@ class TextApp(App[int]):
 
     def action_quit_text(self) -> None:
         self.exit(0)
+
+    # -- the app as the screens see it (HostApp): a text has no dump -------------------
+    @property
+    def source(self) -> str:
+        """``""``: the text was given, not a file (its title names it)."""
+        return ""
+
+    @property
+    def capacity(self) -> tuple[int, str] | None:
+        """None: the text's figures are already written out (``--capacity`` in them)."""
+        return None
+
+    @property
+    def module(self) -> ModuleDump | None:
+        """None: a text browses no dump."""
+        return None
+
+    @property
+    def load_stage(self) -> str:
+        """``""``: nothing is loaded; the text is there when the app starts."""
+        return ""
+
+    @property
+    def exiting(self) -> bool:
+        """Whether the app has been asked to exit (q, esc, ctrl+c)."""
+        return self._exiting
+
+    def exit(self, *args, **kwargs) -> None:
+        self._exiting = True
+        super().exit(*args, **kwargs)
+
+    def yield_to_input(self, stop: Callable[[], bool] | None = None) -> float:
+        """0.0 at once: a text runs no worker."""
+        return 0.0
+
+    def main_screen_started(self) -> None:
+        """Nothing: a text has no main screen and keeps no keys."""
+
+    def open_value(self, value_id: int) -> None:
+        """Nothing: a text has no buffers to open."""
+
+    def open_entry(self, entry: ModuleEntry) -> None:
+        """Nothing: a text has no modules view."""
+
+    def back_to_modules(self) -> None:
+        """Nothing: a text has no list to go back to."""
 
 
 def run_text_browser(title: str, body: RenderableType) -> int:

@@ -32,6 +32,7 @@ from hlotop.analysis.why_index import WhyIndex
 from hlotop.model import Advice, ModuleDump
 from hlotop.model.memory_space import space_names
 from hlotop.ui.base.bindings import bindings
+from hlotop.ui.base.host import host
 from hlotop.ui.base.messages import MainScreenPainted, PaneActivated
 from hlotop.ui.base.textual_compat import forget_queried_widgets
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
@@ -191,20 +192,18 @@ class MainScreen(Screen):
         return self.query_one(f"#{pane}")
 
     def on_mount(self) -> None:
-        if getattr(self.app, "exiting", False):
+        if host(self).exiting:
             return  # q while this screen was being built: its panes may be gone
         self._start(None)
         self.started = True
         self._warn_of_capacity()
-        started = getattr(self.app, "main_screen_started", None)
-        if started is not None:
-            started()  # the keys typed while the dump loaded
+        host(self).main_screen_started()  # the keys typed while the dump loaded
         self.call_after_refresh(self._painted)
 
     def _warn_of_capacity(self) -> None:
         """``--capacity`` names a device of another kind than the dump's platform (v5e
         on a CPU dump): the header's headroom is against it all the same, so say so."""
-        capacity = getattr(self.app, "capacity", None)
+        capacity = host(self).capacity
         if capacity is None:
             return
         from hlotop.report.capacity_text import device_mismatch
@@ -293,7 +292,7 @@ class MainScreen(Screen):
         total = human_bytes(self.dump.preview[1])
 
         def tick() -> None:
-            stage = getattr(self.app, "load_stage", "")
+            stage = host(self).load_stage
             self.show_loading_stage(
                 f"reading all {total}{': ' + stage if stage else ''}… "
                 f"{time.monotonic() - started:.0f} s"
@@ -591,7 +590,7 @@ class MainScreen(Screen):
         """Write the live set at the step as CSV: pane 3's rows, its groups or values."""
         if self._live_ranges_ready():
             files = self.dump.files  # the dump's folder, opened by a file or by itself
-            where = files[0].path if files else str(getattr(self.app, "source", ""))
+            where = files[0].path if files else host(self).source
             self.grouped_view.export(self.step, self.grouped, where)
 
     def action_diagnostics(self) -> None:

@@ -31,6 +31,7 @@ from hlotop.report.oom_report import instruction_text, render_ooms, report_head,
 from hlotop.report.text_fit import OP_NAME_BREAKS, wrap
 from hlotop.safe_text import printable
 from hlotop.ui.base.bindings import bindings, keys
+from hlotop.ui.base.host import host
 from hlotop.ui.base.textual_compat import set_virtual_size
 from hlotop.ui.widgets.key_bar import KeyBar
 from hlotop.ui.widgets.oom_list import SCREEN_ACTIONS, OomList, OomRow
@@ -180,9 +181,7 @@ class OomScreen(Screen):
                 severity="warning",
             )
         else:
-            opener = getattr(self.app, "open_value", None)
-            if opener is not None:
-                opener(link.value.value.id)
+            host(self).open_value(link.value.value.id)
 
     # -- actions (bound in bindings.py) ---------------------------------------------------
     def action_cycle_sort(self) -> None:

@@ -27,6 +27,7 @@ from hlotop.model.memory_space import space_names
 from hlotop.report.text_fit import NAME_BREAKS, SCOPE_BREAKS, wrap
 from hlotop.safe_text import drawn
 from hlotop.ui.base.bindings import bindings
+from hlotop.ui.base.host import host
 from hlotop.ui.base.selection import SelectionOwner
 from hlotop.ui.view_models.group_tree import (
     DEFAULT_THRESHOLD,
@@ -181,9 +182,7 @@ class GroupedView(RowList, TreeKeys):
         """In a thread worker: the grouping of ``wanted``, handed to the UI thread."""
         worker = get_current_worker()
         cancelled = lambda: worker.is_cancelled  # noqa: E731
-        pause = getattr(self.app, "yield_to_input", None)
-        if pause is not None:
-            pause(cancelled)  # the cursor held down: group where it stops
+        host(self).yield_to_input(cancelled)  # the cursor held down: group where it stops
         if cancelled():
             return
         try:

@@ -20,6 +20,7 @@ from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_names
 from hlotop.model.memory_space import space_style as space_colour
 from hlotop.safe_text import printable
+from hlotop.ui.base.host import host
 from hlotop.ui.view_models.spaces import space_label
 from hlotop.units import human_bytes
 
@@ -34,10 +35,9 @@ def plain(widget: Widget) -> bool:
     """Whether ``widget``'s app runs under ``NO_COLOR`` (no meaning in colours); False
     for a widget made outside a running app."""
     try:
-        app = widget.app
+        return host(widget).no_color
     except RuntimeError:  # Textual's NoActiveAppError: no app is running
         return False
-    return bool(getattr(app, "no_color", False))
 
 
 def space_style(color: int, plain: bool = False) -> str:

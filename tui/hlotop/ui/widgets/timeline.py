@@ -29,6 +29,7 @@ from hlotop.model import ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_name, space_names
 from hlotop.safe_text import printable
 from hlotop.ui.base.bindings import bindings
+from hlotop.ui.base.host import host
 from hlotop.ui.base.selection import SelectionOwner
 from hlotop.ui.view_models.columns import longest
 from hlotop.ui.view_models.steps import (
@@ -689,7 +690,7 @@ class Timeline(ScrollView, can_focus=True):
     def _capacity(self) -> int | None:
         """``--capacity`` in bytes when the curve is the device's main memory (colour
         0), else None."""
-        capacity = getattr(self.app, "capacity", None)
+        capacity = host(self).capacity
         return capacity[0] if capacity is not None and self.space == 0 else None
 
     def _axis_line(self, base: Style, width: int) -> Strip:
