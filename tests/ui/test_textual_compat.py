@@ -20,7 +20,7 @@ from textual.widget import Widget
 from conftest import ROOT
 
 UI = ROOT / "tui" / "hlotop" / "ui"
-COMPAT = UI / "textual_compat.py"
+COMPAT = UI / "base" / "textual_compat.py"
 
 
 def _is_private(name: str) -> bool:
