@@ -45,7 +45,7 @@ from textual import events  # noqa: E402
 from textual._compositor import CompositorUpdate  # noqa: E402
 
 from hlotop.process import give_back_big_buffers  # noqa: E402
-from hlotop.ui.app import HlotopApp  # noqa: E402
+from hlotop.ui.apps.app import HlotopApp  # noqa: E402
 from hlotop.ui.widgets.allocation_tree import AllocationTree  # noqa: E402
 
 SIZE = (120, 40)

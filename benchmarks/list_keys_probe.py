@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parent / "tui"))
 sys.path.insert(0, str(HERE))
 
 from app_probe import _Frames, _key, _settled  # noqa: E402
-from hlotop.ui.app import HlotopApp  # noqa: E402
+from hlotop.ui.apps.app import HlotopApp  # noqa: E402
 
 SIZE = (160, 50)
 DEFAULT = [

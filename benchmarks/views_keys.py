@@ -42,7 +42,7 @@ async def _timed(app, frames, keys: list[str]) -> list[float]:
 
 async def oom(path: Path, size: tuple[int, int]) -> None:
     from hlotop.parse.oom import find_ooms, primary
-    from hlotop.ui.oom_app import OomApp
+    from hlotop.ui.apps.oom_app import OomApp
 
     reports = find_ooms(path.read_text(), str(path))
     app = OomApp(str(path), reports, (), None, reports.index(primary(reports)))
@@ -69,7 +69,7 @@ async def oom(path: Path, size: tuple[int, int]) -> None:
 
 
 async def icicle(path: Path, size: tuple[int, int]) -> None:
-    from hlotop.ui.app import HlotopApp
+    from hlotop.ui.apps.app import HlotopApp
 
     app = HlotopApp(str(path))
     async with app.run_test(size=size) as pilot:
@@ -90,7 +90,7 @@ async def icicle(path: Path, size: tuple[int, int]) -> None:
 
 async def runs(size: tuple[int, int]) -> None:
     from hlotop.loading.directory import list_run_modules
-    from hlotop.ui.modules_app import ModulesApp
+    from hlotop.ui.apps.modules_app import ModulesApp
 
     app = ModulesApp(str(RUNS), list_run_modules(RUNS))
     async with app.run_test(size=size) as pilot:

@@ -9,9 +9,9 @@ import io
 
 from rich.console import Console
 
-from hlotop.ui.app import HlotopApp
+from hlotop.ui.apps.app import HlotopApp
+from hlotop.ui.base.textual_compat import screen_lines
 from hlotop.ui.screens.main import MainScreen
-from hlotop.ui.textual_compat import screen_lines
 
 TPU = "seeds/003_a3085531593bac68.txt"  # TPU, V1 live ranges, VMEM/SMEM, peak at step 11
 CPU_TRACE = "seeds/000_aa093b3e4f73e23a.txt"  # CPU, stack-trace breakdown, op_name args[0]

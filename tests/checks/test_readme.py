@@ -31,13 +31,13 @@ def test_ci_runs_the_readme_commands_verbatim():
 
 
 def test_docs_keys_is_made_from_the_bindings():
-    """docs/keys.md lists every key, as `python -m hlotop.ui.keys_doc --write` makes it
+    """docs/keys.md lists every key, as `python -m hlotop.ui.base.keys_doc --write` makes it
     from the one table the footer, ? and the palette read."""
-    from hlotop.ui.bindings import SCOPES
-    from hlotop.ui.keys_doc import keys_markdown
+    from hlotop.ui.base.bindings import SCOPES
+    from hlotop.ui.base.keys_doc import keys_markdown
 
     text = (ROOT / "docs" / "keys.md").read_text(encoding="utf-8")
-    assert text == keys_markdown(), "run: python -m hlotop.ui.keys_doc --write"
+    assert text == keys_markdown(), "run: python -m hlotop.ui.base.keys_doc --write"
     for scope in SCOPES:
         assert f"**{scope.title}**" in text
         for key in scope.keys:

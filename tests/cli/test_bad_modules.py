@@ -66,7 +66,7 @@ def test_a_size_past_int64_is_a_diagnostic_in_every_report(tmp_path, capsys, whe
 def test_a_size_past_int64_is_a_diagnostic_in_the_browser(tmp_path, where):
     """A dump big enough for the browser's first look (BIG, 2.4 MB): it opens, with the
     damaged line among its diagnostics."""
-    from hlotop.ui.app import HlotopApp
+    from hlotop.ui.apps.app import HlotopApp
 
     source = Path(sample(BIG))
     text, line = _past_int64(source.read_text(), where)
@@ -145,7 +145,7 @@ def test_a_directory_reports_every_good_module_and_why_a_bad_one_is_not(tmp_path
 def test_the_modules_view_ranks_a_directory_with_bad_modules(tmp_path):
     """The modules view ranks the run (it exited with an internal error): the two
     modules with a size past int64 are in the list, with why their first look failed."""
-    from hlotop.ui.modules_app import ModulesApp
+    from hlotop.ui.apps.modules_app import ModulesApp
     from hlotop.ui.screens.modules import ModulesScreen
 
     run = _bad_run(tmp_path)

@@ -143,9 +143,9 @@ def test_the_summary_of_an_era_b_report_alone_gives_its_spaces_and_tables(tmp_pa
 
 def test_the_browser_shows_the_reports_allocations_and_total(tmp_path):
     """Before: an empty allocation tree, and 0B on the figures screen (o)."""
-    from hlotop.ui.app import HlotopApp
+    from hlotop.ui.apps.app import HlotopApp
+    from hlotop.ui.base.textual_compat import screen_lines
     from hlotop.ui.screens.overview import OverviewScreen
-    from hlotop.ui.textual_compat import screen_lines
     from hlotop.ui.widgets.report_tree import ReportTree
 
     report = alone(tmp_path, ERA_A / f"{ERA_A_PREFIX}{REPORT}")
@@ -267,7 +267,7 @@ def test_a_directory_holding_one_report_opens_it(tmp_path):
 
 def test_the_modules_view_lists_report_only_modules_and_opens_one(tmp_path):
     from hlotop.loading.directory import list_modules
-    from hlotop.ui.modules_app import ModulesApp
+    from hlotop.ui.apps.modules_app import ModulesApp
     from hlotop.ui.widgets.report_tree import ReportTree
 
     folder = mixed_run(tmp_path)

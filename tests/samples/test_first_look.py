@@ -18,7 +18,7 @@ from hlotop.loading.loader import load
 from hlotop.loading.preview import completed, glance, preview
 from hlotop.model import AllocationLines, BufferAllocation
 from hlotop.ui.screens.main import PaneIndexes
-from hlotop.ui.widgets.tree_layout import TreeLayout
+from hlotop.ui.view_models.tree_layout import TreeLayout
 
 
 def _head(alloc):

@@ -16,17 +16,17 @@ from conftest import ROOT, SEEDS, exit_after_load, sample
 from hlotop.analysis.analyze import live_set
 from hlotop.analysis.search import find_values
 from hlotop.loading.loader import LoadError, load
-from hlotop.ui.app import HlotopApp
-from hlotop.ui.bindings import SCOPES
+from hlotop.ui.apps.app import HlotopApp
+from hlotop.ui.base.bindings import SCOPES
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.screens.search import SearchScreen
+from hlotop.ui.view_models.steps import LiveIndex, StepIndex
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.live_set import LiveSet
 from hlotop.ui.widgets.status_bar import StatusBar
-from hlotop.ui.widgets.steps import LiveIndex, StepIndex
 from hlotop.ui.widgets.summary_bar import SummaryBar
 from hlotop.ui.widgets.timeline import Timeline
 from hlotop.ui.widgets.value_detail import ValueDetail
@@ -659,7 +659,7 @@ def summary_text(app) -> str:
 async def test_a_big_dump_opens_lazily_and_its_records_are_read_in_the_background(
     ten_mb_dump, monkeypatch
 ):
-    import hlotop.ui.app as app_module
+    import hlotop.ui.apps.app as app_module
 
     calls = []
     real_load = app_module.load

@@ -11,8 +11,8 @@ from __future__ import annotations
 from textual.widgets import Input
 
 from conftest import ROOT, sample
-from hlotop.ui.app import HlotopApp
-from hlotop.ui.diff_app import DiffApp
+from hlotop.ui.apps.app import HlotopApp
+from hlotop.ui.apps.diff_app import DiffApp
 
 TPU = "seeds/003_a3085531593bac68.txt"  # VMEM S(1) and SMEM S(2), peak at step 11
 TPU_OLD = "seeds/004_e0d5fae9bf2de249.txt"  # tiling padding, 1.26GiB
@@ -262,7 +262,7 @@ def test_small_terminal_modules_view(snap_compare):
     two jit_convert_element_type modules as one row ×2), the figures across modules,
     the occupied-bytes sparklines; the columns that do not fit are counted on the
     border."""
-    from hlotop.ui.modules_app import ModulesApp
+    from hlotop.ui.apps.modules_app import ModulesApp
 
     app = ModulesApp(sample("dirs/jax-0.10.2-cpu-train"))
     assert snap_compare(app, terminal_size=(80, 24), run_before=modules_then())
@@ -272,7 +272,7 @@ def test_large_terminal_modules_view_with_capacity(snap_compare):
     """160x50, the same run against a 4MiB capacity: every column, the capacity line
     (2 modules over: the train step and jit__normal, by 780 bytes) and each row's
     headroom or excess, sorted by temp (s s s), the cursor on the eighth row."""
-    from hlotop.ui.modules_app import ModulesApp
+    from hlotop.ui.apps.modules_app import ModulesApp
 
     app = ModulesApp(sample("dirs/jax-0.10.2-cpu-train"), capacity=(4 << 20, "4MiB"))
     keys = ("s", "s", "s", "down", "down")

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, sample
-from hlotop.ui.app import HlotopApp
-from hlotop.ui.crash_guard import EXIT_CRASH, crash_message
+from hlotop.ui.apps.app import HlotopApp
+from hlotop.ui.apps.crash_guard import EXIT_CRASH, crash_message
 from hlotop.ui.screens.main import MainScreen
 
 TPU = "seeds/003_a3085531593bac68.txt"

@@ -15,7 +15,7 @@ from fuzzing import apply, mutations
 from hlotop import load
 from hlotop.analysis.nearest import ALLOCATION, VALUE, Place, Places
 from hlotop.loading.loader import LoadError
-from hlotop.ui.app import HlotopApp
+from hlotop.ui.apps.app import HlotopApp
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList

@@ -16,11 +16,11 @@ from hlotop.analysis.diff import CLASSES, diff_modules
 from hlotop.analysis.grouping import group_live_set
 from hlotop.loading.loader import load
 from hlotop.report.diff_report import percent, resample, signed
-from hlotop.ui.diff_app import DiffApp
-from hlotop.ui.diff_data import column_steps
+from hlotop.ui.apps.diff_app import DiffApp
+from hlotop.ui.base.textual_compat import screen_lines
 from hlotop.ui.screens.diff import DiffScreen
 from hlotop.ui.screens.diff_help import DiffHelpScreen
-from hlotop.ui.textual_compat import screen_lines
+from hlotop.ui.view_models.diff_data import column_steps
 from hlotop.units import human_bytes
 
 GPT = ("cpu/gpt_loop", "cpu/gpt_loop_batch16")  # batch 8 vs 16: everything grows
@@ -325,7 +325,7 @@ async def test_help_lists_the_diff_keys_and_a_bad_side_exits_2(tmp_path):
 @pilot_test
 async def test_a_bug_while_comparing_exits_70_with_a_log_and_no_traceback(tmp_path, monkeypatch):
     # The diff app opens its compiles as the browser opens a dump
-    # (hlotop.ui.background_load): a bug is one line naming where it happened and the
+    # (hlotop.ui.apps.background_load): a bug is one line naming where it happened and the
     # crash log that holds the traceback.
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
 

@@ -14,7 +14,7 @@ from conftest import SAMPLES, hlotop
 from hlotop import load
 from hlotop.analysis.grouping import group_live_set
 from hlotop.loading.directory import list_run_modules, program_of
-from hlotop.ui.modules_app import ModulesApp
+from hlotop.ui.apps.modules_app import ModulesApp
 from hlotop.ui.screens.directory_module import DirectoryMainScreen
 from hlotop.ui.screens.modules import ModulesScreen
 

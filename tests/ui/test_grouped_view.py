@@ -16,9 +16,9 @@ from textual.widgets import Input
 from conftest import SAMPLES, sample
 from hlotop.analysis.grouping import Grouping, GroupRow, group_live_set
 from hlotop.loading.loader import load
-from hlotop.ui.app import HlotopApp
-from hlotop.ui.group_tree import PRESETS, GroupTree, Node
+from hlotop.ui.apps.app import HlotopApp
 from hlotop.ui.screens.group_keys import GroupKeysScreen
+from hlotop.ui.view_models.group_tree import PRESETS, GroupTree, Node
 from hlotop.ui.widgets.grouped_view import GroupedView, bar
 from hlotop.ui.widgets.live_set import LiveSet
 from hlotop.units import human_bytes

@@ -14,11 +14,11 @@ from conftest import sample
 from hlotop.analysis.capacity import required_bytes
 from hlotop.loading.directory import collapse_identical, list_modules, rank_modules
 from hlotop.loading.loader import load
-from hlotop.ui import modules_app
-from hlotop.ui.modules_app import ModulesApp
+from hlotop.ui.apps import modules_app
+from hlotop.ui.apps.modules_app import ModulesApp
+from hlotop.ui.base.textual_compat import screen_lines
 from hlotop.ui.screens.directory_module import DirectoryLoadingScreen, DirectoryMainScreen
 from hlotop.ui.screens.modules import ModulesScreen
-from hlotop.ui.textual_compat import screen_lines
 from hlotop.ui.widgets.modules_list import ModulesList, sparkline
 
 DIR = "dirs/jax-0.10.2-cpu-train"

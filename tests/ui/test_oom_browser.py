@@ -20,9 +20,9 @@ from hlotop.analysis.oom_entries import entry_matches, group_entries, group_labe
 from hlotop.analysis.oom_link import OomLinker
 from hlotop.model import ModuleDump
 from hlotop.parse.oom import find_ooms, primary
-from hlotop.ui.oom_app import OomApp, OomMainScreen
+from hlotop.ui.apps.oom_app import OomApp, OomMainScreen
+from hlotop.ui.base.textual_compat import screen_lines
 from hlotop.ui.screens.oom import OomScreen, OomTextScreen
-from hlotop.ui.textual_compat import screen_lines
 from hlotop.ui.widgets.oom_list import OomList
 from pilot import pilot_test
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from conftest import SAMPLES
 from hlotop.parse.oom import find_ooms, primary
-from hlotop.ui.oom_app import OomApp
+from hlotop.ui.apps.oom_app import OomApp
 
 TPU_OOM = SAMPLES / "oom" / "tpu-jax-2024-largest-program-allocations.txt"
 GPU_OOM = SAMPLES / "oom" / "gpu-jax-2024-peak-buffers.txt"
@@ -51,7 +51,7 @@ def test_capacity_on_the_timeline(snap_compare):
     """120x40, --capacity 8MiB on the v5e GPT train step (HBM needs 11.41MiB): the
     header says 'over by 3.41MiB of 8.00MiB'; the timeline's HBM curve is in the peak's
     colour where it is above 8MiB, and the line above it counts the steps over."""
-    from hlotop.ui.app import HlotopApp
+    from hlotop.ui.apps.app import HlotopApp
 
     path = SAMPLES / "tpu" / "v5e_1x1-gpt_loop"
 

@@ -7,12 +7,12 @@ import threading
 import weakref
 
 import hlotop.loading.preview as preview_module
-import hlotop.ui.app as app_module
+import hlotop.ui.apps.app as app_module
 from conftest import BIG, sample
 from hlotop.loading.loader import load
 from hlotop.loading.preview import glance, preview
 from hlotop.model import AllocationLines
-from hlotop.ui.app import HlotopApp
+from hlotop.ui.apps.app import HlotopApp
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.widgets.allocation_tree import AllocationTree
@@ -241,7 +241,7 @@ async def test_the_first_look_is_laid_out_for_a_small_terminal_from_its_first_fr
 async def test_a_records_report_that_comes_after_the_screen_is_taken_down_is_dropped():
     """The background pass reports from a worker thread; a report handled while the app
     closes (the screen's bars already removed) once crashed the app (exit 70)."""
-    from hlotop.ui.messages import RecordsProgress, RecordsRead
+    from hlotop.ui.base.messages import RecordsProgress, RecordsRead
     from hlotop.ui.widgets.summary_bar import SummaryBar
 
     app = HlotopApp(sample(TPU))

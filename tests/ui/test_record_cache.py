@@ -13,7 +13,7 @@ from hlotop.loading.record_cache import (
     cached_record_diagnostics,
     store_record_diagnostics,
 )
-from hlotop.ui.app import HlotopApp
+from hlotop.ui.apps.app import HlotopApp
 from pilot import pilot_test
 
 TPU = "seeds/003_a3085531593bac68.txt"

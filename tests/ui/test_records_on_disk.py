@@ -21,7 +21,7 @@ from hlotop.loading.loader import load, load_bytes
 from hlotop.model import UsedValues
 from hlotop.parse.dump import ReadHooks, parse_text
 from hlotop.process import give_back_big_buffers
-from hlotop.ui.app import HlotopApp
+from hlotop.ui.apps.app import HlotopApp
 from pilot import pilot_test, plain, started
 
 SPLIT_VALUES = (

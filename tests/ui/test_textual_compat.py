@@ -1,4 +1,4 @@
-"""Private Textual API is used in one module only (hlotop.ui.textual_compat), where each
+"""Private Textual API is used in one module only (hlotop.ui.base.textual_compat), where each
 use says why: a Textual upgrade is checked there, and nowhere else."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from textual.widget import Widget
 from conftest import ROOT
 
 UI = ROOT / "tui" / "hlotop" / "ui"
-COMPAT = UI / "textual_compat.py"
+COMPAT = UI / "base" / "textual_compat.py"
 
 
 def _is_private(name: str) -> bool:

@@ -171,7 +171,7 @@ async def test_i_on_the_grouped_view_draws_its_grouping_as_an_icicle():
     """80x24 and 200x50: i opens the icicle of the grouping the pane shows (phase,scope
     at the peak), its rows the report's icicle lines at the screen's width; the cursor's
     node is named above them; esc closes it."""
-    from hlotop.ui.app import HlotopApp
+    from hlotop.ui.apps.app import HlotopApp
     from hlotop.ui.screens.icicle import IcicleScreen
     from hlotop.ui.widgets.icicle_view import IcicleView
 

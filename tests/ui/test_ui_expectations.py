@@ -25,15 +25,15 @@ from hlotop.parse.oom import parse_oom
 from hlotop.report.oom_report import render_oom
 from hlotop.report.summary import print_summary
 from hlotop.report.trailing_spaces import TrailingSpacesDropped
-from hlotop.ui.app import HlotopApp
-from hlotop.ui.modules_app import ModulesApp
+from hlotop.ui.apps.app import HlotopApp
+from hlotop.ui.apps.modules_app import ModulesApp
+from hlotop.ui.apps.text_app import TextApp
+from hlotop.ui.base.textual_compat import screen_lines
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.goto_step import GotoStepScreen
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.overview import OverviewScreen, figures_renderable
-from hlotop.ui.text_app import TextApp
-from hlotop.ui.textual_compat import screen_lines
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
 from hlotop.ui.widgets.grouped_view import bar
 from hlotop.ui.widgets.legend import space_fill

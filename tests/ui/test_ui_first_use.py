@@ -15,10 +15,10 @@ from textual.geometry import Region
 from conftest import sample
 from hlotop.loading.loader import load
 from hlotop.loading.preview import preview
-from hlotop.ui.app import HlotopApp
+from hlotop.ui.apps.app import HlotopApp
+from hlotop.ui.base.textual_compat import screen_lines, screen_strips
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.screens.search import SearchScreen
-from hlotop.ui.textual_compat import screen_lines, screen_strips
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.timeline import Timeline
 from pilot import TPU, pilot_test, started

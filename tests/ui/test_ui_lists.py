@@ -11,8 +11,8 @@ from conftest import sample
 from hlotop.analysis.peak import live_set
 from hlotop.analysis.value_order import natural
 from hlotop.loading.loader import load
-from hlotop.ui.app import HlotopApp
-from hlotop.ui.modules_app import ModulesApp
+from hlotop.ui.apps.app import HlotopApp
+from hlotop.ui.apps.modules_app import ModulesApp
 from hlotop.ui.screens.directory_module import DirectoryMainScreen
 from hlotop.ui.screens.modules import ModulesScreen
 from hlotop.ui.screens.search import SearchScreen

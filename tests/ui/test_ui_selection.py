@@ -1,5 +1,5 @@
 """One selection path (issue 9): the main screen owns the selection and the panes call
-it (hlotop.ui.selection.SelectionOwner), within the key's handler: every key draws
+it (hlotop.ui.base.selection.SelectionOwner), within the key's handler: every key draws
 one frame, with every pane showing the choice."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from textual.app import App
 
 from conftest import sample
 from hlotop import load
-from hlotop.ui import messages
-from hlotop.ui.app import HlotopApp
-from hlotop.ui.selection import SelectionOwner
-from hlotop.ui.textual_compat import FrameCounter
+from hlotop.ui.apps.app import HlotopApp
+from hlotop.ui.base import messages
+from hlotop.ui.base.selection import SelectionOwner
+from hlotop.ui.base.textual_compat import FrameCounter
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.live_set import LiveSet
 from hlotop.ui.widgets.timeline import Timeline
@@ -35,6 +35,11 @@ class Recorder:
 
 
 class _OnePane(App):
+    """One pane alone; ``capacity`` is the one HostApp member these panes read (the
+    timeline's --capacity line)."""
+
+    capacity = None
+
     def __init__(self, pane):
         super().__init__()
         self.pane = pane

@@ -1,4 +1,4 @@
-"""The live set at a step (hlotop.ui.widgets.steps), as the timeline moves: the same
+"""The live set at a step (hlotop.ui.view_models.steps), as the timeline moves: the same
 values as analysis.live_set, in XLA's order, at a cost that depends on what changes
 between two steps and on the rows drawn, never on how many values are live (issue 9:
 one step took 90-190 ms on a 45 MB real dump, whose steps each hold 12 000-20 000
@@ -11,9 +11,9 @@ import random
 from conftest import BIG, sample
 from hlotop.analysis.analyze import live_set
 from hlotop.model import BufferLiveRange, HloValue, ValueInfo
-from hlotop.ui.app import HlotopApp
+from hlotop.ui.apps.app import HlotopApp
+from hlotop.ui.view_models.steps import IdIndex, LiveIndex, LiveRows, StepIndex
 from hlotop.ui.widgets.row_list import Row
-from hlotop.ui.widgets.steps import IdIndex, LiveIndex, LiveRows, StepIndex
 from pilot import TPU, pilot_test, started
 
 

@@ -16,7 +16,7 @@ from textual.widgets import Input
 from conftest import ROOT, sample
 from hlotop.analysis.search import find_values
 from hlotop.loading.loader import load
-from hlotop.ui.app import HlotopApp
+from hlotop.ui.apps.app import HlotopApp
 from hlotop.ui.screens.copy import CopyScreen
 from hlotop.ui.screens.search import SearchScreen
 from pilot import TPU, pilot_test, screen_text, started, widget_lines

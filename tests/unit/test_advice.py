@@ -20,7 +20,7 @@ from hlotop.analysis.advice import advise, donation_advice, remat_advice, replic
 from hlotop.analysis.advice.remat import remat_group, saved_for_backward
 from hlotop.analysis.labels import Labeller
 from hlotop.parse.entry_parameters import entry_parameters, parse_sharding
-from hlotop.ui.app import HlotopApp
+from hlotop.ui.apps.app import HlotopApp
 from pilot import pilot_test, started
 
 SCHEMA = ROOT / "tui/hlotop/report/hlotop.schema.json"

@@ -10,7 +10,7 @@ from hlotop import load
 from hlotop.cli import main
 from hlotop.parse.live_range import MISSING_STEP
 from hlotop.safe_text import printable
-from hlotop.ui.app import HlotopApp
+from hlotop.ui.apps.app import HlotopApp
 from hlotop.units import human_bytes
 from pilot import pilot_test, plain, started
 

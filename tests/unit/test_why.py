@@ -16,7 +16,7 @@ from hlotop.analysis.why_index import WhyIndex
 from hlotop.cli import main
 from hlotop.loading.loader import load
 from hlotop.report.why_report import reason_text
-from hlotop.ui.app import HlotopApp
+from hlotop.ui.apps.app import HlotopApp
 from pilot import pilot_test, started, widget_lines
 
 SCAN = "cpu/transformer_scan"  # while loops (scan), SSA phis

@@ -1,6 +1,6 @@
 """Process policy: how an hlotop process treats Python's garbage collector and whether
 it may start worker processes. Only the entry points call this module (``cli`` for the
-reports, the browser's load thread in ``ui.app``); the core below them (parse, model,
+reports, the browser's load thread in ``ui.apps.app``); the core below them (parse, model,
 analysis, loading, report) never touches the collector or forks by itself: it is told
 how many worker processes it may use.
 

@@ -363,7 +363,7 @@ def _main(args) -> int:
             "module's --json --group-by lists all its groups"
         )
     if directory is not None:
-        from hlotop.ui.modules_app import run_modules_browser
+        from hlotop.ui.apps.modules_app import run_modules_browser
 
         return run_modules_browser(args.path, directory, capacity)
     try:
@@ -453,8 +453,8 @@ def _write_json(args, load, grouping: dict | None = None, capacity=None) -> int:
 
 
 def _run_browser(path: str, load, load_bytes, strict: bool, capacity=None) -> int:
-    from hlotop.ui.app import HlotopApp
-    from hlotop.ui.ending_signals import run_app
+    from hlotop.ui.apps.app import HlotopApp
+    from hlotop.ui.apps.ending_signals import run_app
 
     if path == "-":
         data = STDIN[0] if STDIN else sys.stdin.buffer.read()

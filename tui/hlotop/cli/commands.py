@@ -41,7 +41,7 @@ def diff_command(args) -> int:
     except LoadError as err:
         return error(str(err))
     if not (args.summary or args.json or threshold) and sys.stdout.isatty():
-        from hlotop.ui.diff_app import run_diff_browser
+        from hlotop.ui.apps.diff_app import run_diff_browser
 
         return run_diff_browser(args.old, args.new, keys, args.accounting)
     try:
@@ -138,7 +138,7 @@ def directories_diff(args, old_modules: list, new_modules: list, threshold) -> i
         over = gate_modules(pairs, threshold) if threshold is not None else []
         report = ModulesDiffReport(ModulesDiff(args.old, args.new, pairs, over))
         if not (args.json or args.summary) and threshold is None and sys.stdout.isatty():
-            from hlotop.ui.text_app import run_text_browser
+            from hlotop.ui.apps.text_app import run_text_browser
 
             return run_text_browser("hlotop diff · two runs", report.render())
         show(report, args.json)
@@ -226,7 +226,7 @@ def load_read_stdin(load_bytes, data: bytes, path: str, *, lazy: bool = False, *
 def oom_command(args, reports, label: str, *, interactive: bool) -> int:
     """Out-of-memory texts: each report's breakdown, linked to ``--dump``'s values if
     given (or a dump beside it); on a terminal, in the OOM browser
-    (:mod:`hlotop.ui.oom_app`). ``--capacity`` is the text's own."""
+    (:mod:`hlotop.ui.apps.oom_app`). ``--capacity`` is the text's own."""
     from hlotop.parse.oom import primary
     from hlotop.report.oom_table import OomTexts
     from hlotop.report.reports import OomTextReport
@@ -269,7 +269,7 @@ def oom_command(args, reports, label: str, *, interactive: bool) -> int:
     if interactive and label == "<stdin>" and not reattach_terminal():
         interactive = False  # no terminal to read keys from: print it
     if interactive:  # (never with --summary or --json)
-        from hlotop.ui.oom_app import run_oom_browser
+        from hlotop.ui.apps.oom_app import run_oom_browser
 
         first = reports.index(most_telling)
         return run_oom_browser(label, reports, links, module, first)

@@ -16,8 +16,8 @@ from textual.widgets import Static
 from hlotop.model import Advice, ModuleDump
 from hlotop.report.advice_text import saving_text
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import bindings
-from hlotop.ui.selection import SelectionOwner
+from hlotop.ui.base.bindings import bindings
+from hlotop.ui.base.selection import SelectionOwner
 from hlotop.ui.widgets.advice_list import AdviceList
 
 NO_ADVICE = (

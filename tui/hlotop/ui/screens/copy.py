@@ -12,7 +12,7 @@ from textual.widgets.option_list import Option
 
 from hlotop.model import ValueInfo
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import bindings
+from hlotop.ui.base.bindings import bindings
 
 # Each field with the key that copies it (see the "copy" scope of bindings.py).
 FIELD_KEYS = (("name", "n"), ("op_name", "o"), ("shape", "s"), ("source", "l"))

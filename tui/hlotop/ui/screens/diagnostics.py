@@ -4,7 +4,7 @@ that leads to the allocation or value printed nearest its line.
 The list (:class:`~hlotop.ui.widgets.diagnostic_list.DiagnosticList`) takes the keys; below
 it, the highlighted diagnostic in full and where Enter goes. Enter closes the screen
 and selects that allocation or value in the browser, through the path a pane takes when
-the user selects one there (:class:`~hlotop.ui.selection.SelectionOwner`).
+the user selects one there (:class:`~hlotop.ui.base.selection.SelectionOwner`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from hlotop.analysis.nearest import ALLOCATION, LISTING, VALUE, Place, Places
 from hlotop.analysis.report_listing import report_listings
 from hlotop.model import Diagnostic
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import bindings
-from hlotop.ui.selection import SelectionOwner
+from hlotop.ui.base.bindings import bindings
+from hlotop.ui.base.host import host
+from hlotop.ui.base.selection import SelectionOwner
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
 from hlotop.units import human_bytes, with_commas
 
@@ -54,7 +55,7 @@ class DiagnosticsScreen(ModalScreen[None]):
 
     @property
     def dump(self):
-        return self._dump if self._dump is not None else getattr(self.app, "module", None)
+        return self._dump if self._dump is not None else host(self).module
 
     def in_dump_order(self, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
         """``diagnostics`` by file (the dump's files in order, then any other, such as

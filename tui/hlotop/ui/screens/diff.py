@@ -19,11 +19,11 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.worker import get_current_worker
 
-from hlotop.ui.diff_data import DiffData, DiffGroups
-from hlotop.ui.diff_keys import diff_bindings
-from hlotop.ui.group_tree import PRESETS
-from hlotop.ui.messages import PaneActivated
+from hlotop.ui.base.diff_keys import diff_bindings
+from hlotop.ui.base.messages import PaneActivated
 from hlotop.ui.screens.group_keys import GroupKeysScreen
+from hlotop.ui.view_models.diff_data import DiffData, DiffGroups
+from hlotop.ui.view_models.group_tree import PRESETS
 from hlotop.ui.widgets.diff_detail import DiffDetail
 from hlotop.ui.widgets.diff_headline import DiffFigures, DiffSummary
 from hlotop.ui.widgets.diff_tabs import DIFF_PANES, DiffTabs

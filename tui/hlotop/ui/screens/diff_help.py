@@ -1,5 +1,5 @@
 """The diff browser's help screen: the keys that work there, from
-:mod:`hlotop.ui.bindings` (the help screen of ``hlotop DUMP`` lists every scope)."""
+:mod:`hlotop.ui.base.bindings` (the help screen of ``hlotop DUMP`` lists every scope)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from hlotop.ui.bindings import SCOPES
+from hlotop.ui.base.bindings import SCOPES
 from hlotop.ui.screens.help import HelpScreen, scope_table
 from hlotop.ui.widgets.scroll_body import ScrollBody
 

@@ -5,18 +5,18 @@ to return to). Everything else is the single-module browser's, unchanged."""
 from __future__ import annotations
 
 from textual.binding import BindingType
+from textual.screen import Screen
 
-from hlotop.ui.bindings import keys
+from hlotop.ui.base.bindings import keys
+from hlotop.ui.base.host import host
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen
 
 _BACK: list[BindingType] = [k.binding() for k in keys("modules") if k.action == "back_to_modules"]
 
 
-def _back(screen) -> None:
-    back = getattr(screen.app, "back_to_modules", None)
-    if back is not None:
-        back()
+def _back(screen: Screen) -> None:
+    host(screen).back_to_modules()
 
 
 class DirectoryMainScreen(MainScreen):

@@ -7,7 +7,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from hlotop.ui.bindings import bindings
+from hlotop.ui.base.bindings import bindings
 
 
 def parse_step(text: str) -> int | None:

@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from hlotop.analysis.grouping import GROUP_KEYS, parse_keys
-from hlotop.ui.bindings import bindings
+from hlotop.ui.base.bindings import bindings
 
 
 class GroupKeysScreen(ModalScreen["tuple[str, ...] | None"]):

@@ -1,4 +1,4 @@
-"""The help screen: every key binding, generated from :mod:`hlotop.ui.bindings`."""
+"""The help screen: every key binding, generated from :mod:`hlotop.ui.base.bindings`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from hlotop.ui.bindings import SCOPES, Scope, bindings
+from hlotop.ui.base.bindings import SCOPES, Scope, bindings
 from hlotop.ui.widgets.scroll_body import ScrollBody
 
 

@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 
 from hlotop.analysis.grouping import Grouping
-from hlotop.ui.bindings import keys
+from hlotop.ui.base.bindings import keys
 from hlotop.ui.widgets.icicle_view import IcicleView
 
 

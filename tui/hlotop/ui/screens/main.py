@@ -4,7 +4,7 @@ Large terminals show the panes side by side in a 2×2 grid; below 120 columns or
 rows one pane shows at a time, with tabs above it (Tab / 1-4 switch). The widgets are
 the same in both layouts, so nothing is lost on resize.
 
-The screen owns the selection (:class:`hlotop.ui.selection.SelectionOwner`): a pane
+The screen owns the selection (:class:`hlotop.ui.base.selection.SelectionOwner`): a pane
 tells it what the user chose, by calling it, and it shows that in every other pane, all
 within the handler of the key (one frame per key). The other panes update without
 telling it again.
@@ -31,15 +31,20 @@ from hlotop.analysis.report_listing import ReportListing
 from hlotop.analysis.why_index import WhyIndex
 from hlotop.model import Advice, ModuleDump
 from hlotop.model.memory_space import space_names
-from hlotop.ui.bindings import bindings
-from hlotop.ui.messages import MainScreenPainted, PaneActivated
+from hlotop.ui.base.bindings import bindings
+from hlotop.ui.base.host import host
+from hlotop.ui.base.messages import MainScreenPainted, PaneActivated
+from hlotop.ui.base.textual_compat import forget_queried_widgets
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.goto_step import GotoStepScreen
+from hlotop.ui.screens.group_keys import GroupKeysScreen
+from hlotop.ui.screens.icicle import IcicleScreen
 from hlotop.ui.screens.list_filters import ListFilters
 from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.screens.search import SearchScreen
 from hlotop.ui.screens.value_keys import ValueKeys
-from hlotop.ui.textual_compat import forget_queried_widgets
+from hlotop.ui.view_models.steps import LiveIndex, StepIndex, step_summary
+from hlotop.ui.view_models.tree_layout import TreeLayout
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.filter_bar import FilterBar
 from hlotop.ui.widgets.grouped_view import GroupedView
@@ -49,10 +54,8 @@ from hlotop.ui.widgets.live_set import LiveSet
 from hlotop.ui.widgets.pane_tabs import PANES, PaneTabs, pane_of, set_pane_3
 from hlotop.ui.widgets.report_tree import ReportTree
 from hlotop.ui.widgets.status_bar import StatusBar
-from hlotop.ui.widgets.steps import LiveIndex, StepIndex, step_summary
 from hlotop.ui.widgets.summary_bar import SummaryBar
 from hlotop.ui.widgets.timeline import Timeline
-from hlotop.ui.widgets.tree_layout import TreeLayout
 from hlotop.ui.widgets.value_detail import ValueDetail
 from hlotop.units import human_bytes
 
@@ -190,20 +193,18 @@ class MainScreen(Screen):
         return self.query_one(f"#{pane}")
 
     def on_mount(self) -> None:
-        if getattr(self.app, "exiting", False):
+        if host(self).exiting:
             return  # q while this screen was being built: its panes may be gone
         self._start(None)
         self.started = True
         self._warn_of_capacity()
-        started = getattr(self.app, "main_screen_started", None)
-        if started is not None:
-            started()  # the keys typed while the dump loaded
+        host(self).main_screen_started()  # the keys typed while the dump loaded
         self.call_after_refresh(self._painted)
 
     def _warn_of_capacity(self) -> None:
         """``--capacity`` names a device of another kind than the dump's platform (v5e
         on a CPU dump): the header's headroom is against it all the same, so say so."""
-        capacity = getattr(self.app, "capacity", None)
+        capacity = host(self).capacity
         if capacity is None:
             return
         from hlotop.report.capacity_text import device_mismatch
@@ -292,7 +293,7 @@ class MainScreen(Screen):
         total = human_bytes(self.dump.preview[1])
 
         def tick() -> None:
-            stage = getattr(self.app, "load_stage", "")
+            stage = host(self).load_stage
             self.show_loading_stage(
                 f"reading all {total}{': ' + stage if stage else ''}… "
                 f"{time.monotonic() - started:.0f} s"
@@ -366,7 +367,7 @@ class MainScreen(Screen):
     def on_pane_activated(self, message: PaneActivated) -> None:
         self.activate(message.pane)
 
-    # -- the selection (hlotop.ui.selection.SelectionOwner): what the panes call -------
+    # -- the selection (hlotop.ui.base.selection.SelectionOwner): what the panes call -------
     def select_value(
         self, value_id: int, origin: str | None = None, *, open_detail: bool = False
     ) -> None:
@@ -574,11 +575,23 @@ class MainScreen(Screen):
             self.query_one(PaneTabs).set_title("live", "Grouped" if self.grouped else "Live set")
             self.activate("live")
 
+    def on_grouped_view_icicle_wanted(self, message: GroupedView.IcicleWanted) -> None:
+        self.app.push_screen(IcicleScreen(message.grouping))
+
+    def on_grouped_view_keys_wanted(self, message: GroupedView.KeysWanted) -> None:
+        view = self.grouped_view
+
+        def chosen(keys: tuple[str, ...] | None) -> None:
+            if keys:
+                view.set_keys(keys)
+
+        self.app.push_screen(GroupKeysScreen(message.current), chosen)
+
     def action_export(self) -> None:
         """Write the live set at the step as CSV: pane 3's rows, its groups or values."""
         if self._live_ranges_ready():
             files = self.dump.files  # the dump's folder, opened by a file or by itself
-            where = files[0].path if files else str(getattr(self.app, "source", ""))
+            where = files[0].path if files else host(self).source
             self.grouped_view.export(self.step, self.grouped, where)
 
     def action_diagnostics(self) -> None:

@@ -5,7 +5,7 @@ thread (:func:`hlotop.loading.directory.rank_modules`: each module's first look)
 hands the figures over (:meth:`ModulesScreen.show_ranking`), then loads the modules one
 at a time in the background, largest first, and hands each one's sparkline and need
 over (:meth:`ModulesScreen.fill`). Enter opens the row's module in the main screen
-(the app does: :meth:`hlotop.ui.modules_app.ModulesApp.open_entry`).
+(the app does: :meth:`hlotop.ui.apps.modules_app.ModulesApp.open_entry`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from textual.widgets import Input, Static
 
 from hlotop.loading.directory import ModuleEntry, ModuleFigures, platform_ranks
 from hlotop.report.modules_report import REPORT_ONLY
-from hlotop.ui.bindings import keys
+from hlotop.ui.base.bindings import keys
+from hlotop.ui.base.host import host
 from hlotop.ui.widgets.key_bar import KeyBar
 from hlotop.ui.widgets.modules_header import ModulesHeader
 from hlotop.ui.widgets.modules_list import SCREEN_ACTIONS, SORTS, ModuleRow, ModulesList, need_of
@@ -149,9 +150,8 @@ class ModulesScreen(Screen):
 
     def action_open_module(self) -> None:
         entry = self.current_entry()
-        opener = getattr(self.app, "open_entry", None)
-        if entry is not None and opener is not None:
-            opener(entry)
+        if entry is not None:
+            host(self).open_entry(entry)
 
     def action_cycle_sort(self) -> None:
         self.list.set_sort(SORTS[(SORTS.index(self.list.sort) + 1) % len(SORTS)])

@@ -4,7 +4,7 @@ left to the whole text, ``o``), the buffers it lists as a list
 (:class:`~hlotop.ui.widgets.oom_list.OomList`: ``s`` sort, ``b`` group, ``/`` filter),
 and below the highlighted buffer in full. ``m`` shows the next message; Enter on a
 buffer linked to ``--dump``'s module opens that module with the value selected (the
-app does: :meth:`hlotop.ui.oom_app.OomApp.open_value`). A message that lists no buffer
+app does: :meth:`hlotop.ui.apps.oom_app.OomApp.open_value`). A message that lists no buffer
 shows its figures whole in the list's place.
 """
 
@@ -30,8 +30,9 @@ from hlotop.model.oom import OomEntry, OomReport
 from hlotop.report.oom_report import instruction_text, render_ooms, report_head, size_text
 from hlotop.report.text_fit import OP_NAME_BREAKS, wrap
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import bindings, keys
-from hlotop.ui.textual_compat import set_virtual_size
+from hlotop.ui.base.bindings import bindings, keys
+from hlotop.ui.base.host import host
+from hlotop.ui.base.textual_compat import set_virtual_size
 from hlotop.ui.widgets.key_bar import KeyBar
 from hlotop.ui.widgets.oom_list import SCREEN_ACTIONS, OomList, OomRow
 from hlotop.units import human_bytes
@@ -180,9 +181,7 @@ class OomScreen(Screen):
                 severity="warning",
             )
         else:
-            opener = getattr(self.app, "open_value", None)
-            if opener is not None:
-                opener(link.value.value.id)
+            host(self).open_value(link.value.value.id)
 
     # -- actions (bound in bindings.py) ---------------------------------------------------
     def action_cycle_sort(self) -> None:

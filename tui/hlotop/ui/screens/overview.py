@@ -21,7 +21,7 @@ from hlotop.report.figures import (
     spaces_table,
 )
 from hlotop.report.report_text import overview_rows, report_parts
-from hlotop.ui.bindings import bindings
+from hlotop.ui.base.bindings import bindings
 from hlotop.ui.widgets.scroll_body import ScrollBody
 from hlotop.units import human_bytes
 

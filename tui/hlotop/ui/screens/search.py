@@ -26,8 +26,10 @@ from textual.worker import Worker, get_current_worker
 from hlotop.analysis.search import find_values
 from hlotop.model import UsedValues, ValueInfo
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import bindings
-from hlotop.ui.widgets.legend import plain, space_label, space_style
+from hlotop.ui.base.bindings import bindings
+from hlotop.ui.base.host import host
+from hlotop.ui.view_models.spaces import space_label
+from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.units import human_bytes, with_commas
 
 MAX_RESULTS = 200
@@ -200,10 +202,9 @@ class SearchScreen(ModalScreen["int | None"]):
         # find_values orders op_name matches by logical bytes, then id: batches taken
         # in that order keep it.
         candidates.sort(key=lambda v: (-v.logical_bytes, v.value.id))
-        pause = getattr(self.app, "yield_to_input", None)
+        pause = host(self).yield_to_input
         for start in range(0, len(candidates), _BATCH):
-            if pause is not None:
-                pause(cancelled)  # keys first (typing a new query cancels this one)
+            pause(cancelled)  # keys first (typing a new query cancels this one)
             if cancelled():
                 return
             matches = matches + find_values(candidates[start : start + _BATCH], query)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from hlotop.loading.source_lines import resolve_source, split_location
 from hlotop.model import ValueInfo
 from hlotop.safe_text import printable
-from hlotop.ui.editor import editor_argv, editor_command, run_editor
+from hlotop.ui.base.editor import editor_argv, editor_command, run_editor
 from hlotop.ui.screens.copy import CopyScreen, copy_fields
 
 if TYPE_CHECKING:

@@ -11,9 +11,9 @@ from rich.text import Text
 from hlotop.model import Advice
 from hlotop.report.advice_text import saving_text
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import bindings
+from hlotop.ui.base.bindings import bindings
+from hlotop.ui.view_models.columns import longest
 from hlotop.ui.widgets.pick_list import PickList
-from hlotop.ui.widgets.row_list import longest
 from hlotop.units import human_bytes
 
 _KIND_W = max(len("replication"), len("kind"))

@@ -5,7 +5,7 @@ Rows are a flat list of (allocation, value slot or None) rebuilt on expand/colla
 (while none is expanded, a view of the order that reads no allocation before its row
 is shown: a first look's are read from their lines); only the visible ones are
 rendered, so 100k allocations open as fast as 10. Its column widths and order come
-from :mod:`hlotop.ui.widgets.tree_layout`.
+from :mod:`hlotop.ui.view_models.tree_layout`.
 """
 
 from __future__ import annotations
@@ -25,12 +25,13 @@ from hlotop.model import (
 )
 from hlotop.model.memory_space import space_names
 from hlotop.safe_text import drawn
-from hlotop.ui.bindings import bindings
-from hlotop.ui.selection import SelectionOwner
+from hlotop.ui.base.bindings import bindings
+from hlotop.ui.base.selection import SelectionOwner
+from hlotop.ui.view_models.spaces import space_label
+from hlotop.ui.view_models.tree_layout import SIZE_W, TreeLayout, kinds_text, sorted_allocations
 from hlotop.ui.widgets.filter_bar import filter_note
-from hlotop.ui.widgets.legend import plain, space_label, space_style
+from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.ui.widgets.row_list import RowList
-from hlotop.ui.widgets.tree_layout import SIZE_W, TreeLayout, kinds_text, sorted_allocations
 from hlotop.units import human_bytes, with_commas
 
 _index = attrgetter("index")
@@ -58,7 +59,7 @@ class _AllocationRows(Sequence[tuple[BufferAllocation, None]]):
 
 
 class AllocationTree(RowList):
-    """Allocations with their values. Tells its owner (:mod:`hlotop.ui.selection`) of the
+    """Allocations with their values. Tells its owner (:mod:`hlotop.ui.base.selection`) of the
     value the cursor is on (or the one value of an allocation holding exactly one), else
     of the allocation."""
 

@@ -14,10 +14,10 @@ from rich.text import Text
 
 from hlotop.model import Diagnostic
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import bindings
+from hlotop.ui.base.bindings import bindings
+from hlotop.ui.view_models.columns import longest
 from hlotop.ui.widgets.legend import plain
 from hlotop.ui.widgets.pick_list import PickList
-from hlotop.ui.widgets.row_list import longest
 from hlotop.units import with_commas
 
 _WHERE_MAX = 48  # columns of file:line before the name is cut

@@ -13,9 +13,10 @@ from hlotop.model import ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_names
 from hlotop.report.diff_report import change_text, matched_text
 from hlotop.safe_text import printable
-from hlotop.ui.diff_data import DiffData
-from hlotop.ui.widgets.legend import plain, space_label
-from hlotop.ui.widgets.tree_layout import kinds_text
+from hlotop.ui.view_models.diff_data import DiffData
+from hlotop.ui.view_models.spaces import space_label
+from hlotop.ui.view_models.tree_layout import kinds_text
+from hlotop.ui.widgets.legend import plain
 from hlotop.ui.widgets.value_detail import ValueDetail, split_shape
 from hlotop.units import human_bytes
 

@@ -17,7 +17,7 @@ from textual.widget import Widget
 from hlotop.analysis.diff import CLASSES, MATCH_KEYS, Side
 from hlotop.report.diff_report import change_text
 from hlotop.safe_text import printable
-from hlotop.ui.diff_data import DiffData
+from hlotop.ui.view_models.diff_data import DiffData
 from hlotop.ui.widgets.legend import plain
 from hlotop.units import human_bytes
 

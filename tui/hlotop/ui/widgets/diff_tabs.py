@@ -6,7 +6,7 @@ from rich.text import Text
 from textual import events
 from textual.widget import Widget
 
-from hlotop.ui.messages import PaneActivated
+from hlotop.ui.base.messages import PaneActivated
 
 DIFF_PANES: tuple[tuple[str, str], ...] = (
     ("figures", "Figures"),

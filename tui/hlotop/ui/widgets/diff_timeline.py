@@ -15,8 +15,8 @@ from textual.widget import Widget
 
 from hlotop.model.memory_space import space_name, space_names
 from hlotop.report.diff_report import change_style, signed
-from hlotop.ui.diff_data import CURVE_SPACE, DiffData, column_steps
-from hlotop.ui.diff_keys import diff_bindings
+from hlotop.ui.base.diff_keys import diff_bindings
+from hlotop.ui.view_models.diff_data import CURVE_SPACE, DiffData, column_steps
 from hlotop.ui.widgets.legend import peak_style, plain
 from hlotop.units import human_bytes
 

@@ -16,8 +16,8 @@ from textual import events
 
 from hlotop.report.diff_report import change_style, matched_text, signed
 from hlotop.safe_text import printable
-from hlotop.ui.diff_data import DiffData, DiffGroups, DiffNode, DiffTree, Key
-from hlotop.ui.diff_keys import LIST_ACTIONS, diff_bindings
+from hlotop.ui.base.diff_keys import LIST_ACTIONS, diff_bindings
+from hlotop.ui.view_models.diff_data import DiffData, DiffGroups, DiffNode, DiffTree, Key
 from hlotop.ui.widgets.legend import plain
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.tree_keys import TreeKeys
@@ -38,7 +38,7 @@ def change_bar(delta: int, scale: int, half: int) -> tuple[str, str]:
 
 
 class DiffGroupTree(RowList, TreeKeys):
-    """One row per open node (:class:`hlotop.ui.diff_data.DiffNode`)."""
+    """One row per open node (:class:`hlotop.ui.view_models.diff_data.DiffNode`)."""
 
     BINDINGS = diff_bindings(*LIST_ACTIONS, "scroll_columns", "activate", "right", "left")
 

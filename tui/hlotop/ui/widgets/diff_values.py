@@ -13,10 +13,11 @@ from rich.text import Text
 from hlotop.analysis.diff import MATCH_KEYS, ValueChange
 from hlotop.report.diff_report import change_style, shape_change, signed
 from hlotop.safe_text import printable
-from hlotop.ui.diff_data import FILTERS, DiffData
-from hlotop.ui.diff_keys import LIST_ACTIONS, diff_bindings
+from hlotop.ui.base.diff_keys import LIST_ACTIONS, diff_bindings
+from hlotop.ui.view_models.columns import longest
+from hlotop.ui.view_models.diff_data import FILTERS, DiffData
 from hlotop.ui.widgets.legend import plain
-from hlotop.ui.widgets.row_list import RowList, longest
+from hlotop.ui.widgets.row_list import RowList
 from hlotop.units import human_bytes
 
 CLASS_W = 12  # "entered peak"

@@ -18,7 +18,7 @@ from textual.widgets import Input, Label
 
 from hlotop.analysis.value_filter import Matches
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import bindings
+from hlotop.ui.base.bindings import bindings
 
 PLACEHOLDER = "words, or field:word  (name op_name shape space kind)"
 

@@ -5,7 +5,7 @@ the step's total); the values under the last level. Nodes below the threshold fo
 ``N values below X``.
 
 Grouping reads every value's op_name the first time (seconds at 100 MB), so it runs in
-a thread worker; each grouping is kept (:class:`hlotop.ui.group_tree.Groupings`), and
+a thread worker; each grouping is kept (:class:`hlotop.ui.view_models.group_tree.Groupings`), and
 one already made is shown at once. While a new one is made, the last one stays on
 screen, its step in the title, and the summary says which step is coming.
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rich.text import Text
 from textual import events
+from textual.message import Message
 from textual.worker import get_current_worker
 
 from hlotop.analysis.grouping import ACCOUNTINGS, Grouping, narrowed
@@ -25,8 +26,10 @@ from hlotop.model import ModuleDump
 from hlotop.model.memory_space import space_names
 from hlotop.report.text_fit import NAME_BREAKS, SCOPE_BREAKS, wrap
 from hlotop.safe_text import drawn
-from hlotop.ui.bindings import bindings
-from hlotop.ui.group_tree import (
+from hlotop.ui.base.bindings import bindings
+from hlotop.ui.base.host import host
+from hlotop.ui.base.selection import SelectionOwner
+from hlotop.ui.view_models.group_tree import (
     DEFAULT_THRESHOLD,
     PRESETS,
     THRESHOLDS,
@@ -36,8 +39,6 @@ from hlotop.ui.group_tree import (
     Node,
     export_csv,
 )
-from hlotop.ui.screens.group_keys import GroupKeysScreen
-from hlotop.ui.selection import SelectionOwner
 from hlotop.ui.widgets.filter_bar import filter_note
 from hlotop.ui.widgets.legend import peak_style, plain, space_style
 from hlotop.ui.widgets.row_list import RowList
@@ -70,9 +71,28 @@ def share_text(part: int, total: int) -> str:
 
 
 class GroupedView(RowList, TreeKeys):
-    """The grouped live set: one row per open node (:class:`hlotop.ui.group_tree.Node`)."""
+    """The grouped live set: one row per open node (:class:`hlotop.ui.view_models.group_tree.Node`).
+
+    Its dialogs (the icicle, the grouping-keys prompt) are screens, which a widget does
+    not import (the ui's layers): it asks its screen for them with
+    :class:`IcicleWanted` and :class:`KeysWanted`."""
 
     BINDINGS = bindings("grouped")
+
+    class IcicleWanted(Message):
+        """``i``: show ``grouping`` (the one drawn) as an icicle."""
+
+        def __init__(self, grouping: Grouping):
+            super().__init__()
+            self.grouping = grouping
+
+    class KeysWanted(Message):
+        """``B``: prompt for grouping keys, ``current`` filled in; the screen hands
+        the keys typed to :meth:`GroupedView.set_keys`."""
+
+        def __init__(self, current: tuple[str, ...]):
+            super().__init__()
+            self.current = current
 
     def __init__(
         self,
@@ -162,9 +182,7 @@ class GroupedView(RowList, TreeKeys):
         """In a thread worker: the grouping of ``wanted``, handed to the UI thread."""
         worker = get_current_worker()
         cancelled = lambda: worker.is_cancelled  # noqa: E731
-        pause = getattr(self.app, "yield_to_input", None)
-        if pause is not None:
-            pause(cancelled)  # the cursor held down: group where it stops
+        host(self).yield_to_input(cancelled)  # the cursor held down: group where it stops
         if cancelled():
             return
         try:
@@ -185,14 +203,13 @@ class GroupedView(RowList, TreeKeys):
         self._refresh_all()
 
     def action_icicle(self) -> None:
-        """The grouping shown, as an icicle (:class:`~hlotop.ui.screens.icicle.IcicleScreen`)."""
-        from hlotop.ui.screens.icicle import IcicleScreen
-
+        """The grouping shown, as an icicle (the screen opens
+        :class:`~hlotop.ui.screens.icicle.IcicleScreen`)."""
         shown = self.group_tree.grouping if self.group_tree is not None else None
         if shown is None or self.pending:
             self.notify("The grouping is still being made: i draws it once it is shown.")
             return
-        self.app.push_screen(IcicleScreen(shown))
+        self.post_message(self.IcicleWanted(shown))
 
     def export(self, step: int, grouped: bool, dump_path: str) -> None:
         """Write the live set at ``step`` as CSV, its groups (``grouped``) or its values,
@@ -453,11 +470,9 @@ class GroupedView(RowList, TreeKeys):
         self.set_keys(PRESETS[at % len(PRESETS)])
 
     def action_type_keys(self) -> None:
-        def chosen(keys: tuple[str, ...] | None) -> None:
-            if keys:
-                self.set_keys(keys)
-
-        self.app.push_screen(GroupKeysScreen(self.keys), chosen)
+        """Ask for grouping keys (the screen opens
+        :class:`~hlotop.ui.screens.group_keys.GroupKeysScreen`)."""
+        self.post_message(self.KeysWanted(self.keys))
 
     def action_threshold(self, delta: int) -> None:
         self.set_threshold(delta)

@@ -13,7 +13,7 @@ from hlotop.analysis.grouping import Grouping
 from hlotop.report.grouped_text import ACCOUNTING_NOTES
 from hlotop.report.top_text import IcicleLine, icicle_lines, left_out_note
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import keys
+from hlotop.ui.base.bindings import keys
 from hlotop.ui.widgets.legend import plain
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.units import human_bytes

@@ -13,15 +13,15 @@ apart), XLA's peak in bold.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from rich.text import Text
 from textual.widget import Widget
 
 from hlotop.model import ModuleDump
-from hlotop.model.memory_space import space_name, space_names, space_tag
+from hlotop.model.memory_space import space_names
 from hlotop.model.memory_space import space_style as space_colour
 from hlotop.safe_text import printable
+from hlotop.ui.base.host import host
+from hlotop.ui.view_models.spaces import space_label
 from hlotop.units import human_bytes
 
 # A fill per memory space, told apart without colour: XLA's spaces 0-7 each have their
@@ -35,10 +35,9 @@ def plain(widget: Widget) -> bool:
     """Whether ``widget``'s app runs under ``NO_COLOR`` (no meaning in colours); False
     for a widget made outside a running app."""
     try:
-        app = widget.app
+        return host(widget).no_color
     except RuntimeError:  # Textual's NoActiveAppError: no app is running
         return False
-    return bool(getattr(app, "no_color", False))
 
 
 def space_style(color: int, plain: bool = False) -> str:
@@ -57,13 +56,6 @@ def peak_style(plain: bool = False) -> str:
 def space_fill(color: int) -> str:
     """The timeline's bar character for memory space ``color`` (distinct without colour)."""
     return _FILLS.get(color) or _MORE_FILLS[color % len(_MORE_FILLS)]
-
-
-def space_label(color: int, names: Mapping[int, str] | None = None) -> str:
-    """``"default"`` for space 0, ``"S(1) VMEM"`` for 1, ``"S(7)"`` for an unnamed 7."""
-    tag = space_tag(color)
-    name = space_name(color, names)
-    return name if not tag or name == tag else f"{tag} {name}"
 
 
 def spaces_in(dump: ModuleDump) -> list[int]:

@@ -26,14 +26,16 @@ from hlotop.analysis.value_order import ORDER_TEXT, ORDERS
 from hlotop.model import ModuleDump, StackTraceNode, UsedValues, ValueInfo, format_shape_index
 from hlotop.model.memory_space import space_names
 from hlotop.safe_text import drawn
-from hlotop.ui.bindings import bindings
-from hlotop.ui.selection import SelectionOwner
-from hlotop.ui.textual_compat import set_virtual_size
+from hlotop.ui.base.bindings import bindings
+from hlotop.ui.base.selection import SelectionOwner
+from hlotop.ui.base.textual_compat import set_virtual_size
+from hlotop.ui.view_models.columns import longest
+from hlotop.ui.view_models.spaces import space_label
+from hlotop.ui.view_models.steps import LiveIndex, LiveRows, StepIndex
 from hlotop.ui.widgets.filter_bar import filter_note
-from hlotop.ui.widgets.legend import peak_style, plain, space_label, space_style
+from hlotop.ui.widgets.legend import peak_style, plain, space_style
 from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
-from hlotop.ui.widgets.row_list import Row, RowList, longest, raw_segments, shown_len
-from hlotop.ui.widgets.steps import LiveIndex, LiveRows, StepIndex
+from hlotop.ui.widgets.row_list import Row, RowList, raw_segments, shown_len
 from hlotop.units import human_bytes, with_commas
 
 SIZE_W = 9

@@ -25,7 +25,7 @@ from hlotop.loading.directory import (
 )
 from hlotop.report.modules_report import DROP_ORDER, NAME_LEAST, short_module_name
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import keys
+from hlotop.ui.base.bindings import keys
 from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.summary_bar import end_ellipsis, middle_ellipsis

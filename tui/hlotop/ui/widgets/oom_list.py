@@ -28,8 +28,9 @@ from hlotop.analysis.oom_link import OomLink, shape_without_layout
 from hlotop.model.oom import OomReport
 from hlotop.report.oom_report import instruction_text
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import keys
-from hlotop.ui.widgets.row_list import RowList, longest
+from hlotop.ui.base.bindings import keys
+from hlotop.ui.view_models.columns import longest
+from hlotop.ui.widgets.row_list import RowList
 from hlotop.ui.widgets.summary_bar import middle_ellipsis
 from hlotop.units import human_bytes
 

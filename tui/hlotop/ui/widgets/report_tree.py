@@ -15,7 +15,7 @@ from rich.text import Text
 from hlotop.analysis.report_listing import ReportListing, report_listings
 from hlotop.model import ModuleDump, ReportRow
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import bindings
+from hlotop.ui.base.bindings import bindings
 from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.ui.widgets.row_list import RowList
 from hlotop.units import human_bytes

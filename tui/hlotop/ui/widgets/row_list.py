@@ -19,7 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hlotop.safe_text import DRAWN_CHARS, drawn
-from hlotop.ui.textual_compat import set_virtual_size
+from hlotop.ui.base.textual_compat import set_virtual_size
 from hlotop.ui.widgets.fit import fitted
 
 GUTTER_FOCUSED = "▶"
@@ -279,18 +279,6 @@ class RowList(ScrollView, can_focus=True):
 
 
 NULL_STYLE = _NULL = Style()
-
-
-def longest(lengths, cap: int, least: int = 0) -> int:
-    """The largest of ``lengths`` (at least ``least``), stopping at ``cap``: a column
-    that is never wider than ``cap`` need not look at every row of a big dump."""
-    best = least
-    for n in lengths:
-        if n > best:
-            best = n
-            if best >= cap:
-                return cap
-    return best
 
 
 def shown_len(text: str) -> int:

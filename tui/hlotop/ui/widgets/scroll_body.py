@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from textual.containers import VerticalScroll
 
-from hlotop.ui.bindings import bindings
+from hlotop.ui.base.bindings import bindings
 
 
 class ScrollBody(VerticalScroll):
-    """A ``VerticalScroll`` with the keys of the ``scroll`` scope (:mod:`hlotop.ui.bindings`)."""
+    """A ``VerticalScroll`` with the keys of the ``scroll`` scope (:mod:`hlotop.ui.base.bindings`)."""
 
     BINDINGS = bindings("scroll")

@@ -12,6 +12,7 @@ from hlotop.loading.directory import COMPILER_BUILD, MODULE_NUMBER
 from hlotop.model import ModuleDump
 from hlotop.report.modules_report import short_module_name
 from hlotop.safe_text import printable
+from hlotop.ui.base.host import host
 from hlotop.ui.widgets.fit import fitted
 from hlotop.units import human_bytes, with_commas
 
@@ -98,7 +99,7 @@ class SummaryBar(Widget):
             text.append(" │ peak: loading…", style="italic")
         else:
             text.append(" │ no live ranges", style="dim")
-        capacity = getattr(self.app, "capacity", None)
+        capacity = host(self).capacity
         if capacity is not None:
             need = required_bytes(d)
             if need is None and d.reading_allocations:  # a first look: JAX's figures next

@@ -28,20 +28,22 @@ from hlotop.analysis.value_order import ORDER_TEXT, ORDERS
 from hlotop.model import ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_name, space_names
 from hlotop.safe_text import printable
-from hlotop.ui.bindings import bindings
-from hlotop.ui.selection import SelectionOwner
-from hlotop.ui.widgets.filter_bar import filter_note
-from hlotop.ui.widgets.fit import fitted
-from hlotop.ui.widgets.legend import plain, space_fill, space_style
-from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
-from hlotop.ui.widgets.row_list import longest, raw_segments, text_strip, top_to_show
-from hlotop.ui.widgets.steps import (
+from hlotop.ui.base.bindings import bindings
+from hlotop.ui.base.host import host
+from hlotop.ui.base.selection import SelectionOwner
+from hlotop.ui.view_models.columns import longest
+from hlotop.ui.view_models.steps import (
     IdIndex,
     StepIndex,
     live_range_of,
     no_live_ranges,
     step_summary,
 )
+from hlotop.ui.widgets.filter_bar import filter_note
+from hlotop.ui.widgets.fit import fitted
+from hlotop.ui.widgets.legend import plain, space_fill, space_style
+from hlotop.ui.widgets.row_list import NULL_STYLE as _NULL
+from hlotop.ui.widgets.row_list import raw_segments, text_strip, top_to_show
 from hlotop.units import human_bytes, with_commas
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
@@ -690,7 +692,7 @@ class Timeline(ScrollView, can_focus=True):
     def _capacity(self) -> int | None:
         """``--capacity`` in bytes when the curve is the device's main memory (colour
         0), else None."""
-        capacity = getattr(self.app, "capacity", None)
+        capacity = host(self).capacity
         return capacity[0] if capacity is not None and self.space == 0 else None
 
     def _axis_line(self, base: Style, width: int) -> Strip:

@@ -31,12 +31,13 @@ from hlotop.report.text_fit import NAME_BREAKS, SCOPE_BREAKS, WORD_BREAKS, wrap
 from hlotop.report.why_report import last_use_text, reason_text
 from hlotop.safe_text import drawn, printable
 from hlotop.shapes import ArrayShape, BufferShape, try_parse_shape
-from hlotop.ui.bindings import bindings
-from hlotop.ui.textual_compat import set_virtual_size
-from hlotop.ui.widgets.legend import plain, space_label, space_style
+from hlotop.ui.base.bindings import bindings
+from hlotop.ui.base.textual_compat import set_virtual_size
+from hlotop.ui.view_models.spaces import space_label
+from hlotop.ui.view_models.steps import instruction_at
+from hlotop.ui.view_models.tree_layout import kinds_text
+from hlotop.ui.widgets.legend import plain, space_style
 from hlotop.ui.widgets.source_block import source_block
-from hlotop.ui.widgets.steps import instruction_at
-from hlotop.ui.widgets.tree_layout import kinds_text
 from hlotop.units import human_bytes, with_commas
 
 _MAX_LISTED = 200  # lines of a list (uses, positions, stack)

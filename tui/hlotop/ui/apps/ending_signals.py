@@ -19,7 +19,7 @@ import threading
 from textual.app import App
 
 from hlotop.loading.workers import ENDING_SIGNALS, end_by
-from hlotop.ui.textual_compat import event_loop_of, restore_terminal
+from hlotop.ui.base.textual_compat import event_loop_of, restore_terminal
 
 FORCE_AFTER = 2.0  # seconds the app has to leave by itself after a signal
 

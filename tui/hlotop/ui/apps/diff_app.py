@@ -1,7 +1,7 @@
 """The diff browser, ``hlotop diff OLD NEW`` on a terminal: :func:`run_diff_browser`.
 
 Both compiles are loaded, compared and grouped in a thread worker (see
-:func:`hlotop.ui.diff_data.load_diff`) while a loading screen names them and says
+:func:`hlotop.ui.view_models.diff_data.load_diff`) while a loading screen names them and says
 what is being done; then :class:`~hlotop.ui.screens.diff.DiffScreen` shows the
 comparison. ``q`` quits at any time (the load runs in a daemon thread that is left
 behind). A side that is not a dump ends the app with return code 2 and one line, an
@@ -19,18 +19,20 @@ from rich.text import Text
 from textual.app import App
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from hlotop.loading.directory import ModuleEntry
 from hlotop.loading.loader import LoadError
+from hlotop.model import ModuleDump
 from hlotop.safe_text import printable
-from hlotop.ui.background_load import Failed, load_in_background
-from hlotop.ui.bindings import bindings
-from hlotop.ui.commands import HlotopCommands
-from hlotop.ui.crash_guard import CrashGuard
-from hlotop.ui.diff_data import DiffData, load_diff
-from hlotop.ui.ending_signals import run_app
-from hlotop.ui.quit_key import CopyOrQuit
+from hlotop.ui.apps.background_load import Failed, load_in_background
+from hlotop.ui.apps.commands import HlotopCommands
+from hlotop.ui.apps.crash_guard import CrashGuard
+from hlotop.ui.apps.ending_signals import run_app
+from hlotop.ui.apps.quit_key import CopyOrQuit
+from hlotop.ui.base.bindings import bindings
 from hlotop.ui.screens.diff import DiffScreen
 from hlotop.ui.screens.diff_help import DiffHelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
+from hlotop.ui.view_models.diff_data import DiffData, load_diff
 
 
 def run_diff_browser(old_path: str, new_path: str, keys: tuple[str, ...], accounting: str) -> int:
@@ -72,9 +74,42 @@ class DiffApp(CopyOrQuit, CrashGuard, App[None]):
         self._exiting = threading.Event()
         self._settled = asyncio.Event()
 
+    # -- the app as the screens see it (HostApp) ----------------------------------------
     @property
     def exiting(self) -> bool:
         return self._exiting.is_set()
+
+    @property
+    def capacity(self) -> tuple[int, str] | None:
+        """None: ``hlotop diff`` takes no ``--capacity``."""
+        return None
+
+    @property
+    def module(self) -> ModuleDump | None:
+        """None: a diff browses two compiles, not one dump (:attr:`data` holds both)."""
+        return None
+
+    @property
+    def load_stage(self) -> str:
+        """``""``: the diff's load says its stage on its own loading screen."""
+        return ""
+
+    def yield_to_input(self, stop: Callable[[], bool] | None = None) -> float:
+        """0.0 at once: no worker of the diff's screens waits for the keys (its grouping
+        is one call, not a loop of pieces)."""
+        return 0.0
+
+    def main_screen_started(self) -> None:
+        """Nothing: the diff has no main screen and keeps no keys typed while it loads."""
+
+    def open_value(self, value_id: int) -> None:
+        """Nothing: the diff has no out-of-memory buffers to open."""
+
+    def open_entry(self, entry: ModuleEntry) -> None:
+        """Nothing: the diff has no modules view."""
+
+    def back_to_modules(self) -> None:
+        """Nothing: the diff has no list of modules to go back to."""
 
     def exit(self, *args, **kwargs) -> None:
         self._exiting.set()
@@ -98,7 +133,7 @@ class DiffApp(CopyOrQuit, CrashGuard, App[None]):
 
     def _load(self) -> DiffData | Failed | None:
         """In a thread worker: both compiles, read and compared in the background
-        (:func:`~hlotop.ui.background_load.load_in_background`)."""
+        (:func:`~hlotop.ui.apps.background_load.load_in_background`)."""
         worker = get_current_worker()
         return load_in_background(
             lambda: self._open(self._stage),

@@ -2,7 +2,7 @@
 main screen painted.
 
 A selection is no message: a pane calls the screen that owns it
-(:mod:`hlotop.ui.selection`).
+(:mod:`hlotop.ui.base.selection`).
 """
 
 from __future__ import annotations

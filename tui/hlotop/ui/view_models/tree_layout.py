@@ -12,8 +12,8 @@ from operator import attrgetter
 from hlotop.model import AllocationLines, BufferAllocation, ModuleDump
 from hlotop.model.allocation import kinds_text
 from hlotop.model.memory_space import space_names
-from hlotop.ui.widgets.legend import space_label
-from hlotop.ui.widgets.row_list import longest
+from hlotop.ui.view_models.columns import longest
+from hlotop.ui.view_models.spaces import space_label
 
 SIZE_W = 9  # "999.99MiB"
 _index = attrgetter("index")

@@ -41,22 +41,23 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from hlotop.analysis.value_order import ValueOrders
+from hlotop.loading.directory import ModuleEntry
 from hlotop.loading.loader import LoadError, load
 from hlotop.loading.preview import completed, glance
 from hlotop.loading.record_cache import cached_record_diagnostics, store_record_diagnostics
 from hlotop.model import ModuleDump
 from hlotop.process import freeze_heap
 from hlotop.safe_text import printable
-from hlotop.ui.background_load import Failed, load_in_background
-from hlotop.ui.bindings import bindings, keys
-from hlotop.ui.commands import HlotopCommands
-from hlotop.ui.crash_guard import CrashGuard
-from hlotop.ui.messages import MainScreenPainted, RecordsProgress, RecordsRead
-from hlotop.ui.quit_key import CopyOrQuit
+from hlotop.ui.apps.background_load import Failed, load_in_background
+from hlotop.ui.apps.commands import HlotopCommands
+from hlotop.ui.apps.crash_guard import CrashGuard
+from hlotop.ui.apps.quit_key import CopyOrQuit
+from hlotop.ui.base.bindings import bindings, keys
+from hlotop.ui.base.messages import MainScreenPainted, RecordsProgress, RecordsRead
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen, PaneIndexes
-from hlotop.ui.widgets.tree_layout import TreeLayout
+from hlotop.ui.view_models.tree_layout import TreeLayout
 from hlotop.units import human_bytes, with_commas
 
 _PASS_ATTEMPTS = 3  # tries of the background pass before its failure is reported
@@ -189,6 +190,19 @@ class HlotopApp(CopyOrQuit, CrashGuard, App[None]):
             event.set_sender(self)
             self.post_message(event)
 
+    # -- what only the apps that open a module from a list do (HostApp) ---------------
+    def open_value(self, value_id: int) -> None:
+        """Nothing: this app has no out-of-memory buffers to open a value from
+        (:class:`~hlotop.ui.apps.oom_app.OomApp` has)."""
+
+    def open_entry(self, entry: ModuleEntry) -> None:
+        """Nothing: this app has no modules view to open a module from
+        (:class:`~hlotop.ui.apps.modules_app.ModulesApp` has)."""
+
+    def back_to_modules(self) -> None:
+        """Nothing: a dump opened by itself has no list to go back to (the modules view's
+        and the out-of-memory browser's apps have)."""
+
     def forget_early_keys(self) -> None:
         """Drop the keys kept for a main screen that will not come (a load left)."""
         self._early_keys.clear()
@@ -236,7 +250,7 @@ class HlotopApp(CopyOrQuit, CrashGuard, App[None]):
 
     def _load(self) -> ModuleDump | Failed | None:
         """Runs in a thread worker: the load, in the background
-        (:func:`~hlotop.ui.background_load.load_in_background`)."""
+        (:func:`~hlotop.ui.apps.background_load.load_in_background`)."""
         worker = get_current_worker()
 
         def work() -> tuple[ModuleDump, PaneIndexes]:

@@ -26,7 +26,7 @@ from hlotop.analysis.labels import Labeller
 from hlotop.loading.loader import load
 from hlotop.model import ModuleDump
 from hlotop.report.diff_report import NEW_LARGE_SHARE, resample
-from hlotop.ui.group_tree import visible_rows
+from hlotop.ui.view_models.group_tree import visible_rows
 
 # The values list's filters (``c`` steps through those with values).
 FILTERS = ("all", *CLASSES)

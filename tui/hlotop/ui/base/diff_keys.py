@@ -1,11 +1,11 @@
 """The diff browser's keys: each of its panes binds its share of the one ``diff`` scope
-of :mod:`hlotop.ui.bindings` (where every key is declared)."""
+of :mod:`hlotop.ui.base.bindings` (where every key is declared)."""
 
 from __future__ import annotations
 
 from textual.binding import BindingType
 
-from hlotop.ui.bindings import keys
+from hlotop.ui.base.bindings import keys
 
 LIST_ACTIONS = ("cursor_up", "cursor_down", "page_up", "page_down", "first_row", "last_row")
 

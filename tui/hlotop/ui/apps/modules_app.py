@@ -35,9 +35,9 @@ from hlotop.model import ModuleDump
 from hlotop.process import gc_paused
 from hlotop.report.modules_report import REPORT_ONLY
 from hlotop.safe_text import printable
-from hlotop.ui.app import HlotopApp
-from hlotop.ui.background_load import EXIT_LOAD_ERROR
-from hlotop.ui.ending_signals import run_app
+from hlotop.ui.apps.app import HlotopApp
+from hlotop.ui.apps.background_load import EXIT_LOAD_ERROR
+from hlotop.ui.apps.ending_signals import run_app
 from hlotop.ui.screens.directory_module import DirectoryLoadingScreen, DirectoryMainScreen
 from hlotop.ui.screens.modules import ModulesScreen
 from hlotop.ui.widgets.modules_list import sparkline

@@ -1,6 +1,6 @@
-"""``docs/keys.md``: every key binding, made from :data:`hlotop.ui.bindings.SCOPES`
+"""``docs/keys.md``: every key binding, made from :data:`hlotop.ui.base.bindings.SCOPES`
 (the table the footer, the help screen and the command palette read), so the page
-cannot drift from the keys. ``python -m hlotop.ui.keys_doc`` prints it; ``--write``
+cannot drift from the keys. ``python -m hlotop.ui.base.keys_doc`` prints it; ``--write``
 writes it; a test checks the file equals it."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hlotop.ui.bindings import SCOPES
+from hlotop.ui.base.bindings import SCOPES
 
 HEAD = """# Keys
 
-Every key of hlotop's screens, made from `tui/hlotop/ui/bindings.py` (the table the
+Every key of hlotop's screens, made from `tui/hlotop/ui/base/bindings.py` (the table the
 footer, the `?` help and the `ctrl+p` command palette read) by
-`python -m hlotop.ui.keys_doc --write`; a test checks this page equals it. The footer
+`python -m hlotop.ui.base.keys_doc --write`; a test checks this page equals it. The footer
 shows the main keys, `?` lists all of them, and `ctrl+p` offers the main actions by name.
 """
 
@@ -33,7 +33,7 @@ def keys_markdown() -> str:
 def main(argv: list[str]) -> int:
     text = keys_markdown()
     if argv[:1] == ["--write"]:
-        target = Path(__file__).resolve().parents[3] / "docs" / "keys.md"
+        target = Path(__file__).resolve().parents[4] / "docs" / "keys.md"
         target.write_text(text, encoding="utf-8")
         print(f"wrote {target}")
         return 0

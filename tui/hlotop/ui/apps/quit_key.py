@@ -3,7 +3,7 @@
 Textual 8 binds ctrl+c to a notice ("press ctrl+q to quit"), and to copying where text
 is selected; a modal screen (the help, the search) keeps the app's bindings from its
 keys. hlotop binds ctrl+c to :meth:`CopyOrQuit.action_copy_or_quit` with priority (see
-the ``app`` scope of :mod:`hlotop.ui.bindings`): it copies what is selected, as
+the ``app`` scope of :mod:`hlotop.ui.base.bindings`): it copies what is selected, as
 Textual's bindings did, and otherwise quits.
 """
 

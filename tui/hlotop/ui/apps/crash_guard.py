@@ -3,7 +3,7 @@
 Textual sends every exception nobody caught inside the running app (a key handler, a
 message handler, a worker, a paint) to one private method, which prints a Rich
 traceback (with locals) once the app has exited
-(:class:`hlotop.ui.textual_compat.UnhandledExceptionHook`). :class:`CrashGuard` replaces that:
+(:class:`hlotop.ui.base.textual_compat.UnhandledExceptionHook`). :class:`CrashGuard` replaces that:
 the traceback goes to a log file (:func:`hlotop.crashlog.write_crash_log`, under
 ``~/.local/state/hlotop``), the app leaves through Textual's normal exit path (so the
 terminal is restored), and one line on stderr names the log file. The exit status is
@@ -18,7 +18,7 @@ from rich.text import Text
 
 from hlotop.crashlog import write_crash_log
 from hlotop.safe_text import printable
-from hlotop.ui.textual_compat import (
+from hlotop.ui.base.textual_compat import (
     UnhandledExceptionHook,
     keep_exception_for_tests,
     set_exit_message,

@@ -22,9 +22,9 @@ from hlotop.analysis.oom_link import OomLink
 from hlotop.model import ModuleDump
 from hlotop.model.oom import OomReport
 from hlotop.safe_text import printable
-from hlotop.ui.app import HlotopApp
-from hlotop.ui.bindings import keys
-from hlotop.ui.ending_signals import run_app
+from hlotop.ui.apps.app import HlotopApp
+from hlotop.ui.apps.ending_signals import run_app
+from hlotop.ui.base.bindings import keys
 from hlotop.ui.screens.directory_module import DirectoryLoadingScreen, DirectoryMainScreen
 from hlotop.ui.screens.oom import OomScreen
 from hlotop.units import human_bytes

@@ -1,4 +1,4 @@
-"""Command-palette entries (ctrl+p) for the main actions, taken from :mod:`hlotop.ui.bindings`."""
+"""Command-palette entries (ctrl+p) for the main actions, taken from :mod:`hlotop.ui.base.bindings`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from hlotop.ui.bindings import keys, palette_keys
+from hlotop.ui.base.bindings import keys, palette_keys
 
 _APP_ACTIONS = {key.action for key in keys("app")}
 
