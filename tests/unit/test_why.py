@@ -5,6 +5,7 @@ browser's detail card."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 
@@ -371,6 +372,95 @@ def test_hlotop_why_of_a_dump_without_live_ranges(capsys, tmp_path):
 def test_hlotop_why_of_a_missing_dump_is_one_line(capsys, tmp_path):
     assert main(["why", str(tmp_path / "none.txt"), "x"]) == 2
     assert capsys.readouterr().err.startswith("hlotop: error: ")
+
+
+# -- hlotop --json's values live at the peak --------------------------------------------
+
+
+# The reasons the two samples give at their peaks, each one at least once.
+JSON_REASONS = {"used-later", "output", "entry-parameter", "loop-carried", "shares-buffer"}
+
+
+def test_json_says_of_each_value_live_at_the_peak_what_hlotop_why_says(capsys):
+    """--json's peak_values carry each value's why: its defining instruction, live
+    range, last use and the reasons at the peak, equal to what ``hlotop why --json DUMP
+    ID`` says of that value, for a value of each kind of reason (a loop's state in the
+    scan; an output, donated and undonated parameters and a shared buffer in the
+    donation sample); the last use is the one the dump's text gives."""
+    seen: set[str] = set()
+    donated: set[bool] = set()
+    for relative in (SCAN, DONATION):
+        text, dump = Text(relative), sample(relative)
+        assert main(["--json", dump]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        values = doc["analysis"]["peak_values"]
+        assert len(values) >= 30
+        picked: dict[object, dict] = {}
+        for v in values:
+            want = text.last_use(v["id"])
+            got = v["last_use"]
+            assert (None if got is None else (got["instruction"], got["step"])) == (
+                None if want is None else (want[0].split(",")[0], want[1])
+            )
+            for r in v["reasons"]:
+                key = (r["kind"], r.get("donated"))
+                picked.setdefault(key, v)
+        for (kind, is_donated), v in picked.items():
+            assert main(["why", "--json", dump, str(v["id"])]) == 0
+            why = json.loads(capsys.readouterr().out)
+            assert why["step"] == doc["analysis"]["peak_step"] and why["step_is_peak"]
+            for key in ("defined_by", "live_range", "last_use", "reasons"):
+                assert v[key] == why[key], (relative, v["id"], key)
+            seen.add(kind)
+            if kind == "entry-parameter":
+                donated.add(is_donated)
+    assert JSON_REASONS <= seen and donated == {True, False}
+
+
+def _peak_json(entry: str, workers: int) -> str:
+    from hlotop.report.json_doc import write_json
+
+    out = io.StringIO()
+    write_json(load(entry, lazy=True), out, workers=workers)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("fails", ["never", "one raises"])
+def test_json_peak_values_worked_out_by_workers_are_the_same(monkeypatch, fails):
+    """On a dump with many values live at the peak, worker processes work out why each
+    is (chunks of 8 here, from 1 value on): the document is the one a single process
+    writes; if a worker raises, the chunks it did not hand back are worked out here."""
+    import os
+
+    from hlotop.analysis import why
+    from hlotop.report import peak_why
+
+    entry = sample(SCAN)
+    one = _peak_json(entry, 0)
+    monkeypatch.setattr(peak_why, "PARALLEL_VALUES", 1)
+    monkeypatch.setattr(peak_why, "CHUNK", 8)
+    started_pools = []
+    real_init = peak_why.PeakWhy.__init__
+
+    def spy(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        started_pools.append(self.parallel)
+
+    monkeypatch.setattr(peak_why.PeakWhy, "__init__", spy)
+    parent, real_why_at = os.getpid(), why.why_at
+    here = []
+
+    def watched(infos, step, index):
+        if os.getpid() == parent:
+            here.append(len(infos))
+        elif fails == "one raises" and any(i.value.id % 7 == 0 for i in infos):
+            raise RuntimeError("a worker failed")
+        return real_why_at(infos, step, index)
+
+    monkeypatch.setattr(peak_why, "why_at", watched)
+    assert _peak_json(entry, 2) == one
+    assert started_pools == [True]
+    assert bool(here) is (fails == "one raises")  # the rest worked out here, or none
 
 
 # -- the browser's detail card ---------------------------------------------------------------

@@ -20,6 +20,7 @@ from hlotop.model.memory_space import space_names
 from hlotop.report.json_table import DOCUMENT, KINDS, Context
 from hlotop.report.json_text import FORMATTERS, KEY_FORMATTERS, STREAMED_ITEMS
 from hlotop.report.parallel import OrderedChunks
+from hlotop.report.peak_why import PeakWhy
 
 BATCH = 1024  # records (or allocations) written at once by this process
 RECORDS = "used_values"  # the document's key of the records
@@ -34,14 +35,18 @@ def context(
     groups: Grouping | None = None,
     fit: Fit | None = None,
     advice: list[Advice] | None = None,
+    workers: int = 0,
 ) -> Context:
-    """What the formatters need besides the model's objects."""
+    """What the formatters need besides the model's objects, why each value live at
+    the peak is among them (:class:`~hlotop.report.peak_why.PeakWhy`, by up to
+    ``workers`` processes that start now on a dump with many such values: close it)."""
     return Context(
         frames=module.sections.stack_frames,
         names=space_names(module),
         groups=groups,
         fit=fit,
         advice=advice,
+        why=PeakWhy(module, workers),
     )
 
 
@@ -94,8 +99,12 @@ def write_json(
     started while the dump was read; the document is the same either way. ``groups``:
     the live set grouped (``--group-by``), written as ``groups`` (else null); ``fit``:
     the module against ``--capacity``, written as ``capacity`` (else null); ``advice``:
-    the ranked advice (``--advise``), written as ``advice`` (else null)."""
-    ctx = context(module, groups, fit, advice)
+    the ranked advice (``--advise``), written as ``advice`` (else null). Why each value
+    live at the peak is (``peak_values``) is worked out by up to ``workers`` processes
+    too, on a dump with many (:mod:`hlotop.report.peak_why`)."""
+    ctx = context(module, groups, fit, advice, workers)
+    why = ctx.why
+    assert isinstance(why, PeakWhy)
     values = KEY_FORMATTERS[DOCUMENT]
     chunks = ahead.take(module) if ahead is not None else None
     if chunks is None and not module.records_read:
@@ -123,6 +132,7 @@ def write_json(
             separator = ","
         out.write("}\n")
     finally:
+        why.close()
         if chunks is not None:
             chunks.close()
 
