@@ -438,6 +438,7 @@ def test_json_peak_values_worked_out_by_workers_are_the_same(monkeypatch, fails)
     entry = sample(SCAN)
     one = _peak_json(entry, 0)
     monkeypatch.setattr(peak_why, "PARALLEL_VALUES", 1)
+    monkeypatch.setattr(peak_why, "MIN_WORKERS", 2)
     monkeypatch.setattr(peak_why, "CHUNK", 8)
     started_pools = []
     real_init = peak_why.PeakWhy.__init__
@@ -461,6 +462,21 @@ def test_json_peak_values_worked_out_by_workers_are_the_same(monkeypatch, fails)
     assert _peak_json(entry, 2) == one
     assert started_pools == [True]
     assert bool(here) is (fails == "one raises")  # the rest worked out here, or none
+
+
+def test_json_peak_values_are_worked_out_here_below_min_workers(monkeypatch):
+    """On 2 cores the workers cost more than they gave: below MIN_WORKERS none start."""
+    from hlotop.report import peak_why
+
+    monkeypatch.setattr(peak_why, "PARALLEL_VALUES", 1)
+    module = _module(SCAN)
+    why = peak_why.PeakWhy(module, peak_why.MIN_WORKERS - 1)
+    try:
+        assert why.parallel is False
+        info = module.analysis.peak_values[0]
+        assert why.of(info).reasons == why_live(info, module.analysis.peak_step, WhyIndex(module))
+    finally:
+        why.close()
 
 
 # -- the browser's detail card ---------------------------------------------------------------

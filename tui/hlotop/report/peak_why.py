@@ -2,14 +2,17 @@
 (:func:`hlotop.analysis.why.why_at`: what ``hlotop why DUMP NAME`` says of each at the
 peak step).
 
-It costs ~70 us of CPU a value (two record reads and the look-ups): 0.07 s for the 616
-values live at the peak of a 45 MB dump, but about a second where a fifth of a 45 MB
-train step's values are live there (12 320). So on a dump with many of them, worker
-processes work it out in chunks (:class:`PeakWhy` starts them before the document is
-written, on the model loaded: they fork it), while this process writes the
-allocations and the records, and hand back each chunk's answers (small objects, no
-part of the model); with none allowed, or few values, it is worked out here when
-first asked for. The answers are the same either way.
+It costs ~70 us of CPU a value (its record and its last user's read, in dump order):
+0.07 s for the 616 values live at the peak of a 45 MB dump (benchmarks/make_dumps.py's),
+about a second where a fifth of a 45 MB dump's values are live there (12 320), as in
+the samples' train steps. With enough cores, worker processes work it out in chunks
+(:class:`PeakWhy` starts them before the document is written, on the model loaded: they
+fork it) while this process writes the allocations and the records, and hand back
+each chunk's answers (small objects, no part of the model); else it is worked out here
+when first asked for. The answers are the same either way. On 2 cores the workers
+made ``--json`` slower (3.3 s against 2.9 s at 12 320 values, their pool's start and
+copied pages costing more than they share out), so they start from
+:data:`MIN_WORKERS` cores on; their gain there was not measured.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ CHUNK = 1024  # values a worker answers for at a time
 # From this many values live at the peak on, workers answer: the pool's start and the
 # answers' way back cost ~50 ms, about 700 values' work here.
 PARALLEL_VALUES = 2_000
+MIN_WORKERS = 4  # and only with this many allowed: on 2 cores they cost more than they gave
 NICENESS = 5  # added to a worker's nice value: below this process, above the records'
 
 
@@ -42,7 +46,7 @@ class PeakWhy:
         self._found: dict[int, ValueWhy] | None = None
         self._map: OrderedMap[list[tuple[int, ValueWhy]]] | None = None
         self.parallel = False  # whether worker processes were started
-        if workers < 1 or len(self.values) < PARALLEL_VALUES:
+        if workers < max(1, MIN_WORKERS) or len(self.values) < PARALLEL_VALUES:
             return
         self.index.warm()  # its tables made once, here, for every fork
         self.index.steps()
