@@ -5,7 +5,6 @@ browser's detail card."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 
@@ -415,68 +414,6 @@ def test_json_says_of_each_value_live_at_the_peak_what_hlotop_why_says(capsys):
             if kind == "entry-parameter":
                 donated.add(is_donated)
     assert JSON_REASONS <= seen and donated == {True, False}
-
-
-def _peak_json(entry: str, workers: int) -> str:
-    from hlotop.report.json_doc import write_json
-
-    out = io.StringIO()
-    write_json(load(entry, lazy=True), out, workers=workers)
-    return out.getvalue()
-
-
-@pytest.mark.parametrize("fails", ["never", "one raises"])
-def test_json_peak_values_worked_out_by_workers_are_the_same(monkeypatch, fails):
-    """On a dump with many values live at the peak, worker processes work out why each
-    is (chunks of 8 here, from 1 value on): the document is the one a single process
-    writes; if a worker raises, the chunks it did not hand back are worked out here."""
-    import os
-
-    from hlotop.analysis import why
-    from hlotop.report import peak_why
-
-    entry = sample(SCAN)
-    one = _peak_json(entry, 0)
-    monkeypatch.setattr(peak_why, "PARALLEL_VALUES", 1)
-    monkeypatch.setattr(peak_why, "MIN_WORKERS", 2)
-    monkeypatch.setattr(peak_why, "CHUNK", 8)
-    started_pools = []
-    real_init = peak_why.PeakWhy.__init__
-
-    def spy(self, *args, **kwargs):
-        real_init(self, *args, **kwargs)
-        started_pools.append(self.parallel)
-
-    monkeypatch.setattr(peak_why.PeakWhy, "__init__", spy)
-    parent, real_why_at = os.getpid(), why.why_at
-    here = []
-
-    def watched(infos, step, index):
-        if os.getpid() == parent:
-            here.append(len(infos))
-        elif fails == "one raises" and any(i.value.id % 7 == 0 for i in infos):
-            raise RuntimeError("a worker failed")
-        return real_why_at(infos, step, index)
-
-    monkeypatch.setattr(peak_why, "why_at", watched)
-    assert _peak_json(entry, 2) == one
-    assert started_pools == [True]
-    assert bool(here) is (fails == "one raises")  # the rest worked out here, or none
-
-
-def test_json_peak_values_are_worked_out_here_below_min_workers(monkeypatch):
-    """On 2 cores the workers cost more than they gave: below MIN_WORKERS none start."""
-    from hlotop.report import peak_why
-
-    monkeypatch.setattr(peak_why, "PARALLEL_VALUES", 1)
-    module = _module(SCAN)
-    why = peak_why.PeakWhy(module, peak_why.MIN_WORKERS - 1)
-    try:
-        assert why.parallel is False
-        info = module.analysis.peak_values[0]
-        assert why.of(info).reasons == why_live(info, module.analysis.peak_step, WhyIndex(module))
-    finally:
-        why.close()
 
 
 # -- the browser's detail card ---------------------------------------------------------------

@@ -35,18 +35,16 @@ def context(
     groups: Grouping | None = None,
     fit: Fit | None = None,
     advice: list[Advice] | None = None,
-    workers: int = 0,
 ) -> Context:
     """What the formatters need besides the model's objects, why each value live at
-    the peak is among them (:class:`~hlotop.report.peak_why.PeakWhy`, by up to
-    ``workers`` processes that start now on a dump with many such values: close it)."""
+    the peak is among them (:class:`~hlotop.report.peak_why.PeakWhy`)."""
     return Context(
         frames=module.sections.stack_frames,
         names=space_names(module),
         groups=groups,
         fit=fit,
         advice=advice,
-        why=PeakWhy(module, workers),
+        why=PeakWhy(module),
     )
 
 
@@ -99,12 +97,8 @@ def write_json(
     started while the dump was read; the document is the same either way. ``groups``:
     the live set grouped (``--group-by``), written as ``groups`` (else null); ``fit``:
     the module against ``--capacity``, written as ``capacity`` (else null); ``advice``:
-    the ranked advice (``--advise``), written as ``advice`` (else null). Why each value
-    live at the peak is (``peak_values``) is worked out by up to ``workers`` processes
-    too, on a dump with many (:mod:`hlotop.report.peak_why`)."""
-    ctx = context(module, groups, fit, advice, workers)
-    why = ctx.why
-    assert isinstance(why, PeakWhy)
+    the ranked advice (``--advise``), written as ``advice`` (else null)."""
+    ctx = context(module, groups, fit, advice)
     values = KEY_FORMATTERS[DOCUMENT]
     chunks = ahead.take(module) if ahead is not None else None
     if chunks is None and not module.records_read:
@@ -132,7 +126,6 @@ def write_json(
             separator = ","
         out.write("}\n")
     finally:
-        why.close()
         if chunks is not None:
             chunks.close()
 
