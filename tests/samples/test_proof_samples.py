@@ -134,7 +134,8 @@ def test_folder_holds_xla_files_of_one_module_and_jax_record(key):
     assert {n: (folder / n).stat().st_size for n in files} == MODULES[key]["files"]
     entry = next(folder.glob("*-buffer-assignment.txt")).name
     prefix = entry[: -len("-buffer-assignment.txt")]
-    assert re.match(r"module_\d{4}\.jit_gpt_train_step\.", prefix)
+    function = CASES[key.split("/")[0]]["function"]  # gpt_train_step but for aliased_copy
+    assert re.match(r"module_\d{4}\.jit_%s\." % function, prefix)
     assert files == sorted(["memory_analysis.json", *(prefix + s for s in XLA_SUFFIXES)])
     assert sum((folder / n).stat().st_size for n in files) < 1_500_000
 
@@ -343,3 +344,26 @@ def test_replication_modules_keep_their_shardings_and_partitions():
         for path in ("['mlp']['c_proj']['kernel']", "['attn']['c_attn']['kernel']"):
             (sibling,) = [p for p in params.values() if p["op_name"] == "params['Block_0']" + path]
             assert "sharding={devices=[2,2]" in sibling["rest"]
+
+
+# 7. aliased_copy: a donated argument copied while its old value is read after the update
+
+
+@pytest.mark.parametrize("target", _targets("aliased_copy"))
+def test_aliased_copy_keeps_a_copy_of_the_donated_argument_only_while_it_is_read_late(target):
+    (c,) = CASES["aliased_copy"]["comparisons"]
+    late, updated = (_folder("aliased_copy", c[v], target) for v in ("baseline", "changed"))
+    for key in (late, updated):
+        assert _loaded(key).aliased_parameters == {0}  # x donated and aliased in both
+    (param,) = _entry_parameters(late).values()
+    copies = re.findall(
+        r"^  %(\S+) = (\S+) copy\(%" + re.escape(param["name"]) + r"\)", _hlo(late), re.M
+    )
+    assert [(name, shape) for name, shape in copies] == [
+        (x["copy"], x["shape"]) for x in MODULES[late]["parameter_copies"]
+    ]
+    assert len(copies) == 1 and copies[0][1] == param["shape"]  # same shape and layout
+    assert MODULES[updated]["parameter_copies"] == []
+    # the copy is a temp buffer of x's size, which the changed program does without
+    size = _loaded(late).parameter_sizes[0]
+    assert _record(late)["temp_size_in_bytes"] - _record(updated)["temp_size_in_bytes"] == size

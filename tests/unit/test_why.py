@@ -373,6 +373,49 @@ def test_hlotop_why_of_a_missing_dump_is_one_line(capsys, tmp_path):
     assert capsys.readouterr().err.startswith("hlotop: error: ")
 
 
+# -- hlotop --json's values live at the peak --------------------------------------------
+
+
+# The reasons the two samples give at their peaks, each one at least once.
+JSON_REASONS = {"used-later", "output", "entry-parameter", "loop-carried", "shares-buffer"}
+
+
+def test_json_says_of_each_value_live_at_the_peak_what_hlotop_why_says(capsys):
+    """--json's peak_values carry each value's why: its defining instruction, live
+    range, last use and the reasons at the peak, equal to what ``hlotop why --json DUMP
+    ID`` says of that value, for a value of each kind of reason (a loop's state in the
+    scan; an output, donated and undonated parameters and a shared buffer in the
+    donation sample); the last use is the one the dump's text gives."""
+    seen: set[str] = set()
+    donated: set[bool] = set()
+    for relative in (SCAN, DONATION):
+        text, dump = Text(relative), sample(relative)
+        assert main(["--json", dump]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        values = doc["analysis"]["peak_values"]
+        assert len(values) >= 30
+        picked: dict[object, dict] = {}
+        for v in values:
+            want = text.last_use(v["id"])
+            got = v["last_use"]
+            assert (None if got is None else (got["instruction"], got["step"])) == (
+                None if want is None else (want[0].split(",")[0], want[1])
+            )
+            for r in v["reasons"]:
+                key = (r["kind"], r.get("donated"))
+                picked.setdefault(key, v)
+        for (kind, is_donated), v in picked.items():
+            assert main(["why", "--json", dump, str(v["id"])]) == 0
+            why = json.loads(capsys.readouterr().out)
+            assert why["step"] == doc["analysis"]["peak_step"] and why["step_is_peak"]
+            for key in ("defined_by", "live_range", "last_use", "reasons"):
+                assert v[key] == why[key], (relative, v["id"], key)
+            seen.add(kind)
+            if kind == "entry-parameter":
+                donated.add(is_donated)
+    assert JSON_REASONS <= seen and donated == {True, False}
+
+
 # -- the browser's detail card ---------------------------------------------------------------
 
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 from hlotop.analysis.scope import phase_of
 from hlotop.analysis.why_index import Parameter, WhyIndex
-from hlotop.model import ShapeIndex, ValueInfo, stack_of
+from hlotop.model import InstructionText, ShapeIndex, UsedValue, ValueInfo, stack_of
 
 REASON_KINDS = (
     "defined-here",
@@ -154,40 +154,82 @@ def value_facts(info: ValueInfo, index: WhyIndex) -> ValueFacts:
     """The facts about ``info`` (a value of ``index``'s module) the reasons need.
     Reads its record, and the records of the instructions it names that may be whiles
     or are its last use (each once per index). Raises nothing."""
-    used = info.used
+    return _facts(info, info.used, index)
+
+
+def _facts(info: ValueInfo, used: UsedValue | None, index: WhyIndex) -> ValueFacts:
+    """:func:`value_facts`, ``used`` being ``info``'s record (read once by the caller:
+    each read of ``info.used`` looks it up again)."""
+    return _facts_of(_scan(info, used, index), index)
+
+
+# What a value's record says, its last use not yet looked up: (info, its record's
+# instruction, read or not, uses, positions, (step, use line) of its last use, loops).
+_Scan = tuple[
+    ValueInfo,
+    "InstructionText | None",
+    bool,
+    tuple[tuple[int, str], ...],
+    tuple[tuple[int, str], ...],
+    "tuple[int, str] | None",
+    tuple[tuple[str, int | None], ...],
+]
+
+
+def _scan(info: ValueInfo, used: UsedValue | None, index: WhyIndex) -> _Scan:
+    """The uses and positions of ``info`` (its record ``used``) at their steps, the
+    latest use (the first printed of those at one step) and the whiles among the
+    instructions they name."""
     use_texts = (used.use_texts() or []) if used is not None else []
     position_texts = used.position_texts() if used is not None else []
-    step_of = index.step_of
+    steps = index.steps()
     uses: list[tuple[int, str]] = []
     last: tuple[int, str] | None = None  # (step, use line) of the latest, first printed
     for text in use_texts:
         name = text.split(", operand ", 1)[0]
-        step = step_of(name)
+        step = steps.get(name)
         if step is not None:
             uses.append((step, name))
             if last is None or step > last[0]:
                 last = (step, text)
     positions: list[tuple[int, str]] = []
+    own = info.value.name
     for text in position_texts:
         name = text.split(" ", 1)[0]
-        step = step_of(name)
-        if step is not None and name != info.value.name:
+        step = steps.get(name)
+        if step is not None and name != own:
             positions.append((step, name))
     uses.sort(key=lambda su: su[0])  # stable: the record's order among equal steps
     positions.sort(key=lambda sp: sp[0])
-    names = [info.value.name, *(n for _, n in positions), *(n for _, n in uses)]
     loops: dict[str, int | None] = {}
-    for name in names:
-        if name not in loops and index.is_while(name):
-            loops[name] = step_of(name)
+    phis, is_while = index.phi_names(), index.is_while
+    for name in (own, *(n for _, n in positions), *(n for _, n in uses)):
+        if name in phis and name not in loops and is_while(name):
+            loops[name] = steps.get(name)
+    instr = used.instruction if used is not None else None
+    return (
+        info,
+        instr,
+        used is not None,
+        tuple(uses),
+        tuple(positions),
+        last,
+        tuple(loops.items()),
+    )
+
+
+def _facts_of(scan: _Scan, index: WhyIndex) -> ValueFacts:
+    """The :class:`ValueFacts` of a value's :func:`_scan`: its last use's instruction
+    looked up, its parameter, output and sharers."""
+    info, instr, read, uses, positions, last, loops = scan
     return ValueFacts(
         info=info,
-        uses=tuple(uses),
-        positions=tuple(positions),
+        uses=uses,
+        positions=positions,
         last_use=None if last is None else _last_use(info, *last, index),
-        parameter=index.parameter(info),
+        parameter=index.parameter(info, instr, read),
         output=index.is_output(info),
-        loops=tuple(loops.items()),
+        loops=loops,
         sharers=tuple(index.sharers(info)),
     )
 
@@ -288,12 +330,55 @@ class DefinedBy:
 
 def defined_by(info: ValueInfo, index: WhyIndex) -> DefinedBy:
     """``info``'s defining instruction, its op_name and phase. Raises nothing."""
-    instr = info.used.instruction if info.used is not None else None
+    used = info.used
+    instr = used.instruction if used is not None else None
+    return _defined_by(info, instr, index.parameter(info, instr, used is not None), index)
+
+
+def _defined_by(
+    info: ValueInfo, instr: InstructionText | None, parameter: Parameter | None, index: WhyIndex
+) -> DefinedBy:
+    """:func:`defined_by` of ``info`` whose record's instruction is ``instr`` and
+    which is entry parameter ``parameter`` (or None)."""
     op_name = instr.op_name if instr is not None else None
     stack = stack_of(instr, index.module.sections.stack_frames)
     return DefinedBy(
         instruction=(instr.name if instr is not None else None) or info.value.name,
         opcode=instr.opcode if instr is not None else None,
         op_name=op_name,
-        phase=phase_of(op_name, index.parameter(info) is not None, stack),
+        phase=phase_of(op_name, parameter is not None, stack),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ValueWhy:
+    """What :func:`why_at` says about one value: its defining instruction, its last
+    use (:attr:`ValueFacts.last_use`) and the reasons it is live at the step asked
+    about. Small and free of the model, so that a worker process can hand it back."""
+
+    defined: DefinedBy
+    last_use: LastUse | None
+    reasons: list[Reason]
+
+
+def why_at(infos: list[ValueInfo], step: int, index: WhyIndex) -> dict[int, ValueWhy]:
+    """:func:`value_facts`, :func:`defined_by` and :func:`reasons_at` ``step`` of each
+    of ``infos`` (values of ``index``'s module), by value id: what ``hlotop why DUMP
+    NAME --step step`` says of each, for many values at once (``--json``'s values
+    live at the peak). In one pass over their records in dump order (value ids), then
+    one over the records of their last uses' instructions, in dump order too: read in
+    order, a big dump's records come from the window of the file read last, where
+    in any order each costs a read of its own (the 8 260 last uses of 12 320 values
+    live at the peak of a 45 MB dump: 0.10 s in order, 0.62 s value by value).
+    Raises nothing."""
+    scans = []
+    for info in sorted(infos, key=lambda i: i.value.id):
+        scans.append(_scan(info, info.used, index))
+    index.read_instructions({s[5][1].split(", operand ", 1)[0] for s in scans if s[5]})
+    out: dict[int, ValueWhy] = {}
+    for scan in scans:
+        facts = _facts_of(scan, index)
+        info = scan[0]
+        defined = _defined_by(info, scan[1], facts.parameter, index)
+        out[info.value.id] = ValueWhy(defined, facts.last_use, reasons_at(facts, step))
+    return out

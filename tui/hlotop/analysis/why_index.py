@@ -49,6 +49,7 @@ class WhyIndex:
         )
         self._steps: dict[str, int] | None = None
         self._by_name: dict[str, ValueInfo] | None = None
+        self._phis: frozenset[str] | None = None
         self._instructions: dict[str, InstructionText | None] = {}
         # allocation -> its non-empty slots by offset: (offsets, (offset, end, value id,
         # its ValueInfo) each, the largest size)
@@ -69,10 +70,15 @@ class WhyIndex:
         """The step of instruction ``name`` in the dump's ``InstructionSequence``
         (XLA's flattened schedule), or None where it is not there (an instruction of
         a fusion or thread-local computation, which XLA does not flatten)."""
+        return self.steps().get(name)
+
+    def steps(self) -> dict[str, int]:
+        """Instruction name -> its step (:meth:`step_of` of each), to look up many
+        names in a loop. Not to be changed."""
         steps = self._steps
         if steps is None:  # each instruction is there once (XLA CHECKs it)
             steps = self._steps = {name: step for step, name in enumerate(self.sequence)}
-        return steps.get(name)
+        return steps
 
     def first_value(self, name: str) -> ValueInfo | None:
         """The value with the lowest id that instruction ``name`` defines (its whole
@@ -97,10 +103,29 @@ class WhyIndex:
         self._instructions[name] = found
         return found
 
+    def read_instructions(self, names: set[str]) -> None:
+        """Read the records of :meth:`instruction` for each of ``names`` now, in dump
+        order (their first values' ids), so that later look-ups find them kept: read
+        in order, each comes from the window of the file read last."""
+        firsts = [(f.value.id, n) for n in names if (f := self.first_value(n)) is not None]
+        firsts.sort()
+        for _, name in firsts:
+            self.instruction(name)
+
     def opcode(self, name: str) -> str | None:
         """Instruction ``name``'s opcode (:meth:`instruction`'s), or None if unknown."""
         instr = self.instruction(name)
         return instr.opcode if instr is not None else None
+
+    def phi_names(self) -> frozenset[str]:
+        """The instructions whose :meth:`first_value` is a phi: the only ones
+        :meth:`is_while` reads a record for (a set, to test many names in a loop)."""
+        phis = self._phis
+        if phis is None:
+            self.first_value("")
+            assert self._by_name is not None
+            phis = self._phis = frozenset(n for n, i in self._by_name.items() if i.value.is_phi)
+        return phis
 
     def is_while(self, name: str) -> bool:
         """Whether instruction ``name`` is a ``while`` (its record's opcode). Only an
@@ -110,18 +135,23 @@ class WhyIndex:
         first = self.first_value(name)
         return first is not None and first.value.is_phi and self.opcode(name) == "while"
 
-    def parameter(self, info: ValueInfo) -> Parameter | None:
+    def parameter(
+        self, info: ValueInfo, instr: InstructionText | None = None, read: bool = False
+    ) -> Parameter | None:
         """The entry parameter ``info`` is, or None: its allocation holds an entry
         parameter (``parameter P ... at ShapeIndex {i}``) and its defining instruction
         is a ``parameter`` (where the record says no opcode, as before 2021-09: a value
-        of that allocation live from step 0)."""
+        of that allocation live from step 0). ``instr``: its record's instruction where
+        the caller has read the record (``read``), else it is read here."""
         slot = info.slot
         if slot is None:
             return None
         alloc = self.module.analysis.allocation_of.get(slot.allocation)
         if alloc is None or alloc.parameter is None:
             return None
-        instr = info.used.instruction if info.used is not None else None
+        if not read:
+            used = info.used
+            instr = used.instruction if used is not None else None
         if instr is not None and instr.opcode is not None:
             if instr.opcode != "parameter":
                 return None

@@ -20,6 +20,7 @@ from hlotop.model.memory_space import space_names
 from hlotop.report.json_table import DOCUMENT, KINDS, Context
 from hlotop.report.json_text import FORMATTERS, KEY_FORMATTERS, STREAMED_ITEMS
 from hlotop.report.parallel import OrderedChunks
+from hlotop.report.peak_why import PeakWhy
 
 BATCH = 1024  # records (or allocations) written at once by this process
 RECORDS = "used_values"  # the document's key of the records
@@ -35,13 +36,15 @@ def context(
     fit: Fit | None = None,
     advice: list[Advice] | None = None,
 ) -> Context:
-    """What the formatters need besides the model's objects."""
+    """What the formatters need besides the model's objects, why each value live at
+    the peak is among them (:class:`~hlotop.report.peak_why.PeakWhy`)."""
     return Context(
         frames=module.sections.stack_frames,
         names=space_names(module),
         groups=groups,
         fit=fit,
         advice=advice,
+        why=PeakWhy(module),
     )
 
 

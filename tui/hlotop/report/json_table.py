@@ -24,8 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlotop.analysis.grouping import ACCOUNTINGS, GROUP_KEYS
-from hlotop.analysis.memory_stats import PEAK_RULES
+from hlotop.analysis.memory_stats import ALIAS_FROM_ALLOCATIONS, ALIAS_FROM_HLO, PEAK_RULES
+from hlotop.analysis.scope import PHASES
 from hlotop.analysis.totals import KIND_PRECEDENCE
+from hlotop.analysis.why import REASON_KINDS
 from hlotop.model import (
     ADVICE_BOUNDS,
     ADVICE_KINDS,
@@ -119,8 +121,8 @@ class Key:
     # Python stack is the same for every record of its stack_frame_id: 195 069 records
     # but 93 stacks, 60% of a 108 MB dump's --json text). None: made for each object.
     same_text_for: str | None = None
-    # Left out of its object where its value is null (only documents built as dicts,
-    # hlotop.report.json_build, have such keys); the schema does not require it.
+    # Left out of its object where its value is null; the schema does not require it.
+    # Not the first key of its kind, nor one with same_text_for or of the document.
     optional: bool = False
 
 
@@ -153,6 +155,9 @@ class Context:
     texts: dict[tuple[str, str, object], str] = field(default_factory=dict)
     # stack_frame_id (None: none) -> its stack
     stacks: dict[int | None, tuple[SourceFrame, ...]] = field(default_factory=dict)
+    # why each value live at the peak is: .of(info) -> hlotop.analysis.why.ValueWhy
+    # (hlotop.report.peak_why.PeakWhy)
+    why: object = None
 
     def stack_of(self, instr) -> tuple[SourceFrame, ...]:
         """:func:`hlotop.model.stack_of` of ``instr`` through :attr:`frames`, each
@@ -183,6 +188,139 @@ NAMES = {
     "stack_of": stack_of,
     "source_of": source_of,
 }
+
+# --- a value's why: hlotop --json's values live at the peak and hlotop why's ---------
+
+WHY_REASONS = "why it is live at the step (several may hold)"
+
+WHY_KINDS: tuple[Kind, ...] = (
+    Kind(
+        "defined_by",
+        "A value's defining instruction, as its record's 'from instruction:' line "
+        "prints it (analysis.why.defined_by).",
+        (
+            Key("instruction", Str(), "x.instruction", "its name"),
+            Key("opcode", Null(Str()), "x.opcode", "its opcode, or null"),
+            Key("op_name", Null(Str()), "x.op_name", "its op_name, or null"),
+            Key(
+                "phase",
+                Enum(PHASES),
+                "x.phase",
+                "hlotop's phase of it (its op_name and Python stack; argument for an "
+                "entry parameter)",
+            ),
+        ),
+    ),
+    Kind(
+        "value_live_range",
+        "A value's printed live range: live from step start to step end, inclusive.",
+        (
+            Key("start", Int(), "x.start", "its first step"),
+            Key("end", Int(), "x.end", "its last step"),
+        ),
+    ),
+    Kind(
+        "last_use",
+        "The use of a value whose instruction comes latest in the dump's "
+        "InstructionSequence (analysis.why.last_use).",
+        (
+            Key("instruction", Str(), "x.instruction", "the using instruction"),
+            Key("operand", Int(), "x.operand", "the operand number"),
+            Key(
+                "operand_index",
+                SHAPE_INDEX,
+                "x.operand_index",
+                "the operand's ShapeIndex, or null",
+            ),
+            Key(
+                "op_name",
+                Null(Str()),
+                "x.op_name",
+                "the instruction's op_name (from its own record), or null",
+            ),
+            Key("opcode", Null(Str()), "x.opcode", "its opcode, or null"),
+            Key("phase", Enum(PHASES), "x.phase", "hlotop's phase of it"),
+            Key("step", Int(), "x.step", "its step in the InstructionSequence"),
+            Key(
+                "ends_live_range",
+                Bool(),
+                "x.ends_live_range",
+                "whether its step is the live range's last: where not, XLA ended it by "
+                "another rule (an entry parameter or output to the end, a while's use "
+                "at its body's start, a buffer shared with another value)",
+            ),
+        ),
+    ),
+    Kind(
+        "reason",
+        "One reason a value is live at a step (analysis.why.Reason), or that it is "
+        "not; only the keys its kind uses are there.",
+        (
+            Key("kind", Enum(REASON_KINDS), "x.kind", "what the reason is"),
+            Key(
+                "instruction",
+                Str(),
+                "x.instruction",
+                "defined-here: its instruction; used-later: its next use's; held-later: "
+                "a later position's; loop-carried: the while",
+                optional=True,
+            ),
+            Key(
+                "step",
+                Int(),
+                "x.step",
+                "that instruction's step (defined-here: the live range's start)",
+                optional=True,
+            ),
+            Key(
+                "parameter",
+                Int(),
+                "x.parameter",
+                "entry-parameter: its number",
+                optional=True,
+            ),
+            Key(
+                "parameter_index",
+                List(Int()),
+                "x.parameter_index",
+                "entry-parameter: its ShapeIndex",
+                optional=True,
+            ),
+            Key(
+                "donated",
+                Bool(),
+                "x.donated",
+                "entry-parameter: whether an output aliases it (the caller donated it)",
+                optional=True,
+            ),
+            Key(
+                "donation_source",
+                Enum((ALIAS_FROM_HLO, ALIAS_FROM_ALLOCATIONS)),
+                "x.donation_source",
+                "entry-parameter: what says so: input_output_alias (the HLO text: "
+                "exact) or 'parameter and maybe-live-out' (its allocation: inferred)",
+                optional=True,
+            ),
+            Key(
+                "other_id",
+                Int(),
+                "x.other_id",
+                "shares-buffer: the value live at the step in an overlapping slice",
+                optional=True,
+            ),
+            Key(
+                "other_name",
+                Str(),
+                "x.other_name",
+                "shares-buffer: its name{ShapeIndex}",
+                optional=True,
+            ),
+        ),
+    ),
+)
+"""The kinds of a value's why, one definition for both documents that carry it:
+``hlotop --json``'s ``peak_values`` and ``hlotop why --json``'s
+(:mod:`hlotop.report.why_table`)."""
 
 # --- the document -------------------------------------------------------------------
 
@@ -911,7 +1049,8 @@ KINDS: dict[str, Kind] = {
         ),
         Kind(
             "peak_value",
-            "A value live at the peak.",
+            "A value live at the peak, and why it is live there (what hlotop why "
+            "DUMP NAME says at the peak step; analysis.why).",
             (
                 Key("id", Int(), "x.value.id", "the value's id"),
                 Key("name", Str(), "x.value.name", "the defining instruction's name"),
@@ -923,8 +1062,34 @@ KINDS: dict[str, Kind] = {
                     "x.allocated_bytes",
                     "bytes it takes in its allocation, padding included",
                 ),
+                Key(
+                    "defined_by",
+                    Obj("defined_by"),
+                    "why.defined",
+                    "its defining instruction, op_name and phase (hlotop why's)",
+                ),
+                Key(
+                    "live_range",
+                    Obj("value_live_range"),
+                    "x.live",
+                    "its printed live range",
+                ),
+                Key(
+                    "last_use",
+                    Null(Obj("last_use")),
+                    "why.last_use",
+                    "its use with the latest step, or null (no record, no use, or none at a step)",
+                ),
+                Key(
+                    "reasons",
+                    List(Obj("reason")),
+                    "why.reasons",
+                    "why it is live at the peak step, as hlotop why DUMP NAME says",
+                ),
             ),
+            lets=(("why", "ctx.why.of(x)"),),
         ),
+        *WHY_KINDS,
         Kind(
             "diagnostic",
             "A line hlotop could not use, or a problem with the dump as a whole.",

@@ -96,13 +96,13 @@ class _Compiler:
         for a streamed key: its items, to be written one by one."""
         lets = [f"    {name} = {expression}" for name, expression in kind.lets]
         by_key = any(key.streamed for key in kind.keys)
-        parts = []
+        parts: list[str] = []
         body = list(lets)
         for n, key in enumerate(kind.keys):
             if not key.name.isidentifier():
                 raise ValueError(f"{kind.name}: key {key.name!r} is not a plain name")
-            if key.optional:
-                raise ValueError(f"{kind.name}: optional key {key.name!r} (only json_build's)")
+            if key.optional and (by_key or key.same_text_for is not None):
+                raise ValueError(f"{kind.name}: optional key {key.name!r} in a streamed kind")
             if by_key and key.streamed:
                 if not (isinstance(key.type, List) and isinstance(key.type.of, Obj)):
                     raise ValueError(f"{kind.name}: streamed key {key.name!r} is not a list")
@@ -131,16 +131,26 @@ class _Compiler:
                     f"        _v = {key.get}",
                     f"        _{n} = ctx.texts[_m{n}] = {self.text(key.type, '_v')}",
                 ]
-                parts.append(f'"{key.name}":{{_{n}}}')
+                parts.append(("," if parts else "") + f'"{key.name}":{{_{n}}}')
                 continue
             body.append(f"    _{n} = {key.get}")
             value = f"_{n}" if isinstance(key.type, Int) else self.text(key.type, f"_{n}")
-            parts.append(f'"{key.name}":{{{value}}}')
+            if key.optional:  # left out where null: its comma, key and value, or nothing
+                if not parts:
+                    raise ValueError(f"{kind.name}: its first key {key.name!r} is optional")
+                body += [
+                    f"    _o{n} = ''",
+                    f"    if _{n} is not None:",
+                    f"        _o{n} = f',\"{key.name}\":{{{value}}}'",
+                ]
+                parts.append(f"{{_o{n}}}")
+                continue
+            parts.append(("," if parts else "") + f'"{key.name}":{{{value}}}')
         if not by_key:
             self.source += [
                 f"def {_name(kind.name)}(x, ctx):",
                 *body,
-                "    return f'{{" + ",".join(parts) + "}}'",
+                "    return f'{{" + "".join(parts) + "}}'",
                 "",
             ]
 

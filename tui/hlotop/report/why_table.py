@@ -1,7 +1,9 @@
 """The one table of ``hlotop why --json``'s two documents, as :mod:`hlotop.report.
 json_table` is ``hlotop --json``'s: about one value (``answer``: :func:`why_json`) and
-about every value live at a step (``live``: :func:`live_json`, without NAME). Each
-document and its JSON Schema (``why.schema.json``, ``why-live.schema.json``;
+about every value live at a step (``live``: :func:`live_json`, without NAME). The kinds
+of a value's why (last use, reasons, defining instruction, live range) are
+:data:`hlotop.report.json_table.WHY_KINDS`, shared with ``hlotop --json``'s values live
+at the peak. Each document and its JSON Schema (``why.schema.json``, ``why-live.schema.json``;
 :mod:`hlotop.report.documents`) are made from it.
 """
 
@@ -9,11 +11,12 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from hlotop.analysis.why import REASON_KINDS
 from hlotop.model import ALLOCATION_KINDS
 from hlotop.report.json_build import DocumentBuilder, write_document
 from hlotop.report.json_table import (
     SHAPE_INDEX,
+    WHY_KINDS,
+    WHY_REASONS,
     Bool,
     Enum,
     Int,
@@ -47,7 +50,7 @@ _LAST_USE = Key(
     "facts.last_use",
     "its use with the latest step, or null",
 )
-_REASONS_DOC = "why it is live at the step (several may hold)"
+_REASONS_DOC = WHY_REASONS
 
 KINDS: dict[str, Kind] = {
     k.name: k
@@ -67,7 +70,7 @@ KINDS: dict[str, Kind] = {
                 ),
                 Key(
                     "live_range",
-                    Null(Obj("live_range")),
+                    Null(Obj("value_live_range")),
                     "x.info.live",
                     "its printed live range, or null",
                 ),
@@ -109,16 +112,6 @@ KINDS: dict[str, Kind] = {
             lets=(("facts", "x[0]"), ("info", "facts.info"), ("v", "info.value")),
         ),
         Kind(
-            "defined_by",
-            "A value's defining instruction.",
-            (
-                Key("instruction", Str(), "x.instruction", "its name"),
-                Key("opcode", Null(Str()), "x.opcode", "its opcode, or null"),
-                Key("op_name", Null(Str()), "x.op_name", "its op_name, or null"),
-                Key("phase", Str(), "x.phase", "hlotop's phase of it"),
-            ),
-        ),
-        Kind(
             "allocation",
             "A value's slot in its allocation.",
             (
@@ -134,66 +127,7 @@ KINDS: dict[str, Kind] = {
             ),
             lets=(("alloc", "allocation_of.get(x.allocation)"),),
         ),
-        Kind(
-            "live_range",
-            "A printed live range: live from step start to step end, inclusive.",
-            (
-                Key("start", Int(), "x.start", "its first step"),
-                Key("end", Int(), "x.end", "its last step"),
-            ),
-        ),
-        Kind(
-            "last_use",
-            "The use of a value with the latest step.",
-            (
-                Key("instruction", Str(), "x.instruction", "the using instruction"),
-                Key("operand", Int(), "x.operand", "the operand number"),
-                Key(
-                    "operand_index",
-                    SHAPE_INDEX,
-                    "shape_index(x.operand_index)",
-                    "the operand's ShapeIndex, or null",
-                ),
-                Key("op_name", Null(Str()), "x.op_name", "the instruction's op_name, or null"),
-                Key("opcode", Null(Str()), "x.opcode", "its opcode, or null"),
-                Key("phase", Str(), "x.phase", "hlotop's phase of it"),
-                Key("step", Int(), "x.step", "its step"),
-                Key(
-                    "ends_live_range",
-                    Bool(),
-                    "x.ends_live_range",
-                    "whether its step is the live range's last",
-                ),
-            ),
-        ),
-        Kind(
-            "reason",
-            "One reason a value is live at a step (or that it is not); only the keys "
-            "its kind uses are there.",
-            (
-                Key("kind", Enum(REASON_KINDS), "x.kind", "what the reason is"),
-                Key("instruction", Str(), "x.instruction", "the instruction", optional=True),
-                Key("step", Int(), "x.step", "its step", optional=True),
-                Key("parameter", Int(), "x.parameter", "the entry parameter", optional=True),
-                Key(
-                    "parameter_index",
-                    List(Int()),
-                    "shape_index(x.parameter_index)",
-                    "its ShapeIndex",
-                    optional=True,
-                ),
-                Key("donated", Bool(), "x.donated", "whether it is donated", optional=True),
-                Key(
-                    "donation_source",
-                    Str(),
-                    "x.donation_source",
-                    "what says so: input_output_alias, or inferred",
-                    optional=True,
-                ),
-                Key("other_id", Int(), "x.other_id", "the value sharing its bytes", optional=True),
-                Key("other_name", Str(), "x.other_name", "its name{ShapeIndex}", optional=True),
-            ),
-        ),
+        *WHY_KINDS,
     )
 }
 

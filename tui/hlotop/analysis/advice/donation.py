@@ -11,7 +11,11 @@ output only when both have the same shape and layout
 Donating removes the output's own buffer: the saving is that output's size, on every
 step where it is live. It is an upper bound: where an output is computed while its
 parameter is still read, XLA keeps it in a temp buffer until it can be written over the
-parameter, and the peak drops by less (seen on TPU and CPU)."""
+parameter, and the peak drops by less (seen on TPU and CPU). On the proof pairs
+(``sample_dumps/proof/donation``, TPU v5e) JAX's peak falls by 66% and 73% of it and
+hlotop's HBM occupied peak by it within 1%; the donated programs' temp grows by the
+rest, which nothing in the undonated dump foretells (docs/usage.md, the advice
+section)."""
 
 from __future__ import annotations
 
