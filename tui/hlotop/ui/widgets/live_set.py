@@ -253,9 +253,9 @@ class LiveSet(RowList):
     @property
     def tail(self) -> Sequence[_Row]:
         """The rows after the live values: notes, then at the peak XLA's stack-trace
-        tree, its nodes under a collapsed one left out. Laid out again when the step
-        changes or a node is folded or unfolded, not when the same step is shown again
-        (the same list then)."""
+        tree, its nodes under a collapsed one left out. Laid out again on a change (the
+        step, the order, the filter, a node folded or unfolded), but not when the same
+        step is shown again: the same list then."""
         return self._tail
 
     def row(self, index: int) -> _Row:
