@@ -3,6 +3,7 @@ stored in the top-level ``snapshots/`` folder."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -72,6 +73,18 @@ def sample(relative: str) -> str:
     path = SAMPLES / relative
     assert path.exists(), f"missing sample dump {relative}"
     return os.path.relpath(path, os.getcwd()) if str(path).startswith(os.getcwd()) else str(path)
+
+
+def options_without_help(parser: argparse.ArgumentParser) -> list[str]:
+    """The options of ``parser`` (an option's first spelling, a positional argument's
+    name) whose help text is empty: ``--help`` says nothing of them."""
+    # argparse lists a parser's arguments only in its private ``_actions``: this is the
+    # one place the tests read it.
+    return [
+        a.option_strings[0] if a.option_strings else a.dest
+        for a in parser._actions
+        if not (a.help or "").strip()
+    ]
 
 
 def hlotop(

@@ -48,3 +48,16 @@ def widget_lines(widget) -> list[str]:
 
 def screen_text(app) -> str:
     return "\n".join(screen_lines(app.screen))
+
+
+def notifications(app) -> list[str]:
+    """The message of every notification ``app`` has shown and not yet dismissed, oldest
+    first (toasts go as they time out)."""
+    # Textual keeps them in a private list and has no public reader; this is the one
+    # place the tests read it (hlotop itself never does: ui/base/textual_compat.py).
+    return [str(n.message) for n in app._notifications]
+
+
+def notes(app) -> str:
+    """:func:`notifications`, one a line."""
+    return "\n".join(notifications(app))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import json_oracle
-from conftest import ROOT, sample
+from conftest import BIG, ROOT, options_without_help, sample
 from hlotop.cli import main
 
 SEED3 = sample("seeds/003_a3085531593bac68.txt")
@@ -291,8 +291,13 @@ def test_json_of_a_big_dump_written_by_workers_is_the_same_document(
     parent = os.getpid()
     real_format = json_text.FORMATTERS["used_value"]
     formatted = {"here": 0}
-    first_chunk_ends = load(path, lazy=True).used_values.ids[63]  # CHUNK is 64 then
+    ids = load(path, lazy=True).used_values.ids
+    # Enough records for workers, in four chunks: each worker formats two or more.
+    assert len(ids) >= export.PARALLEL_RECORDS and len(ids) > 3 * parallel.CHUNK + 100
+    first_chunk_ends = ids[parallel.CHUNK - 1]
+    second_chunk = parallel.CHUNK + 100  # records a worker has formatted, into its second
     first_chunk_done = tmp_path / "first-chunk-formatted"
+    died = tmp_path / "a-worker-died"
 
     def fmt(record, ctx):
         if os.getpid() == parent:
@@ -301,15 +306,16 @@ def test_json_of_a_big_dump_written_by_workers_is_the_same_document(
             formatted["there"] = formatted.get("there", 0) + 1  # in the worker's copy
             if record.value.id == first_chunk_ends:
                 first_chunk_done.touch()
-            if workers_fail == "one dies" and formatted["there"] == 100:
+            if workers_fail == "one dies" and formatted["there"] == second_chunk:
                 # Past its first chunk; it dies once the first chunk of all is handed
                 # back (the workers run at a lower priority, at their own pace), so
                 # that the parent takes over part of the way, not from the start.
                 while not first_chunk_done.exists():
                     time.sleep(0.01)
                 time.sleep(0.2)
+                died.touch()
                 os._exit(1)
-            if workers_fail == "one raises" and formatted["there"] == 100:
+            if workers_fail == "one raises" and formatted["there"] == second_chunk:
                 raise RuntimeError("simulated bug in a worker")
         return real_format(record, ctx)
 
@@ -319,13 +325,12 @@ def test_json_of_a_big_dump_written_by_workers_is_the_same_document(
     monkeypatch.setitem(json_text.FORMATTERS, "used_value", fmt)
     if workers_fail == "cannot start":
         monkeypatch.setattr(workers, "fork_context", no_pool)
-    monkeypatch.setattr(export, "PARALLEL_RECORDS", 100)
-    monkeypatch.setattr(parallel, "CHUNK", 64)
     many = io.StringIO()
     module = load(path, lazy=True)
     export.write_json(module, many, workers=2)
     assert many.getvalue() == single.getvalue()
     records = len(module.used_values)
+    assert died.exists() == (workers_fail == "one dies")
     if workers_fail in ("never", "one dies"):
         assert formatted["here"] == 0, "the parent formatted records itself"
     elif workers_fail == "cannot start":
@@ -390,12 +395,11 @@ def test_json_of_a_damaged_split_module_is_the_whole_document_in_file_order(
     processes on its records while it reads the rest; the document, diagnostics
     included and in the same order, is the one built whole from the same files."""
     import hlotop.report.json_doc as export
-    import hlotop.report.parallel as parallel
     from hlotop.loading.loader import load
 
     folder = Path(
         sample(
-            "jax/jax-0.10.2/scan_layers/module_0004.jit_scan_train_step."
+            "jax/jax-0.10.2/transformer_big/module_0016.jit_transformer_train_step."
             "cpu_after_optimizations-buffer-assignment.txt"
         )
     ).parent
@@ -418,18 +422,18 @@ def test_json_of_a_damaged_split_module_is_the_whole_document_in_file_order(
 
     monkeypatch.setattr(export, "OrderedChunks", spy)
     monkeypatch.setattr("hlotop.process.report_workers", lambda: 2)
-    monkeypatch.setattr(export, "PARALLEL_RECORDS", 10)
-    monkeypatch.setattr(parallel, "CHUNK", 4)
     assert main(["--json", str(entry)]) == 0
     text = capsys.readouterr().out
-    assert text == json_oracle.dumps(load(entry, lazy=True))
+    module = load(entry, lazy=True)
+    assert len(module.used_values) >= export.PARALLEL_RECORDS  # enough for workers
+    assert text == json_oracle.dumps(module)
     written = json.loads(text)
     damaged = {Path(d["path"]).name for d in written["diagnostics"] if d["severity"] == "error"}
     assert len(damaged) == 3, damaged
     assert len(started) == 1 and started[0].parallel  # once, while the dump was read
 
 
-def test_only_the_hlotop_command_starts_workers(monkeypatch):
+def test_only_the_hlotop_command_starts_workers(monkeypatch, capsys):
     """A program that writes --json through the library gets no worker process (it may
     run threads Python cannot see); the command passes as many as
     hlotop.process.report_workers allows."""
@@ -438,6 +442,7 @@ def test_only_the_hlotop_command_starts_workers(monkeypatch):
     import hlotop.report.json_doc as export
     from hlotop.loading.loader import load
 
+    big = sample(BIG)  # 3,504 records
     asked = []
     real = export.OrderedChunks
 
@@ -446,18 +451,17 @@ def test_only_the_hlotop_command_starts_workers(monkeypatch):
         return real(records, fmt, ctx, workers)
 
     monkeypatch.setattr(export, "OrderedChunks", spy)
-    monkeypatch.setattr(export, "PARALLEL_RECORDS", 10)
-    export.write_json(load(SEED3, lazy=True), io.StringIO())
+    module = load(big, lazy=True)
+    assert len(module.used_values) >= export.PARALLEL_RECORDS  # enough for workers
+    export.write_json(module, io.StringIO())
     assert asked == []
     loaded_with = _workers_asked_by_load(monkeypatch)
     monkeypatch.setattr("hlotop.process.report_workers", lambda: 3)
-    out = io.StringIO()
-    monkeypatch.setattr(sys, "stdout", out)
-    assert main(["--json", SEED3]) == 0
+    assert main(["--json", big]) == 0
     assert asked == [3]
     assert loaded_with == [3]  # a split module's live ranges may be read by one
     assert gc.isenabled()
-    assert json.loads(out.getvalue())["used_values"]
+    assert json.loads(capsys.readouterr().out)["used_values"]
 
 
 def _workers_asked_by_load(monkeypatch) -> list[int]:
@@ -475,23 +479,26 @@ def _workers_asked_by_load(monkeypatch) -> list[int]:
     return asked
 
 
-def test_summary_asks_for_workers_and_keeps_nothing_when_called_as_a_library(monkeypatch):
+def test_summary_asks_for_workers_and_keeps_nothing_when_called_as_a_library(monkeypatch, capsys):
     """--summary loads with as many workers as hlotop.process.report_workers allows (its
     live ranges may be read by one); a caller of main() that is not the hlotop command
     (which ends by os._exit) gets nothing kept alive after it returns."""
+    import gc
+
     import hlotop.process as process
 
     asked = _workers_asked_by_load(monkeypatch)
     monkeypatch.setattr(process, "report_workers", lambda: 2)
-    monkeypatch.setattr(sys, "stdout", io.StringIO())
     assert main(["--summary", SEED3]) == 0
     assert asked == [2]
-    assert process._KEPT is None
-    monkeypatch.setattr(process, "_KEPT", None)
-    process.exit_frees_memory()  # as hlotop.cli.run does
-    assert main(["--summary", SEED3]) == 0
-    kept = process._KEPT
-    assert kept is not None and [m.name for m in kept] == [Path(SEED3).stem]
+    assert not process.ends_by_exit()  # so nothing was kept
+    try:
+        with process.ending_by_exit() as kept:  # as hlotop.cli.run says
+            assert main(["--summary", SEED3]) == 0
+    finally:
+        gc.unfreeze()
+    assert [m.name for m in kept] == [Path(SEED3).stem]
+    assert "XLA's peak" in capsys.readouterr().out
 
 
 def test_worker_chunks_wait_in_files_that_are_gone_once_taken():
@@ -508,7 +515,7 @@ def test_worker_chunks_wait_in_files_that_are_gone_once_taken():
     here = [parallel.format_chunk(records, fmt, ctx, n, 4) for n in range(-(-len(records) // 4))]
     assert len(here) > 3
     with parallel.OrderedChunks(records, fmt, ctx, 2, chunk=4) as chunks:
-        folder = chunks._folder
+        folder = chunks.folder
         assert chunks.parallel and folder is not None and os.path.isdir(folder)
         taken = []
         for text, found in chunks:
@@ -560,7 +567,9 @@ def test_chunks_written_to_a_stream_are_the_chunks_in_order(tmp_path, to):
     out.write("[")
     with parallel.OrderedChunks(records, fmt, ctx, 2, chunk=4) as chunks:
         assert chunks.parallel
-        assert parallel._descriptor(out) is (None if to in ("string", "utf-16") else out.fileno())
+        assert parallel.sendable_descriptor(out) is (
+            None if to in ("string", "utf-16") else out.fileno()
+        )
         found = chunks.write_to(out)
     out.write("]")
     if to == "string":
@@ -627,15 +636,10 @@ def test_every_option_of_both_commands_says_what_it_does():
     assert ACCOUNTINGS == grouping.ACCOUNTINGS
 
     for parser in (build_parser(), build_diff_parser()):
-        silent = [
-            action.option_strings or action.dest
-            for action in parser._actions
-            if not (action.help or "").strip()
-        ]
-        assert silent == [], (parser.prog, silent)
+        assert options_without_help(parser) == [], parser.prog
 
 
-def test_a_report_leaves_its_model_frozen_only_when_the_command_ends_by_exit(monkeypatch):
+def test_a_report_leaves_its_model_frozen_only_when_the_command_ends_by_exit(capsys):
     """--summary runs with the collector paused; the hlotop command (which ends by
     os._exit) freezes the model before re-enabling it, so the collector never scans it
     after the output (0.1-0.2 s at 46 MB); a library caller's heap is left as it was."""
@@ -643,40 +647,35 @@ def test_a_report_leaves_its_model_frozen_only_when_the_command_ends_by_exit(mon
 
     import hlotop.process as process
 
-    out = io.StringIO()
-    monkeypatch.setattr(sys, "stdout", out)
     frozen = gc.get_freeze_count()
     assert main(["--summary", SEED3]) == 0
     assert gc.isenabled() and gc.get_freeze_count() == frozen
-    monkeypatch.setattr(process, "_KEPT", [])  # as hlotop.cli.run sets it
     try:
-        assert main(["--summary", SEED3]) == 0
-        assert gc.isenabled() and gc.get_freeze_count() > frozen
+        with process.ending_by_exit():  # as hlotop.cli.run says
+            assert main(["--summary", SEED3]) == 0
+            assert gc.isenabled() and gc.get_freeze_count() > frozen
     finally:
         gc.unfreeze()
-    assert "XLA's peak" in out.getvalue()
+    assert "XLA's peak" in capsys.readouterr().out
 
 
-def test_diff_loads_each_compile_with_the_workers_a_report_may_use(monkeypatch):
+def test_diff_loads_each_compile_with_the_workers_a_report_may_use(monkeypatch, capsys):
     """hlotop diff reads each side as --summary does (a split module's live ranges on
     another core), and the command keeps both until it exits."""
+    import gc
+
     import hlotop.process as process
 
     asked = _workers_asked_by_load(monkeypatch)
     monkeypatch.setattr(process, "report_workers", lambda: 2)
-    monkeypatch.setattr(process, "_KEPT", [])  # as hlotop.cli.run sets it
-    out = io.StringIO()
-    monkeypatch.setattr(sys, "stdout", out)
     try:
-        assert main(["diff", "--summary", SEED3, SEED3]) == 0
-        assert asked == [2, 2]
-        kept = process._KEPT
-        assert kept is not None and [m.name for m in kept[0]] == [Path(SEED3).stem] * 2
+        with process.ending_by_exit() as kept:  # as hlotop.cli.run says
+            assert main(["diff", "--summary", SEED3, SEED3]) == 0
     finally:
-        import gc
-
         gc.unfreeze()
-    assert "XLA" in out.getvalue()
+    assert asked == [2, 2]
+    assert len(kept) == 1 and [m.name for m in kept[0]] == [Path(SEED3).stem] * 2
+    assert "XLA" in capsys.readouterr().out
 
 
 # Options that were taken and then did nothing, or did harm (issue 32): each is refused

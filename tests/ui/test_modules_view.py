@@ -20,6 +20,7 @@ from hlotop.ui.base.textual_compat import screen_lines
 from hlotop.ui.screens.directory_module import DirectoryLoadingScreen, DirectoryMainScreen
 from hlotop.ui.screens.modules import ModulesScreen
 from hlotop.ui.widgets.modules_list import ModulesList, sparkline
+from pilot import notifications
 
 DIR = "dirs/jax-0.10.2-cpu-train"
 TRAIN = "module_0034.jit_train_step.cpu_after_optimizations"
@@ -230,8 +231,8 @@ async def test_enter_on_the_module_being_loaded_waits_for_that_load(monkeypatch)
     app = ModulesApp(sample(DIR))
     async with app.run_test(size=(120, 40)) as pilot:
         await ranked(app, pilot)
-        await until(pilot, lambda: app._in_flight is not None)
-        assert Path(app._in_flight).name.startswith(TRAIN)  # the largest, first
+        await until(pilot, lambda: app.in_flight is not None)
+        assert Path(app.in_flight).name.startswith(TRAIN)  # the largest, first
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, DirectoryLoadingScreen)
@@ -259,7 +260,7 @@ async def test_a_module_that_cannot_be_read_keeps_the_list(tmp_path):
         await pilot.pause()
         assert [r.note for r in screen.rows] == [None, "unreadable"]
         await pilot.press("end", "enter")
-        await until(pilot, lambda: isinstance(app.screen, ModulesScreen) and app._notifications)
+        await until(pilot, lambda: isinstance(app.screen, ModulesScreen) and notifications(app))
         assert not app.exiting
 
 
@@ -293,7 +294,7 @@ async def test_backspace_while_a_module_loads_returns_to_the_list(monkeypatch):
     app = ModulesApp(sample(DIR))
     async with app.run_test(size=(120, 40)) as pilot:
         await ranked(app, pilot)
-        await until(pilot, lambda: app._in_flight is not None)
+        await until(pilot, lambda: app.in_flight is not None)
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, DirectoryLoadingScreen)

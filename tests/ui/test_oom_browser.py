@@ -24,7 +24,7 @@ from hlotop.ui.apps.oom_app import OomApp, OomMainScreen
 from hlotop.ui.base.textual_compat import screen_lines
 from hlotop.ui.screens.oom import OomScreen, OomTextScreen
 from hlotop.ui.widgets.oom_list import OomList
-from pilot import pilot_test
+from pilot import notes, pilot_test
 
 OOM = SAMPLES / "oom"
 GPU = OOM / "gpu-jax-2024-peak-buffers.txt"  # 3 messages, the third lists 15 buffers
@@ -51,10 +51,6 @@ def listed(app) -> list[int]:
     lst = app.screen.query_one(OomList)
     entries = app.screen.report.entries
     return [entries[r.entry].rank if r.entry is not None else None for r in lst.rows]
-
-
-def notes(app) -> str:
-    return " ".join(str(n.message) for n in app._notifications)
 
 
 @pilot_test

@@ -18,7 +18,7 @@ from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.status_bar import StatusBar
 from hlotop.units import human_bytes
-from pilot import TPU, pilot_test, screen_text, started
+from pilot import TPU, notes, pilot_test, screen_text, started
 
 
 def _tree(app) -> AllocationTree:
@@ -47,7 +47,8 @@ async def test_the_browser_shows_the_preview_then_swaps_in_the_whole_dump():
         # step and the sum of its printed list); what is still loading says so by name.
         whole = load(path, lazy=True)
         assert head_rows == len(whole.allocations)
-        sizes = [a.size for a, _ in _tree(app)._rows]
+        tree = _tree(app)
+        sizes = [tree.row(i)[0].size for i in range(tree.row_count())]
         assert sizes == sorted(sizes, reverse=True)
         text = screen_text(app)
         assert "first" not in text
@@ -116,7 +117,7 @@ async def test_a_glance_comes_first_then_its_figures_then_the_whole_dump(monkeyp
         assert "headroom: loading…" in text  # it needs JAX's figures
         await pilot.press("o")  # not yet: the figures would be missing
         assert not isinstance(app.screen, OverviewScreen)
-        assert "still being worked out" in "".join(str(n.message) for n in app._notifications)
+        assert "still being worked out" in notes(app)
         await pilot.press("down", "down")
         chosen = _tree(app).current()[0].index
         figures.set()

@@ -204,7 +204,7 @@ async def test_a_search_opened_while_the_dump_loads_does_not_hold_the_load_up():
         assert app.screen is search and main.dump.preview is None
         assert search.values is main.dump.analysis.values  # it searches the whole dump
         for _ in range(500):
-            if search._worker is None or search._worker.is_finished:
+            if search.complete:
                 break
             await pilot.pause(0.02)
         await pilot.pause()
@@ -335,7 +335,7 @@ async def test_each_search_match_is_one_line():
         search = app.screen
         assert isinstance(search, SearchScreen)
         for _ in range(200):
-            if search._worker is None or search._worker.is_finished:
+            if search.complete:
                 break
             await pilot.pause(0.02)
         await pilot.pause()

@@ -146,20 +146,23 @@ async def test_the_live_set_keeps_its_stack_trace_rows_while_the_step_stays():
         live = screen.live
         peak = screen.dump.analysis.peak_step
         assert live.step == peak and screen.dump.live_range.stack_trace is not None
-        tail = live._tail
+        tail = live.tail
         nodes = [r.node for r in tail if r.kind == "node"]
         assert len(nodes) > 3
         live.set_step(peak)
-        assert live._tail is tail  # kept, not laid out again
+        assert live.tail is tail  # kept, not laid out again
         live.set_step(peak - 1)
-        assert not any(r.kind == "node" for r in live._tail)  # the tree is for the peak
+        assert not any(r.kind == "node" for r in live.tail)  # the tree is for the peak
         live.set_step(peak)
-        assert live._tail is not tail
-        assert [(r.kind, r.node, r.parent) for r in live._tail] == [
+        assert live.tail is not tail
+        assert [(r.kind, r.node, r.parent) for r in live.tail] == [
             (r.kind, r.node, r.parent) for r in tail
         ]
         opened = next(n for n in nodes if n.children and id(n) not in live.collapsed)
-        live.collapsed.add(id(opened))
-        live._fill()
-        shown = [r.node for r in live._tail if r.kind == "node"]
+        shown = [r.node for r in live.tail]
+        assert any(c in shown for c in opened.children)
+        live.set_cursor(len(live.live) + shown.index(opened))
+        live.action_collapse()  # the key: left on an unfolded node
+        assert id(opened) in live.collapsed
+        shown = [r.node for r in live.tail if r.kind == "node"]
         assert opened in shown and not any(c in shown for c in opened.children)

@@ -19,13 +19,9 @@ from hlotop.loading.loader import load
 from hlotop.ui.apps.app import HlotopApp
 from hlotop.ui.screens.copy import CopyScreen
 from hlotop.ui.screens.search import SearchScreen
-from pilot import TPU, pilot_test, screen_text, started, widget_lines
+from pilot import TPU, notes, pilot_test, screen_text, started, widget_lines
 
 GPT = "tpu/v5e_1x1-gpt_loop"  # op_names and source_file="scripts/generate_tpu_dumps.py"
-
-
-def notes(app) -> str:
-    return " · ".join(str(n.message) for n in app._notifications)
 
 
 async def search(app, pilot, query: str) -> None:

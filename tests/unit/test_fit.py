@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import jsonschema
 import pytest
 
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, options_without_help
 from hlotop.analysis.capacity import required_bytes
 from hlotop.analysis.diff import diff_modules
 from hlotop.analysis.fit import fit_compiles, largest, predict
@@ -448,8 +448,7 @@ def test_a_refused_figure_is_said_in_the_text(pair):
 def test_every_option_says_what_it_does():
     from hlotop.cli.fit_command import build_fit_parser
 
-    parser = build_fit_parser()
-    assert [a.dest for a in parser._actions if not (a.help or "").strip()] == []
+    assert options_without_help(build_fit_parser()) == []
 
 
 def test_the_usage_page_names_every_key_of_the_document():

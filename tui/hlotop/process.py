@@ -139,6 +139,24 @@ def ends_by_exit() -> bool:
     return _KEPT is not None
 
 
+@contextmanager
+def ending_by_exit() -> Iterator[list[object]]:
+    """A context in which this process is taken to end with ``os._exit``, as after
+    :func:`exit_frees_memory`: it gives the list of what :func:`keep_until_exit` keeps
+    in it, oldest first. On leaving, the process is as it was before (what was kept
+    is let go): for a caller of :func:`hlotop.cli.main` that stands in for the
+    ``hlotop`` command and then goes on (a test, a benchmark). Raises nothing of its
+    own."""
+    global _KEPT
+    before = _KEPT
+    kept: list[object] = []
+    _KEPT = kept
+    try:
+        yield kept
+    finally:
+        _KEPT = before
+
+
 def keep_until_exit(obj: object) -> None:
     """Keep ``obj`` alive until the process ends, if it ends by ``os._exit``
     (:func:`exit_frees_memory`): a big model is then freed by the OS at once instead of

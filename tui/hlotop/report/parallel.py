@@ -98,7 +98,7 @@ class _File(NamedTuple):
     found: list
 
 
-def _descriptor(out: IO[str]) -> int | None:
+def sendable_descriptor(out: IO[str]) -> int | None:
     """The file descriptor under ``out`` (a text stream such as ``sys.stdout``) that
     chunk files may be copied to byte for byte, or None: ``out`` has none (a
     ``StringIO``), or encodes text other than as UTF-8 or ASCII, of which the chunks'
@@ -171,6 +171,13 @@ class OrderedChunks:
         if not self.parallel:
             self.close()
 
+    @property
+    def folder(self) -> str | None:
+        """The temporary folder the workers leave their chunks in, one file a chunk
+        (``N.json``, deleted as the chunk is taken), until :meth:`close` removes it;
+        None when no worker was started or once closed."""
+        return self._folder
+
     def _here(self, number: int) -> Chunk:
         return format_chunk(self.records, self.fmt, self.ctx, number, self.chunk)
 
@@ -189,7 +196,7 @@ class OrderedChunks:
         (ASCII, as every formatter writes JSON) is never read into this process, which
         writes the rest of the document meanwhile. Raises what writing to ``out``
         raises."""
-        fd = _descriptor(out)
+        fd = sendable_descriptor(out)
         found_all: list = []
         wrote = False
         for piece in self._pieces():

@@ -101,6 +101,12 @@ class ModulesApp(HlotopApp):
         self._ranked = asyncio.Event()
         self._all_filled = asyncio.Event()
 
+    @property
+    def in_flight(self) -> Path | None:
+        """The module the background is loading now (its dump's path), or None between
+        two: Enter on it waits for that load rather than starting another."""
+        return self._in_flight
+
     # -- for tests and benchmarks -------------------------------------------------------
     async def wait_until_ranked(self) -> None:
         """Return once the ranked list is shown (or the app is exiting)."""

@@ -147,6 +147,13 @@ class SearchScreen(ModalScreen["int | None"]):
         """Whether :attr:`matches` are all the query's (no search still running)."""
         return self._worker is None or self._worker.is_finished
 
+    @property
+    def searching(self) -> bool:
+        """Whether the query typed is still to be searched (on a big dump the search
+        waits for typing to pause) or its search is still running: the count then says
+        "so far", or shows the last query's."""
+        return self._timer is not None or not self.complete
+
     def on_key(self, event: events.Key) -> None:
         """Keys typed right after ``/``, before the input has the focus, still count;
         the first replaces the last search's query, as it would once selected."""

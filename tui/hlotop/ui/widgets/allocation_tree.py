@@ -234,6 +234,11 @@ class AllocationTree(RowList):
     def row_count(self) -> int:
         return len(self._rows)
 
+    def row(self, index: int) -> tuple[BufferAllocation, ValueSlot | None]:
+        """Row ``index`` (0 to :meth:`row_count` less one) as shown: its allocation, and
+        the value slot of a value row (None on the allocation's own row)."""
+        return self._rows[index]
+
     def content_width(self) -> int:
         # Never narrower than the widest rows shown so far: were it to shrink when the
         # cursor's allocation folds, the horizontal scrollbar would come and go on each
@@ -265,7 +270,7 @@ class AllocationTree(RowList):
         return [text]
 
     def render_row(self, index: int) -> Text:
-        alloc, slot = self._rows[index]
+        alloc, slot = self.row(index)
         return self._alloc_text(alloc) if slot is None else self._slot_text(slot)
 
     def _alloc_text(self, alloc: BufferAllocation) -> Text:

@@ -137,6 +137,12 @@ class GroupedView(RowList, TreeKeys):
         g = self.group_tree.grouping if self.group_tree is not None else None
         return self._can_group() and (g is None or (g.step, g.keys, g.accounting) != self.wanted)
 
+    @property
+    def bar_w(self) -> int:
+        """The width, in cells, of the bar column (6, 10 or 16 as the pane widens): each
+        row's bar is its share of the step's total in that many cells."""
+        return self._bar_w
+
     def _can_group(self) -> bool:
         return self.dump.preview is None and bool(self.dump.analysis.live_bytes)
 

@@ -12,7 +12,7 @@ live set at the step, and the summary says how many values and bytes are shown o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -249,6 +249,14 @@ class LiveSet(RowList):
             tail.append(_Row("node", node=node, parent=parent))
             if id(node) not in self.collapsed:
                 self._add_nodes(tail, node.children, len(self.live) + len(tail) - 1)
+
+    @property
+    def tail(self) -> Sequence[_Row]:
+        """The rows after the live values: notes, then at the peak XLA's stack-trace
+        tree, its nodes under a collapsed one left out. Laid out again on a change (the
+        step, the order, the filter, a node folded or unfolded), but not when the same
+        step is shown again: the same list then."""
+        return self._tail
 
     def row(self, index: int) -> _Row:
         """Row ``index``: a live value (with the logical bytes of the rows up to it),

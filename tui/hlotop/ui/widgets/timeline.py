@@ -245,7 +245,7 @@ class Timeline(ScrollView, can_focus=True):
         steps = self.max_time + 1
         level = self.zoom_level
         if level is None:
-            level = self._fit_level(bar_w)
+            level = self.fit_level(bar_w)
         sps, cps = ZOOMS[level]
         self._geo = _Geometry(
             curve_h, curve_h + 4, name_w, label_w, bar_w, level, sps, cps, -(-steps * cps // sps)
@@ -253,7 +253,7 @@ class Timeline(ScrollView, can_focus=True):
         self._geo_key = key
         return self._geo
 
-    def _fit_level(self, bar_w: int) -> int:
+    def fit_level(self, bar_w: int) -> int:
         """The most zoomed-in level at which every step fits in ``bar_w`` columns (0,
         the most zoomed-out, if none does)."""
         steps = self.max_time + 1
@@ -477,7 +477,7 @@ class Timeline(ScrollView, can_focus=True):
             self._zoom_pending += delta
             return
         level = self._effective_level() + delta
-        fit = self._fit_level(self._update_geometry().bar_w)
+        fit = self.fit_level(self._update_geometry().bar_w)
         if delta < 0 and level <= fit:
             if self.zoom_level is None:
                 self.notify("The whole schedule is shown (zoom fit): + zooms in.", timeout=3)
