@@ -37,6 +37,8 @@ async def _shown(app, frames: _Frames, key: str) -> float:
     """Milliseconds from ``key`` until its effect is on screen, a thread worker's too."""
     start = time.perf_counter()
     await _key(app, frames, key)
+    while app.screen.lists.matching:  # a filter starts its worker once typing pauses
+        await asyncio.sleep(0.001)
     await app.workers.wait_for_complete()
     quiet = 0
     while quiet < 3:

@@ -280,3 +280,30 @@ async def test_s_in_the_grouped_view_sorts_its_groups_not_the_allocation_tree():
         assert view.by_name and "· by name" in view.border_title
         tops = [n.label for n in view.rows if n.depth == 0]
         assert tops == sorted(tops, key=natural) and len(tops) > 1
+
+
+@pilot_test
+async def test_on_a_big_dump_the_filter_is_matched_once_the_typing_pauses():
+    """Above ``at_once`` values the matches are worked out in a thread worker, started
+    only once the typing pauses: the letters typed in a burst are shown at once, and
+    the pane takes the matches of the whole word."""
+    app = HlotopApp(sample("jax/jax-0.9.2/transformer_big"))  # 3,504 values
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        screen.lists.at_once = 100
+        screen.lists.typing_pause = 0.5  # long enough to look between the keys and it
+        timeline = screen.timeline
+        await pilot.press("2", "f")
+        await pilot.pause()
+        await pilot.press(*"fusion")
+        assert screen.query_one("#filter-input", Input).value == "fusion"
+        # Typed in a burst: the worker waits for the pause, none has started yet.
+        assert screen.lists.matching
+        assert not [w for w in app.screen.workers if w.group == "filter"]
+        await settle(app, pilot)
+        while screen.lists.matching:
+            await pilot.pause(0.01)
+        await settle(app, pilot)
+        assert timeline.matches is not None and timeline.matches.filter.text == "fusion"
+        assert timeline.rows and all("fusion" in v.value.label for v in timeline.rows)
+        assert "filter: fusion" in timeline.border_title

@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.worker import get_current_worker
 
@@ -29,6 +30,11 @@ if TYPE_CHECKING:
 # few ms a key (a word typed on narrows the last matches), at most 35 ms at 3 500
 # values when a first word has op_names read; above, in a thread worker.
 AT_ONCE = 5000
+# Above AT_ONCE, the worker starts once the typing pauses this long (seconds): a worker
+# started at the key shares the interpreter lock with the frame that shows the letter
+# typed (46 MB GPT dump: a typed key 45-60 ms, each letter's matches worked out for
+# nothing while the next one is typed).
+TYPING_PAUSE = 0.04
 _TITLES = dict(PANES)
 
 
@@ -38,6 +44,9 @@ class ListFilters:
     def __init__(self, screen: MainScreen):
         self.screen = screen
         self._index: tuple[ModuleDump, FilterIndex] | None = None
+        self._pending: Timer | None = None  # the worker to start once typing pauses
+        self.at_once = AT_ONCE  # up to this many values, matched in the key's handler
+        self.typing_pause = TYPING_PAUSE  # above, matched once the typing pauses this long
 
     @property
     def bar(self) -> FilterBar:
@@ -87,9 +96,29 @@ class ListFilters:
             self._apply(widget, None)
             return
         index = self.index()
-        if len(index.values) <= AT_ONCE:
+        if len(index.values) <= self.at_once:
             self._apply(widget, index.matching(flt))
             return
+        self._stop_pending()
+        self._pending = self.screen.set_timer(
+            self.typing_pause, partial(self._start_matching, widget, index, flt)
+        )
+
+    @property
+    def matching(self) -> bool:
+        """Whether a filter's matches are still to come: its worker waits for the
+        typing to pause, or runs."""
+        return self._pending is not None or any(
+            w.group == "filter" and not w.is_finished for w in self.screen.workers
+        )
+
+    def _stop_pending(self) -> None:
+        if self._pending is not None:
+            self._pending.stop()
+            self._pending = None
+
+    def _start_matching(self, widget: Widget, index: FilterIndex, flt: ValueFilter) -> None:
+        self._pending = None
         self.screen.run_worker(
             partial(self._match, widget, index, flt),
             name="filter",
@@ -141,6 +170,7 @@ class ListFilters:
         if widget is None:
             return
         if cleared:
+            self._stop_pending()
             self.screen.workers.cancel_group(self.screen, "filter")
             self._apply(widget, None)
         self.screen.set_focus(widget)
