@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hlotop.analysis.why import defined_by, value_facts, why_live
-from hlotop.analysis.why_index import WhyIndex
 from hlotop.model import StackTraceNode
 from hlotop.model.memory_space import space_name, space_names
 from hlotop.version import __version__
@@ -151,7 +149,6 @@ def _tail(module) -> dict[str, Any]:
         }
     stack = live.stack_trace if live is not None else None
     report = module.memory_usage_report
-    why = WhyIndex(module)
     return {
         "live_range": live_range,
         "stack_trace": None
@@ -166,7 +163,7 @@ def _tail(module) -> dict[str, Any]:
             "peak_bytes_source": a.peak_bytes_source,
             "peak_logical_bytes": None if a.peak_step is None else a.peak_logical_bytes,
             "peak_occupied_bytes": None if a.peak_step is None else a.peak_occupied_bytes,
-            "peak_values": [_peak_value(v, why, a.peak_step) for v in a.peak_values],
+            "peak_values": [_peak_value(v) for v in a.peak_values],
             "memory_stats": None
             if a.memory_stats is None
             else {
@@ -204,57 +201,20 @@ def _tail(module) -> dict[str, Any]:
     }
 
 
-def _peak_value(v, why, peak_step) -> dict[str, Any]:
-    """A value live at the peak, with its defining instruction, live range, last use
-    and the reasons it is live there: read one value at a time from the analysis
-    (hlotop.analysis.why), as the other figures of the document are."""
-    facts = value_facts(v, why)
-    d = defined_by(v, why)
-    last = facts.last_use
+def _peak_value(v) -> dict[str, Any]:
+    """A value live at the peak, with its live range; its defining instruction, last
+    use and reasons are --advise's (tests/unit/test_why.py holds them to ``hlotop
+    why``), null without it."""
     return {
         "id": v.value.id,
         "name": v.value.name,
         "shape_index": _index(v.value.shape_index),
         "logical_bytes": v.logical_bytes,
         "allocated_bytes": v.allocated_bytes,
-        "defined_by": {
-            "instruction": d.instruction,
-            "opcode": d.opcode,
-            "op_name": d.op_name,
-            "phase": d.phase,
-        },
+        "defined_by": None,
         "live_range": {"start": v.live.start, "end": v.live.end},
-        "last_use": None
-        if last is None
-        else {
-            "instruction": last.instruction,
-            "operand": last.operand,
-            "operand_index": _index(last.operand_index),
-            "op_name": last.op_name,
-            "opcode": last.opcode,
-            "phase": last.phase,
-            "step": last.step,
-            "ends_live_range": last.ends_live_range,
-        },
-        # A reason's keys that its kind does not use are left out.
-        "reasons": [
-            {
-                k: val
-                for k, val in (
-                    ("kind", r.kind),
-                    ("instruction", r.instruction),
-                    ("step", r.step),
-                    ("parameter", r.parameter),
-                    ("parameter_index", _index(r.parameter_index)),
-                    ("donated", r.donated),
-                    ("donation_source", r.donation_source),
-                    ("other_id", r.other_id),
-                    ("other_name", r.other_name),
-                )
-                if val is not None
-            }
-            for r in why_live(v, peak_step, why)
-        ],
+        "last_use": None,
+        "reasons": None,
     }
 
 

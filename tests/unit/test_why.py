@@ -381,7 +381,7 @@ JSON_REASONS = {"used-later", "output", "entry-parameter", "loop-carried", "shar
 
 
 def test_json_says_of_each_value_live_at_the_peak_what_hlotop_why_says(capsys):
-    """--json's peak_values carry each value's why: its defining instruction, live
+    """--json --advise's peak_values carry each value's why: its defining instruction, live
     range, last use and the reasons at the peak, equal to what ``hlotop why --json DUMP
     ID`` says of that value, for a value of each kind of reason (a loop's state in the
     scan; an output, donated and undonated parameters and a shared buffer in the
@@ -390,9 +390,16 @@ def test_json_says_of_each_value_live_at_the_peak_what_hlotop_why_says(capsys):
     donated: set[bool] = set()
     for relative in (SCAN, DONATION):
         text, dump = Text(relative), sample(relative)
-        assert main(["--json", dump]) == 0
+        assert main(["--json", dump]) == 0  # without --advise: no why (costly)
+        plain = json.loads(capsys.readouterr().out)["analysis"]["peak_values"]
+        assert plain and all(
+            v["defined_by"] is None and v["last_use"] is None and v["reasons"] is None
+            for v in plain
+        )
+        assert main(["--json", "--advise", dump]) == 0
         doc = json.loads(capsys.readouterr().out)
         values = doc["analysis"]["peak_values"]
+        assert [v["id"] for v in values] == [v["id"] for v in plain]
         assert len(values) >= 30
         picked: dict[object, dict] = {}
         for v in values:

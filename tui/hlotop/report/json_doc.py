@@ -36,15 +36,18 @@ def context(
     fit: Fit | None = None,
     advice: list[Advice] | None = None,
 ) -> Context:
-    """What the formatters need besides the model's objects, why each value live at
-    the peak is among them (:class:`~hlotop.report.peak_why.PeakWhy`)."""
+    """What the formatters need besides the model's objects; with ``advice``
+    (``--advise``), why each value live at the peak is
+    (:class:`~hlotop.report.peak_why.PeakWhy`). Not without it: about 70 us a value,
+    1.4 s and 115 MB more for the 20 258 values live at the peak of the 46 MB GPT
+    train step (``--json`` 1.55 -> 2.93 s)."""
     return Context(
         frames=module.sections.stack_frames,
         names=space_names(module),
         groups=groups,
         fit=fit,
         advice=advice,
-        why=PeakWhy(module),
+        why=PeakWhy(module) if advice is not None else None,
     )
 
 

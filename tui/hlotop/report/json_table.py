@@ -155,8 +155,8 @@ class Context:
     texts: dict[tuple[str, str, object], str] = field(default_factory=dict)
     # stack_frame_id (None: none) -> its stack
     stacks: dict[int | None, tuple[SourceFrame, ...]] = field(default_factory=dict)
-    # why each value live at the peak is: .of(info) -> hlotop.analysis.why.ValueWhy
-    # (hlotop.report.peak_why.PeakWhy)
+    # --advise: why each value live at the peak is: .of(info) ->
+    # hlotop.analysis.why.ValueWhy (hlotop.report.peak_why.PeakWhy); None without it
     why: object = None
 
     def stack_of(self, instr) -> tuple[SourceFrame, ...]:
@@ -1049,8 +1049,8 @@ KINDS: dict[str, Kind] = {
         ),
         Kind(
             "peak_value",
-            "A value live at the peak, and why it is live there (what hlotop why "
-            "DUMP NAME says at the peak step; analysis.why).",
+            "A value live at the peak, and, with --advise, why it is live there (what "
+            "hlotop why DUMP NAME says at the peak step; analysis.why).",
             (
                 Key("id", Int(), "x.value.id", "the value's id"),
                 Key("name", Str(), "x.value.name", "the defining instruction's name"),
@@ -1064,9 +1064,10 @@ KINDS: dict[str, Kind] = {
                 ),
                 Key(
                     "defined_by",
-                    Obj("defined_by"),
-                    "why.defined",
-                    "its defining instruction, op_name and phase (hlotop why's)",
+                    Null(Obj("defined_by")),
+                    "None if why is None else why.defined",
+                    "its defining instruction, op_name and phase (hlotop why's); null "
+                    "without --advise",
                 ),
                 Key(
                     "live_range",
@@ -1077,17 +1078,19 @@ KINDS: dict[str, Kind] = {
                 Key(
                     "last_use",
                     Null(Obj("last_use")),
-                    "why.last_use",
-                    "its use with the latest step, or null (no record, no use, or none at a step)",
+                    "None if why is None else why.last_use",
+                    "its use with the latest step, or null (no record, no use, or none at "
+                    "a step; without --advise)",
                 ),
                 Key(
                     "reasons",
-                    List(Obj("reason")),
-                    "why.reasons",
-                    "why it is live at the peak step, as hlotop why DUMP NAME says",
+                    Null(List(Obj("reason"))),
+                    "None if why is None else why.reasons",
+                    "why it is live at the peak step, as hlotop why DUMP NAME says; null "
+                    "without --advise",
                 ),
             ),
-            lets=(("why", "ctx.why.of(x)"),),
+            lets=(("why", "None if ctx.why is None else ctx.why.of(x)"),),
         ),
         *WHY_KINDS,
         Kind(
