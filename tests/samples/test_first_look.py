@@ -158,12 +158,15 @@ def test_a_glance_has_the_first_look_with_each_allocation_read_on_first_use(rela
     assert reads == [0] and shown.line == 0
     assert first.analysis.allocation_of[largest.index] is allocations.in_order(True)[0]
     assert len(reads) == 1
-    # Read whole, it is the first look preview() gives, with the same objects: the
-    # lines counted first, the one read before given its own.
+    # Read whole, it is the first look preview() gives, with the allocations read (as
+    # columns, each made anew when read): the lines counted first, the one read before
+    # given its own.
     done = completed(first)
     assert not done.reading_allocations
     assert [_head(a) for a in done.allocations] == [_head(a) for a in whole.allocations]
-    assert all(a is b for a, b in zip(done.allocations, allocations, strict=True))
+    assert all(
+        a == b and a.line == b.line for a, b in zip(done.allocations, allocations, strict=True)
+    )
     assert [a.line for a in done.allocations] == [a.line for a in whole.allocations]
     assert shown.line == largest.line > 0
     others = [a.line for a in whole.allocations if a.index != largest.index]

@@ -32,6 +32,7 @@ from itertools import compress
 from operator import gt
 
 from hlotop.model import (
+    AllocationTable,
     Analysis,
     BufferAllocation,
     Diagnostic,
@@ -40,6 +41,7 @@ from hlotop.model import (
     ParsedSections,
     UsedValues,
     ValueInfo,
+    ValueTable,
 )
 from hlotop.units import human_bytes
 
@@ -161,36 +163,39 @@ def _allocations(
     diagnostics: list[Diagnostic],
 ) -> None:
     """An allocation index listed twice; a slot that ends past its allocation."""
-    if len(analysis.allocation_of) != len(allocations):  # an index listed twice
+    table = AllocationTable.of(allocations)
+    if len(analysis.allocation_of) != len(table):  # an index listed twice
         first: dict[int, int] = {}
         twice = []
-        for alloc in allocations:
-            if alloc.index in first:
+        for index, line in zip(table.indexes, table.lines, strict=True):
+            if index in first:
                 twice.append(
                     Diagnostic(
                         path,
-                        alloc.line,
-                        f"allocation {alloc.index} is listed again (first at line "
-                        f"{first[alloc.index]}): XLA lists each allocation once; the "
+                        line,
+                        f"allocation {index} is listed again (first at line "
+                        f"{first[index]}): XLA lists each allocation once; the "
                         "totals count both, the views show this one",
                         "error",
                     )
                 )
             else:
-                first[alloc.index] = alloc.line
+                first[index] = line
         _add(diagnostics, twice, path, "allocations listed again")
     past = []
-    for alloc in allocations:
-        size = alloc.size
-        for slot in alloc.values:
-            if slot.offset + slot.size > size:
+    slots = table.slots
+    offsets, sizes, firsts = slots.offsets, slots.sizes, table.firsts
+    for a, size in enumerate(table.sizes):
+        for k in range(firsts[a], firsts[a + 1]):
+            if offsets[k] + sizes[k] > size:
+                slot = slots[k]
                 past.append(
                     Diagnostic(
                         path,
                         slot.line,
                         f"value {slot.value} (size={slot.size},offset={slot.offset}) ends at "
                         f"byte {slot.offset + slot.size}, past the end of allocation "
-                        f"{alloc.index} ({size} bytes)",
+                        f"{table.indexes[a]} ({size} bytes)",
                         "error",
                     )
                 )
@@ -216,7 +221,17 @@ def _records(
     values = analysis.values
     if len(values) - bisect_left(values, 0, key=_value_id) <= len(recorded):
         return
-    missing = [i.value for i in values if i.slot is not None and i.value.id not in recorded]
+    if isinstance(values, ValueTable):
+        rows = [
+            r
+            for r, (vid, k) in enumerate(zip(values.ids, values.slot_rows, strict=True))
+            if k >= 0 and vid not in recorded
+        ]
+        missing = [values.value(r) for r in rows]
+        held = sum(1 for k in values.slot_rows if k >= 0)
+    else:
+        missing = [i.value for i in values if i.slot is not None and i.value.id not in recorded]
+        held = sum(1 for i in values if i.slot is not None)
     if not missing:
         return
     if isinstance(table, UsedValues):
@@ -227,7 +242,6 @@ def _records(
                 return
         except OSError:
             return
-    held = sum(1 for i in analysis.values if i.slot is not None)
     shown = ", ".join(str(v) for v in missing[:3]) + (" ..." if len(missing) > 3 else "")
     message = (
         f"the 'Used values' records cover {held - len(missing)} of the {held} values the "

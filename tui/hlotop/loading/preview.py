@@ -172,7 +172,7 @@ def completed(
     first: ModuleDump, pause: Callable[[], object] | None = None, *, explain: bool = False
 ) -> ModuleDump:
     """The :func:`glance` ``first`` with every allocation read and analysed as
-    :func:`preview` gives it (the same allocation objects). ``pause``, if given, is
+    :func:`preview` gives it (their columns: an :class:`~hlotop.model.AllocationTable`). ``pause``, if given, is
     called every :data:`_PAUSE_EVERY` allocations read (a browser's load thread waits
     in it while keys come in: reading 58 000 allocations takes a quarter of a second).
     Raises nothing, or with ``explain`` :class:`PastInt64` for a peak-list entry of

@@ -164,7 +164,7 @@ class AllocationsByIndex(Mapping[int, BufferAllocation]):
         if self._made is None:
             indexes = self.lines.indexes
             if indexes == array("q", range(len(indexes))):
-                self._made = _Positions(len(indexes))
+                self._made = Positions(len(indexes))
             else:
                 self._made = {index: k for k, index in enumerate(indexes)}
         return self._made
@@ -182,7 +182,7 @@ class AllocationsByIndex(Mapping[int, BufferAllocation]):
         return len(self._position)
 
 
-class _Positions(Mapping[int, int]):
+class Positions(Mapping[int, int]):
     """The map ``{k: k for k in range(n)}`` (the positions of lines in index order),
     made of nothing; it finds what that dict finds."""
 

@@ -150,7 +150,7 @@ class StepIndex:
     then id), with the live count at every step: built once per dump (a few passes
     over the values, most at C speed) and shared by the timeline and the live set."""
 
-    def __init__(self, values: list[ValueInfo], max_time: int):
+    def __init__(self, values: Sequence[ValueInfo], max_time: int):
         rows = [v for v in values if v.live is not None]
         ids = [v.value.id for v in rows]
         if any(a > b for a, b in zip(ids, ids[1:], strict=False)):
