@@ -405,7 +405,7 @@ class LineForm:
         return j
 
     def take_columns(
-        self, lines: list[str], i: int, stop: int, first_line: int, columns: Sequence[list]
+        self, lines: list[str], i: int, stop: int, first_line: int, columns: Sequence[Any]
     ) -> int:
         """Read ``lines[i:stop]`` while each is of this form, as :meth:`take` does, into
         ``columns``: each field's value (converted; an absent optional field's default)
@@ -431,8 +431,8 @@ class LineForm:
             if len(found) == len(run):  # each line one match: none split, none left out
                 values = zip(*found, strict=True) if len(fields) > 1 else (found,)
                 for column, (field, optional), texts in zip(columns, fields, values, strict=False):
-                    column += _converted(field, optional, texts)
-                line_numbers += range(first_line + j, first_line + j + len(run))
+                    column.extend(_converted(field, optional, texts))
+                line_numbers.extend(range(first_line + j, first_line + j + len(run)))
                 j += len(run)
                 continue
             for line in run:
