@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from itertools import compress
+from itertools import compress, islice
 from operator import gt
 
 from hlotop.model import (
@@ -222,15 +222,20 @@ def _records(
     if len(values) - bisect_left(values, 0, key=_value_id) <= len(recorded):
         return
     if isinstance(values, ValueTable):
-        rows = [
+        # Counted over the columns; only the first few are made (10^6 values of a
+        # dump with no records: an object each for three of them).
+        rows = (
             r
             for r, (vid, k) in enumerate(zip(values.ids, values.slot_rows, strict=True))
             if k >= 0 and vid not in recorded
-        ]
-        missing = [values.value(r) for r in rows]
+        )
+        first = list(islice(rows, 4))
+        missing_count = len(first) + sum(1 for _ in rows)
+        missing = [values.value(r) for r in first]
         held = sum(1 for k in values.slot_rows if k >= 0)
     else:
         missing = [i.value for i in values if i.slot is not None and i.value.id not in recorded]
+        missing_count = len(missing)
         held = sum(1 for i in values if i.slot is not None)
     if not missing:
         return
@@ -242,10 +247,10 @@ def _records(
                 return
         except OSError:
             return
-    shown = ", ".join(str(v) for v in missing[:3]) + (" ..." if len(missing) > 3 else "")
+    shown = ", ".join(str(v) for v in missing[:3]) + (" ..." if missing_count > 3 else "")
     message = (
-        f"the 'Used values' records cover {held - len(missing)} of the {held} values the "
-        f"allocations hold; {len(missing)} have none ({shown}), so their instruction, "
+        f"the 'Used values' records cover {held - missing_count} of the {held} values the "
+        f"allocations hold; {missing_count} have none ({shown}), so their instruction, "
         "op_name and uses are not shown"
     )
     line = 0
