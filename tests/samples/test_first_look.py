@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import hlotop.loading.preview as preview_module
+import hlotop.model.allocation_lines as allocation_lines
 from conftest import BIG, COMBINED, SMALL, sample
 from hlotop.loading.loader import load
 from hlotop.loading.preview import completed, glance, preview
@@ -325,7 +326,7 @@ def test_completed_gives_way_to_keys_as_it_reads_the_allocations(monkeypatch):
     """The browser's load thread completes a glance with a pause between pieces of
     allocations (where it waits while keys come in): the same first look, with a pause
     after each piece."""
-    monkeypatch.setattr(preview_module, "_PAUSE_EVERY", 100)
+    monkeypatch.setattr(allocation_lines, "PAUSE_EVERY", 100)
     path = sample(BIG)
     paused = []
     first = glance(path, from_bytes=0)

@@ -21,8 +21,7 @@ from typing import Any
 
 from hlotop.analysis.peak import running_sums
 from hlotop.model import BufferAllocation, ValueInfo
-from hlotop.model.allocation_lines import Positions
-from hlotop.model.allocation_table import TableByIndex
+from hlotop.model.allocation_table import Positions, TableByIndex
 from hlotop.model.value_table import rows_of
 
 Span = tuple[int, int, int, int]  # (offset, end offset, first step, last step)

@@ -21,7 +21,6 @@ from itertools import islice, repeat
 from typing import Any, overload
 
 from hlotop.model.allocation import BufferAllocation
-from hlotop.model.allocation_lines import Positions
 from hlotop.model.values import HloValue, ShapeIndex, ValueSlot
 
 # The flags of an allocation, one bit each in AllocationTable.flags.
@@ -387,7 +386,7 @@ class AllocationTable(Sequence[BufferAllocation]):
     def __repr__(self) -> str:
         return f"AllocationTable({list(self)!r})"
 
-    def in_order(self, by_size: bool) -> AllocationsOrdered:
+    def in_order(self, by_size: bool) -> AllocationsInOrder:
         """The allocations by index, or largest first (equal sizes by index), as a
         lazy sequence: sorting reads the columns only."""
         n = len(self)
@@ -398,7 +397,7 @@ class AllocationTable(Sequence[BufferAllocation]):
             order = array("q", sorted(range(n), key=indexes.__getitem__))
         if by_size:
             order = array("q", sorted(order, key=self.sizes.__getitem__, reverse=True))
-        return AllocationsOrdered(self, order)
+        return AllocationsInOrder(self, order)
 
     def by_index(self) -> Mapping[int, BufferAllocation]:
         """Allocation index -> allocation (the last one, if a damaged dump repeats an
@@ -413,15 +412,11 @@ class AllocationTable(Sequence[BufferAllocation]):
         return {index: k for k, index in enumerate(indexes)}
 
 
-class AllocationsOrdered(Sequence[BufferAllocation]):
-    """The allocations of a table in the order of the rows ``order``, each made when
-    read."""
+class LazyAllocations(Sequence[BufferAllocation]):
+    """A sequence of allocations, each read on first use (:meth:`_item`)."""
 
-    def __init__(self, table: AllocationTable, order: array):
-        self.table, self.order = table, order
-
-    def __len__(self) -> int:
-        return len(self.order)
+    def _item(self, k: int) -> BufferAllocation:
+        raise NotImplementedError
 
     @overload
     def __getitem__(self, k: int) -> BufferAllocation: ...
@@ -429,13 +424,64 @@ class AllocationsOrdered(Sequence[BufferAllocation]):
     def __getitem__(self, k: slice) -> list[BufferAllocation]: ...
     def __getitem__(self, k: int | slice) -> BufferAllocation | list[BufferAllocation]:
         if isinstance(k, slice):
-            return [self.table._item(self.order[i]) for i in range(*k.indices(len(self)))]
-        return self.table._item(self.order[k])
+            return [self._item(i) for i in range(*k.indices(len(self)))]
+        return self._item(k)
+
+
+class AllocationsInOrder(LazyAllocations):
+    """``lines`` (a first look's :class:`~hlotop.model.AllocationLines`, or an
+    :class:`AllocationTable`) in the order of their positions ``order``, each read on
+    first use."""
+
+    def __init__(self, lines: Any, order: array):
+        self.lines, self.order = lines, order
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def _item(self, k: int) -> BufferAllocation:
+        return self.lines[self.order[k]]
 
     @property
     def indexes(self) -> list[int]:
-        """The allocation index of each item, in this order (no allocation made)."""
-        return list(map(self.table.indexes.__getitem__, self.order))
+        """The allocation index of each item, in this order (no allocation read)."""
+        return list(map(self.lines.indexes.__getitem__, self.order))
+
+    def places(self) -> Mapping[int, int]:
+        """Allocation index -> its place in this order (the last, for an index listed
+        twice), as ``{index: i for i, index in enumerate(self.indexes)}`` but, where
+        the indexes are the positions (as XLA prints them), an array of the places."""
+        indexes, order = self.lines.indexes, self.order
+        n = len(indexes)
+        if len(order) != n or indexes != array("q", range(n)):
+            return {index: i for i, index in enumerate(self.indexes)}
+        places = array("q", bytes(8 * n))
+        for place, k in enumerate(order):
+            places[k] = place
+        return _Places(places)
+
+
+class _Places(Mapping[int, int]):
+    """Allocation index -> its place, where the indexes are 0..n-1: ``places[index]``."""
+
+    __slots__ = ("places",)
+
+    def __init__(self, places: array):
+        self.places = places
+
+    def __getitem__(self, index: int) -> int:
+        if index in range(len(self.places)):
+            return self.places[index]
+        raise KeyError(index)
+
+    def __contains__(self, index: object) -> bool:
+        return index in range(len(self.places))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.places)))
+
+    def __len__(self) -> int:
+        return len(self.places)
 
 
 class TableByIndex(Mapping[int, BufferAllocation]):
@@ -470,3 +516,25 @@ class TableByIndex(Mapping[int, BufferAllocation]):
 
     def __len__(self) -> int:
         return len(self.position)
+
+
+class Positions(Mapping[int, int]):
+    """The map ``{k: k for k in range(n)}`` (the positions of lines in index order),
+    made of nothing; it finds what that dict finds."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __getitem__(self, index: int) -> int:
+        if index in range(self.n):
+            return int(index)
+        raise KeyError(index)
+
+    def __contains__(self, index: object) -> bool:
+        return index in range(self.n)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.n))
+
+    def __len__(self) -> int:
+        return self.n
