@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from hlotop.analysis.memory_stats import ALIAS_FROM_ALLOCATIONS, ALIAS_FROM_HLO
-from hlotop.model import InstructionText, ModuleDump, ShapeIndex, ValueInfo
+from hlotop.model import InstructionText, ModuleDump, ShapeIndex, ValueInfo, ValueTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +48,8 @@ class WhyIndex:
             if aliases is None
             else frozenset((a.parameter, tuple(a.parameter_index)) for a in aliases)
         )
-        self._steps: dict[str, int] | None = None
-        self._by_name: dict[str, ValueInfo] | None = None
+        self._steps: NameIndex | None = None
+        self._by_name: NameIndex | None = None
         self._instructions: dict[str, InstructionText | None] = {}
         # allocation -> its non-empty slots by offset: (offsets, (offset, end, value id,
         # its ValueInfo) each, the largest size)
@@ -71,19 +72,22 @@ class WhyIndex:
         a fusion or thread-local computation, which XLA does not flatten)."""
         steps = self._steps
         if steps is None:  # each instruction is there once (XLA CHECKs it)
-            steps = self._steps = {name: step for step, name in enumerate(self.sequence)}
-        return steps.get(name)
+            steps = self._steps = NameIndex(self.sequence)
+        return steps.last(name)
 
     def first_value(self, name: str) -> ValueInfo | None:
         """The value with the lowest id that instruction ``name`` defines (its whole
         value ``{}`` where its shape is a tuple), or None where it defines none that
         the dump lists (a get-tuple-element or bitcast passes its operand's on)."""
         by_name = self._by_name
-        if by_name is None:  # one pass, the lowest id last written (~30 ms at 100 MB)
-            by_name = self._by_name = {
-                i.value.name: i for i in reversed(self.module.analysis.values)
-            }
-        return by_name.get(name)
+        values = self.module.analysis.values
+        if by_name is None:  # one pass over the names (the values are by id)
+            names = (
+                values.names() if isinstance(values, ValueTable) else [i.value.name for i in values]
+            )
+            by_name = self._by_name = NameIndex(names)
+        r = by_name.first(name)
+        return None if r is None else values[r]
 
     def instruction(self, name: str) -> InstructionText | None:
         """Instruction ``name`` as a ``from instruction:`` line prints it: the record
@@ -185,3 +189,41 @@ class WhyIndex:
         ]
         found.sort(key=lambda f: f[0])
         return [other for _, other in found]
+
+
+class NameIndex:
+    """The positions of ``names`` by name, as ``{name: i for i, name in ...}`` gives
+    the last (and its reverse the first), in two arrays: the names' hashes sorted and
+    the position of each (16 bytes a name, where a dict of 10^6 names and their
+    positions took 70). Read-only."""
+
+    __slots__ = ("names", "hashes", "order")
+
+    def __init__(self, names: Sequence[str]):
+        self.names = names
+        hashes = array("q", map(hash, names))
+        order = sorted(range(len(names)), key=hashes.__getitem__)  # stable: by position
+        self.order = array("q", order)
+        self.hashes = array("q", map(hashes.__getitem__, order))
+
+    def _at(self, name: str) -> Iterator[int]:
+        """The positions of ``name``, ascending."""
+        h = hash(name)
+        hashes, order, names = self.hashes, self.order, self.names
+        i = bisect_left(hashes, h)
+        while i < len(hashes) and hashes[i] == h:
+            k = order[i]
+            if names[k] == name:
+                yield k
+            i += 1
+
+    def first(self, name: str) -> int | None:
+        """The first position of ``name``, or None."""
+        return next(self._at(name), None)
+
+    def last(self, name: str) -> int | None:
+        """The last position of ``name``, or None."""
+        found = None
+        for k in self._at(name):
+            found = k
+        return found

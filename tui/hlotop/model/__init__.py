@@ -57,7 +57,7 @@ from hlotop.model.on_first_read import CurveOnFirstRead, OnFirstRead
 from hlotop.model.oom import OOM_FORMATS, OomEntry, OomReport
 from hlotop.model.source import SourceFrame, StackFrameTable
 from hlotop.model.used_values import ByteSource, RecordGrammar, UsedValues
-from hlotop.model.value_table import ValueTable
+from hlotop.model.value_table import ValueRows, ValueTable
 from hlotop.model.values import (
     HloPosition,
     HloUse,
@@ -128,6 +128,7 @@ __all__ = [
     "UsedValue",
     "UsedValues",
     "ValueInfo",
+    "ValueRows",
     "ValueSlots",
     "ValueTable",
     "ValuesById",

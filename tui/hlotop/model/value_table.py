@@ -384,6 +384,18 @@ class ValueTable(_Values, Sequence[ValueInfo]):
             return self.heads[r].shape_index
         return self.slots.shape_indexes[k]
 
+    def names(self) -> list[str]:
+        """Each row's instruction name (no object made)."""
+        if self.heads or self.slots is None:
+            return [self.name(r) for r in range(len(self.ids))]
+        return list(map(self.slots.names.__getitem__, self.slot_rows))
+
+    def shape_indexes(self) -> list[tuple[int, ...] | None]:
+        """Each row's ShapeIndex (no object made)."""
+        if self.heads or self.slots is None:
+            return [self.shape_index(r) for r in range(len(self.ids))]
+        return list(map(self.slots.shape_indexes.__getitem__, self.slot_rows))
+
     def slot(self, r: int) -> ValueSlot | None:
         k = self.slot_rows[r]
         if k < 0 or self.slots is None:
@@ -444,12 +456,40 @@ class ValueTable(_Values, Sequence[ValueInfo]):
         return f"ValueTable({list(self)!r})"
 
 
+class ValueRows(Sequence[ValueInfo]):
+    """The values of ``table`` at ``rows`` (an ``array("q")`` of its rows), in that
+    order, each made when read: a list of 10^6 of them would hold an object each."""
+
+    __slots__ = ("table", "rows")
+
+    def __init__(self, table: ValueTable, rows: array[int]):
+        self.table, self.rows = table, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, k: int) -> ValueInfo: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[ValueInfo]: ...
+    def __getitem__(self, k: int | slice) -> ValueInfo | list[ValueInfo]:
+        if isinstance(k, slice):
+            return self.table.rows(self.rows[k])
+        return ValueInfo.at(self.table, self.rows[k])
+
+    def __iter__(self) -> Iterator[ValueInfo]:
+        at, table = ValueInfo.at, self.table
+        return (at(table, r) for r in self.rows)
+
+
 def rows_of(infos: Sequence[ValueInfo]) -> tuple[ValueTable, Sequence[int]] | None:
     """``(table, rows)`` when every value of ``infos`` is a row of one
     :class:`ValueTable` (the table itself: every row), for a pass over its columns;
     None otherwise (values made on their own, or of several tables)."""
     if isinstance(infos, ValueTable):
         return infos, range(len(infos))
+    if isinstance(infos, ValueRows):
+        return infos.table, infos.rows
     table: ValueTable | None = None
     rows = array("q")
     for info in infos:
