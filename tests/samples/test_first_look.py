@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import hlotop.loading.preview as preview_module
+import hlotop.model.allocation_lines as allocation_lines
 from conftest import BIG, COMBINED, SMALL, sample
 from hlotop.loading.loader import load
 from hlotop.loading.preview import completed, glance, preview
@@ -158,12 +159,15 @@ def test_a_glance_has_the_first_look_with_each_allocation_read_on_first_use(rela
     assert reads == [0] and shown.line == 0
     assert first.analysis.allocation_of[largest.index] is allocations.in_order(True)[0]
     assert len(reads) == 1
-    # Read whole, it is the first look preview() gives, with the same objects: the
-    # lines counted first, the one read before given its own.
+    # Read whole, it is the first look preview() gives, with the allocations read (as
+    # columns, each made anew when read): the lines counted first, the one read before
+    # given its own.
     done = completed(first)
     assert not done.reading_allocations
     assert [_head(a) for a in done.allocations] == [_head(a) for a in whole.allocations]
-    assert all(a is b for a, b in zip(done.allocations, allocations, strict=True))
+    assert all(
+        a == b and a.line == b.line for a, b in zip(done.allocations, allocations, strict=True)
+    )
     assert [a.line for a in done.allocations] == [a.line for a in whole.allocations]
     assert shown.line == largest.line > 0
     others = [a.line for a in whole.allocations if a.index != largest.index]
@@ -322,7 +326,7 @@ def test_completed_gives_way_to_keys_as_it_reads_the_allocations(monkeypatch):
     """The browser's load thread completes a glance with a pause between pieces of
     allocations (where it waits while keys come in): the same first look, with a pause
     after each piece."""
-    monkeypatch.setattr(preview_module, "_PAUSE_EVERY", 100)
+    monkeypatch.setattr(allocation_lines, "PAUSE_EVERY", 100)
     path = sample(BIG)
     paused = []
     first = glance(path, from_bytes=0)

@@ -395,7 +395,8 @@ def test_long_scans_in_pieces_find_what_one_scan_finds(monkeypatch):
         )
         assert pieces[1] == whole[1]
         for source in (text, data, text + "no line end", text + "\r\n\n"):
-            assert dump._lines(source) == dump.split_lines(
+            chunk = dump.Chunk(1, source, 0, len(source))
+            assert [line for lines, *_ in chunk.pieces() for line in lines] == dump.split_lines(
                 source.decode() if isinstance(source, bytes) else source
             )
         assert scan.count_lines(text, 5, len(text) - 5) == text.count("\n", 5, len(text) - 5)

@@ -158,7 +158,7 @@ def test_values_by_id_answers_as_a_dict_of_the_values():
     as_dict = {i.value.id: i for i in a.values}
     assert isinstance(a.by_id, ValuesById) and len(a.by_id) == len(as_dict)
     for vid in range(min(as_dict) - 3, max(as_dict) + 3):
-        assert a.by_id.get(vid) is as_dict.get(vid)
+        assert a.by_id.get(vid) == as_dict.get(vid)
         assert (vid in a.by_id) == (vid in as_dict)
     assert list(a.by_id) == sorted(as_dict)
     assert a.by_id.get(None) is None and "x" not in a.by_id

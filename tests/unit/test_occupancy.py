@@ -258,7 +258,7 @@ def test_a_lone_slice_is_added_as_its_one_span_would_be(dump, monkeypatch):
     allocs = {i: BufferAllocation(i, 64, color=i % 2) for i in range(4)}
     cases = [(a.values, a.allocation_of, a.max_time), (clipped, allocs, 5)]
     fast = [Occupancy(*case) for case in cases]
-    monkeypatch.setattr(occupancy, "_add_lone", lambda infos, *_: list(infos))
+    monkeypatch.setattr(occupancy, "_add_lone", lambda slices, *_: list(slices()))
     slow = [Occupancy(*case) for case in cases]
     assert any(s for s in fast[0].sums.values()) and sum(fast[1].sums[0]) > 0
     for f, s in zip(fast, slow, strict=True):

@@ -74,5 +74,5 @@ def test_values_by_id_look_up_as_a_dict_of_the_values_would():
     by_dict = {i.value.id: i for i in a.values}
     for vid in [*list(by_dict)[::97], -5, 10**9, "7"]:
         assert (vid in index) == (vid in by_dict)
-        assert index.get(vid) is by_dict.get(vid)
+        assert index.get(vid) == by_dict.get(vid)
     assert list(index) == list(by_dict)

@@ -18,12 +18,18 @@ from dataclasses import replace
 
 from hlotop.analysis.memory_stats import memory_stats, peak_memory_in_bytes
 from hlotop.analysis.occupancy import Occupancy
-from hlotop.analysis.padding import padding_by_color
-from hlotop.analysis.peak import live_bytes_per_step, live_set, occupied_bytes, xla_peak_step
+from hlotop.analysis.peak import (
+    live_bytes_per_step,
+    live_set,
+    live_steps,
+    occupied_bytes,
+    xla_peak_step,
+)
 from hlotop.analysis.platform import platform_of
 from hlotop.analysis.totals import kind_totals, totals_by_color
 from hlotop.analysis.values import ValuesBeforeLiveRanges, join_values
 from hlotop.model import (
+    AllocationTable,
     Analysis,
     BufferAllocation,
     CurveOnFirstRead,
@@ -67,11 +73,12 @@ class BeforeLiveRanges:
     def __init__(self, sections: ParsedSections):
         self.sections = sections
         self.values = ValuesBeforeLiveRanges(sections)
-        allocations = sections.allocations
-        self.allocation_of = {a.index: a for a in allocations}
+        allocations = self.values.allocations  # the sections' (an AllocationTable)
+        # allocation index -> allocation, made when looked up
+        self.allocation_of = allocations.by_index()
         self.by_kind = kind_totals(allocations)
         self.by_color = totals_by_color(allocations)
-        self.padding = padding_by_color(self.values.infos.values(), self.allocation_of)
+        self.padding = self.values.padding()
         self.memory_stats = memory_stats(allocations, sections.input_output_alias)
 
     def holds(self, sections: ParsedSections) -> bool:
@@ -120,9 +127,8 @@ def analyze(
                     )
                 )
             max_time = plausible
-    live_infos = [i for i in infos if i.live is not None]
     # Worked out when first read: a report that shows no curve never does.
-    curve = CurveOnFirstRead(lambda: live_bytes_per_step(live_infos, max_time)) if live else []
+    curve = CurveOnFirstRead(lambda: live_bytes_per_step(infos, max_time)) if live else []
     peak_step: int | None = None
     peak_bytes = 0  # unknown (see the source): no live ranges, no peak
     source: str | None = NO_LIVE_RANGES
@@ -131,22 +137,17 @@ def analyze(
         # Every step swept, unless a damaged range is far from the rest.
         last = max(max(live.buffers.starts, default=0), max(live.buffers.ends, default=0))
         peak_step, sweep_bytes = xla_peak_step(
-            (
-                (rng.start, rng.end, i.sweep_bytes)
-                for i in live_infos
-                if (rng := i.live) is not None
-            ),
-            last if last <= plausible else None,
+            live_steps(infos, "sweep"), last if last <= plausible else None
         )
-        peak_values = live_set(live_infos, peak_step)
+        peak_values = live_set(infos, peak_step)
         printed = live.peak
         if printed is not None and printed.time == peak_step:
             peak_bytes, source = sum(printed.entries.bytes), "list"
         else:
             peak_bytes, source = sweep_bytes, "sweep"
-    allocations = sections.allocations
+    allocations = before.values.allocations
     allocation_of = before.allocation_of
-    occupancy = Occupancy(live_infos, allocation_of, max_time) if live else None
+    occupancy = Occupancy(infos, allocation_of, max_time) if live else None
     by_kind = before.by_kind
     platform = platform_of(path, allocations)
     stats = before.memory_stats
@@ -196,8 +197,8 @@ def memory_spaces(
     occupied bytes (:meth:`Occupancy.peaks`; none without live ranges);
     ``dump_names`` are the memory-usage report's labels. Raises nothing."""
     count: dict[int, int] = {}
-    for alloc in allocations:
-        count[alloc.color] = count.get(alloc.color, 0) + 1
+    for color in AllocationTable.of(allocations).colors:
+        count[color] = count.get(color, 0) + 1
     out = []
     for color in sorted(count):
         step, top = peaks.get(color, (None, 0))

@@ -81,6 +81,7 @@ class Labeller:
         # parsed one by one took seconds).
         a = self.module.analysis
         records = self.module.sections.used_values
+        candidates: Sequence[ValueInfo]
         if isinstance(records, UsedValues):
             candidates = [a.by_id[i] for i in records.find_text("transpose(") if i in a.by_id]
         else:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from hlotop.model import BufferAllocation, IoAlias, MemoryStats, ValueInfo
+from hlotop.model import AllocationTable, BufferAllocation, IoAlias, MemoryStats, ValueInfo
+from hlotop.model.allocation_table import CONSTANT, MAYBE_LIVE_OUT, THREAD_LOCAL
 from hlotop.model.memory_space import HOST_MEMORY_SPACE
+from hlotop.model.value_table import rows_of
 
 ALIAS_FROM_HLO = "input_output_alias"
 ALIAS_FROM_ALLOCATIONS = "parameter and maybe-live-out"
@@ -22,6 +24,16 @@ def is_host(alloc: BufferAllocation) -> bool:
             return color == HOST_MEMORY_SPACE
         break
     return alloc.color == HOST_MEMORY_SPACE
+
+
+def _is_host(table: AllocationTable, k: int) -> bool:
+    """:func:`is_host` of allocation ``k`` of ``table``, from its columns."""
+    first = table.firsts[k]
+    if first < table.firsts[k + 1]:
+        color = table.slots.value_colors[first]
+        if color >= 0:
+            return color == HOST_MEMORY_SPACE
+    return table.colors[k] == HOST_MEMORY_SPACE
 
 
 def is_preallocated_temp(alloc: BufferAllocation) -> bool:
@@ -49,21 +61,26 @@ def memory_stats(
         return None
     aliased = {(a.parameter, a.parameter_index) for a in aliases} if aliases is not None else None
     sums = dict.fromkeys(MemoryStats.FIELDS, 0)
-    for alloc in allocations:
-        prefix = "host_" if is_host(alloc) else ""
-        size = alloc.size
-        if alloc.parameter is not None:
+    table = AllocationTable.of(allocations)
+    extras, flags_of = table.extras, table.flags
+    for k, size in enumerate(table.sizes):
+        prefix = "host_" if _is_host(table, k) else ""
+        flags = flags_of[k]
+        extra = extras.get(k) if extras else None
+        parameter = None if extra is None else extra[0]
+        maybe_live_out = bool(flags & MAYBE_LIVE_OUT)
+        if parameter is not None:
             sums[prefix + "argument_size_in_bytes"] += size
             if aliased is None:
-                alias = alloc.maybe_live_out
+                alias = maybe_live_out
             else:
-                alias = (alloc.parameter, alloc.parameter_shape_index or ()) in aliased
+                alias = (parameter, extra[2] or ()) in aliased  # type: ignore[index]
             if alias:
                 sums[prefix + "alias_size_in_bytes"] += size
-        if alloc.maybe_live_out:
+        if maybe_live_out:
             sums[prefix + "output_size_in_bytes"] += size
-        if is_preallocated_temp(alloc):
-            sums[prefix + "temp_size_in_bytes"] += size
+        if parameter is None and not flags & (MAYBE_LIVE_OUT | THREAD_LOCAL | CONSTANT):
+            sums[prefix + "temp_size_in_bytes"] += size  # is_preallocated_temp
     source = ALIAS_FROM_HLO if aliased is not None else ALIAS_FROM_ALLOCATIONS
     return MemoryStats(
         argument_size_in_bytes=sums["argument_size_in_bytes"],
@@ -122,25 +139,57 @@ def peak_memory_in_bytes(
     """
     if not allocations or platform not in ("cpu", "gpu"):
         return None
+    table = AllocationTable.of(allocations)
+    extras, flags_of, firsts, slot_sizes = (
+        table.extras,
+        table.flags,
+        table.firsts,
+        table.slots.sizes,
+    )
     static = 0
-    for alloc in allocations:
-        if is_static(alloc):
-            if not alloc.values:  # not read (a first look) or not printed: unknown
+    temp: set[int] = set()
+    for k, flags in enumerate(flags_of):
+        extra = extras.get(k) if extras else None
+        parameter = None if extra is None else extra[0]
+        if not flags & THREAD_LOCAL and (
+            parameter is not None or flags & (CONSTANT | MAYBE_LIVE_OUT)
+        ):  # is_static
+            if firsts[k] == firsts[k + 1]:  # not read (a first look) or not printed: unknown
                 return None
-            static += max(slot.size for slot in alloc.values)
+            static += max(slot_sizes[firsts[k] : firsts[k + 1]])
+        elif parameter is None and not flags & (MAYBE_LIVE_OUT | THREAD_LOCAL | CONSTANT):
+            temp.add(table.indexes[k])  # is_preallocated_temp
     if platform == "cpu":
         return static, PEAK_RULE_STATIC
-    temp = {alloc.index for alloc in allocations if is_preallocated_temp(alloc)}
-    ranges = [
-        (live.start, live.end, slot.size)
-        for info in infos
-        if (slot := info.slot) is not None
-        and (live := info.live) is not None
-        and slot.allocation in temp
-        and not slot.shape.startswith("(")
-        and live.start <= live.end
-    ]
-    if not ranges and not any(info.live is not None for info in infos):
+    values = infos if isinstance(infos, Sequence) else list(infos)
+    found = rows_of(values)
+    if found is None or found[0].slots is None or found[0].ranges is None:
+        ranges = [
+            (live.start, live.end, slot.size)
+            for info in values
+            if (slot := info.slot) is not None
+            and (live := info.live) is not None
+            and slot.allocation in temp
+            and not slot.shape.startswith("(")
+            and live.start <= live.end
+        ]
+        any_live = any(info.live is not None for info in values)
+    else:
+        table_of_values, rows = found
+        slots, live_ranges = table_of_values.slots, table_of_values.ranges
+        assert slots is not None and live_ranges is not None
+        starts, ends = live_ranges.starts, live_ranges.ends
+        ranges = [
+            (starts[j], ends[j], slots.sizes[k])
+            for r in rows
+            if (k := table_of_values.slot_rows[r]) >= 0
+            and (j := table_of_values.live_rows[r]) >= 0
+            and slots.allocations[k] in temp
+            and not slots.shapes[k].startswith("(")
+            and starts[j] <= ends[j]
+        ]
+        any_live = any(table_of_values.live_rows[r] >= 0 for r in rows)
+    if not ranges and not any_live:
         return None  # no live ranges: the temp heap cannot be rebuilt
     changes: dict[int, int] = {}
     for start, end, size in ranges:

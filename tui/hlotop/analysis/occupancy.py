@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from math import inf
 from operator import add, itemgetter
+from typing import Any
 
 from hlotop.analysis.peak import running_sums
 from hlotop.model import BufferAllocation, ValueInfo
+from hlotop.model.allocation_table import Positions, TableByIndex
+from hlotop.model.value_table import rows_of
 
 Span = tuple[int, int, int, int]  # (offset, end offset, first step, last step)
 
@@ -47,19 +50,21 @@ class Occupancy:
         allocation_of: Mapping[int, BufferAllocation],
         max_time: int,
     ):
-        colors = sorted({a.color for a in allocation_of.values()})
+        color_of = _colors_of(allocation_of)
+        colors = sorted(set(color_of.values()))
         diffs: dict[int, list[int]] = {color: [0] * (max_time + 2) for color in colors}
         # (colour, spans) of each allocation with more than one: the ones to check
         self._shared: list[tuple[int, list[Span]]] = []
+        slices = _slices(infos)
         for index, spans in _spans_of(
-            _add_lone(infos, allocation_of, max_time, diffs), max_time
+            _add_lone(slices, color_of, max_time, diffs), max_time
         ).items():
-            alloc = allocation_of.get(index)
-            if alloc is None:
+            color = color_of.get(index)
+            if color is None:
                 continue
-            _add_sums(spans, diffs[alloc.color])
+            _add_sums(spans, diffs[color])
             if len(spans) > 1:
-                self._shared.append((alloc.color, spans))
+                self._shared.append((color, spans))
         self.sums: dict[int, array[int]] = {}  # colour -> sizes of the live slices by step
         for color, diff in diffs.items():
             diff.pop()
@@ -133,79 +138,139 @@ def occupied_bytes_per_step(
     return Occupancy(infos, allocation_of, max_time).curves()
 
 
+# A value's slice and live range: (allocation index, offset, size, first step, last
+# step), steps as printed (not clipped).
+Slice = tuple[int, int, int, int, int]
+
+
+def _slices(infos: Iterable[ValueInfo]) -> Callable[[], Iterator[Slice]]:
+    """A function that gives the :data:`Slice` of each value of ``infos`` that has a
+    slot and a live range, in order, each time it is called: from a table's columns
+    when the values are its rows (no object made)."""
+    values = infos if isinstance(infos, Sequence) else list(infos)
+    found = rows_of(values)
+    if found is None or found[0].slots is None or found[0].ranges is None:
+
+        def of_objects() -> Iterator[Slice]:
+            for info in values:
+                slot, live = info.slot, info.live
+                if slot is not None and live is not None:
+                    yield slot.allocation, slot.offset, slot.size, live.start, live.end
+
+        return of_objects
+    table, rows = found
+    slots, ranges = table.slots, table.ranges
+    assert slots is not None and ranges is not None
+
+    def of_columns() -> Iterator[Slice]:
+        slot_rows, live_rows = table.slot_rows, table.live_rows
+        indexes, offsets, sizes = slots.allocations, slots.offsets, slots.sizes
+        starts, ends = ranges.starts, ranges.ends
+        for r in rows:
+            k, j = slot_rows[r], live_rows[r]
+            if k >= 0 and j >= 0:
+                yield indexes[k], offsets[k], sizes[k], starts[j], ends[j]
+
+    return of_columns
+
+
+def _colors_of(allocation_of: Mapping[int, BufferAllocation]) -> Mapping[int, int]:
+    """Allocation index -> its colour (from a table's columns when ``allocation_of``
+    is a :class:`~hlotop.model.allocation_table.TableByIndex`)."""
+    if isinstance(allocation_of, TableByIndex):
+        colors = allocation_of.table.colors
+        position = allocation_of.position
+        if isinstance(position, Positions):
+            return _ColorByRow(colors)
+        return {index: colors[k] for index, k in position.items()}
+    return {index: alloc.color for index, alloc in allocation_of.items()}
+
+
+class _ColorByRow(Mapping[int, int]):
+    """Allocation index -> colour where the indexes are the rows 0..n-1."""
+
+    def __init__(self, colors: array[int]):
+        self.colors = colors
+
+    def __getitem__(self, index: int) -> int:
+        if 0 <= index < len(self.colors):
+            return self.colors[index]
+        raise KeyError(index)
+
+    def get(self, index: int, default: Any = None) -> Any:
+        return self.colors[index] if 0 <= index < len(self.colors) else default
+
+    def values(self):
+        return self.colors
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.colors)))
+
+    def __len__(self) -> int:
+        return len(self.colors)
+
+
 def _add_lone(
-    infos: Iterable[ValueInfo],
-    allocation_of: Mapping[int, BufferAllocation],
+    slices: Callable[[], Iterator[Slice]],
+    color_of: Mapping[int, int],
     max_time: int,
     diffs: dict[int, list[int]],
-) -> list[ValueInfo]:
+) -> Iterator[Slice]:
     """Add to ``diffs`` (colour -> difference array, bytes by step) the slice of each
     value that is the only one of its allocation to occupy a slice at some step, as
-    :func:`_spans_of` and :func:`_add_sums` would (its one span); return the other
-    values, in order, for them. A dump of 10^6 small allocations has a value an
+    :func:`_spans_of` and :func:`_add_sums` would (its one span); give the other
+    values' slices, in order, for them. A dump of 10^6 small allocations has a value an
     allocation: the slice dictionary and span lists :func:`_spans_of` makes for each
     took 390 bytes an allocation at once, the peak of ``--summary``'s memory."""
     taken: dict[int, int] = {}  # allocation index -> its values that occupy a slice
     get = taken.get
-    infos = infos if isinstance(infos, Sequence) else list(infos)
-    for info in infos:
-        slot, live = info.slot, info.live
-        if slot is None or live is None or slot.size <= 0:
-            continue
-        if (live.end if live.end < max_time else max_time) >= (live.start if live.start > 0 else 0):
-            index = slot.allocation
+    for index, _, size, start, end in slices():
+        if size > 0 and (end if end < max_time else max_time) >= (start if start > 0 else 0):
             taken[index] = get(index, 0) + 1
-    rest = []
-    for info in infos:
-        slot = info.slot
-        if slot is None or get(slot.allocation, 0) != 1:
-            rest.append(info)  # occupies nothing, or shares its allocation
+    rest: list[Slice] = []
+    for one in slices():
+        index, _, size, start, end = one
+        if get(index, 0) != 1 or size <= 0:
+            rest.append(one)  # shares its allocation, or occupies nothing
             continue
-        live = info.live
-        if live is None or slot.size <= 0:
-            rest.append(info)  # occupies nothing (the allocation's one is another)
-            continue
-        start, end = live.start, live.end
         if start < 0:
             start = 0
         if end > max_time:
             end = max_time
         if end < start:
-            rest.append(info)
+            rest.append(one)
             continue
-        alloc = allocation_of.get(slot.allocation)
-        if alloc is not None:
-            diff = diffs[alloc.color]
-            diff[start] += slot.size
-            diff[end + 1] -= slot.size
-    return rest
+        color = color_of.get(index)
+        if color is not None:
+            diff = diffs[color]
+            diff[start] += size
+            diff[end + 1] -= size
+    return iter(rest)
 
 
-def _spans_of(infos: Iterable[ValueInfo], max_time: int) -> dict[int, list[Span]]:
+def _spans_of(slices: Iterable[Slice], max_time: int) -> dict[int, list[Span]]:
     """Allocation index -> the live spans of its slices (one slice's disjoint,
     :func:`_merged`), steps clipped to 0..max_time."""
     # (allocation, offset, end offset) of each slice -> [first step, last step, ...] of
     # the values that take it
-    slices: dict[tuple[int, int, int], list[int]] = {}
-    get = slices.get
-    for info in infos:
-        slot, live = info.slot, info.live
-        if slot is None or live is None or slot.size <= 0:
+    by_slice: dict[tuple[int, int, int], list[int]] = {}
+    get = by_slice.get
+    for index, offset, size, start, end in slices:
+        if size <= 0:
             continue
-        start, end = live.start, live.end
         if start < 0:
             start = 0
         if end > max_time:
             end = max_time
         if end >= start:
-            key = (slot.allocation, slot.offset, slot.offset + slot.size)
+            key = (index, offset, offset + size)
             steps = get(key)
             if steps is None:
-                slices[key] = [start, end]
+                by_slice[key] = [start, end]
             else:
                 steps += (start, end)
     spans_of: dict[int, list[Span]] = {}
-    for (index, offset, stop), steps in slices.items():
+    for (index, offset, stop), steps in by_slice.items():
         spans = spans_of.get(index)
         if spans is None:
             spans_of[index] = spans = []

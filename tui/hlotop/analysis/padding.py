@@ -5,9 +5,9 @@ scalars to a whole tile), per memory space and per value."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
-from hlotop.model import BufferAllocation, ValueInfo
+from hlotop.model import AllocationTable, BufferAllocation, ValueInfo, ValueSlots
 
 
 def padding_by_color(
@@ -39,6 +39,39 @@ def padding_by_color(
         alloc = allocation_of.get(index)
         if alloc is not None:
             out[alloc.color] += max(0, size - logical)
+    return dict(out)
+
+
+def padding_of_columns(
+    slot_rows: Sequence[int],
+    logical: Sequence[int],
+    slots: ValueSlots,
+    allocations: AllocationTable,
+) -> dict[int, int]:
+    """:func:`padding_by_color` of values given as columns: value ``r``'s row of its
+    value line in ``slots`` (``slot_rows[r]``, -1: none) and its logical bytes
+    (``logical[r]``), over the columns of ``slots`` and ``allocations`` (no object
+    made)."""
+    sizes, offsets, indexes = slots.sizes, slots.offsets, slots.allocations
+    largest: dict[tuple[int, int, int], int] = {}
+    for r, k in enumerate(slot_rows):
+        if k >= 0 and logical[r] < sizes[k]:
+            key = (indexes[k], offsets[k], sizes[k])
+            if logical[r] > largest.get(key, -1):
+                largest[key] = logical[r]
+    if largest:
+        padded = {index for index, _, _ in largest}
+        for r, k in enumerate(slot_rows):
+            if k >= 0 and indexes[k] in padded:
+                key = (indexes[k], offsets[k], sizes[k])
+                if key in largest and logical[r] > largest[key]:
+                    largest[key] = logical[r]
+    out: dict[int, int] = defaultdict(int)
+    position, colors = allocations.positions(), allocations.colors
+    for (index, _, size), most in largest.items():
+        at = position.get(index)
+        if at is not None:
+            out[colors[at]] += max(0, size - most)
     return dict(out)
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
-from itertools import accumulate
-from operator import add, sub
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate, compress, repeat
+from operator import add, ge, sub
 
-from hlotop.model import ValueInfo
+from hlotop.model import ValueInfo, ValueTable
+from hlotop.model.value_table import rows_of
 
 
 def xla_peak_step(
@@ -76,52 +77,103 @@ def running_sums(diff: list[int]) -> array[int]:
 
 def live_bytes_per_step(infos: Iterable[ValueInfo], max_time: int) -> array[int]:
     """Logical bytes of the values live at each step 0..max_time (``start <= t <= end``).
-
     Returns ``max_time + 1`` ints, as an ``array("q")`` (a tenth of a list's memory
     over a big schedule). Raises nothing.
     """
     diff = [0] * (max_time + 2)
-    for info in infos:
-        live = info.live
-        if live is None:
-            continue
-        start, end = live.start, live.end
+    for start, end, logical in live_steps(infos, "logical"):
         if start < 0 or end > max_time:  # only in damaged dumps: clamp to the schedule
             start = min(max(start, 0), max_time + 1)
             end = min(max(end, -1), max_time)
         if end < start:
             continue
-        diff[start] += info.logical_bytes
-        diff[end + 1] -= info.logical_bytes
+        diff[start] += logical
+        diff[end + 1] -= logical
     diff.pop()
     return running_sums(diff)
+
+
+def live_steps(infos: Iterable[ValueInfo], sizes: str) -> Iterator[tuple[int, int, int]]:
+    """``(start, end, bytes)`` of each value of ``infos`` that has a live range, in
+    order: its ``logical`` or ``sweep`` bytes (``sizes``). Over a table's columns when
+    the values are its rows (no object made)."""
+    values = infos if isinstance(infos, Sequence) else list(infos)
+    found = rows_of(values)
+    if found is None:
+        field = "logical_bytes" if sizes == "logical" else "sweep_bytes"
+        for info in values:
+            live = info.live
+            if live is not None:
+                yield live.start, live.end, getattr(info, field)
+        return
+    table, rows = found
+    ranges = table.ranges
+    if ranges is None:
+        return
+    starts, ends = ranges.starts, ranges.ends
+    live_rows, size = table.live_rows, table.logical if sizes == "logical" else table.sweep
+    for r in rows:
+        k = live_rows[r]
+        if k >= 0:
+            yield starts[k], ends[k], size[r]
+
+
+def live_rows(table: ValueTable) -> array[int]:
+    """The rows of ``table`` whose values have a live range."""
+    return array("q", compress(range(len(table)), map(ge, table.live_rows, repeat(0))))
 
 
 def live_set(infos: Iterable[ValueInfo], step: int) -> list[ValueInfo]:
     """Values live at ``step``, in XLA's peak-list order: logical bytes descending,
     then instruction name, then ShapeIndex."""
-    live = [i for i in infos if (r := i.live) is not None and r.start <= step <= r.end]
-    live.sort(key=lambda i: (-i.logical_bytes, i.value.name, i.value.shape_index or ()))
-    return live
+    values = infos if isinstance(infos, Sequence) else list(infos)
+    found = rows_of(values)
+    if found is None:
+        live = [i for i in values if (r := i.live) is not None and r.start <= step <= r.end]
+        live.sort(key=lambda i: (-i.logical_bytes, i.value.name, i.value.shape_index or ()))
+        return live
+    table, rows = found
+    ranges = table.ranges
+    if ranges is None:
+        return []
+    starts, ends, live_rows = ranges.starts, ranges.ends, table.live_rows
+    there = [r for r in rows if (k := live_rows[r]) >= 0 and starts[k] <= step <= ends[k]]
+    logical, name, index = table.logical, table.name, table.shape_index
+    there.sort(key=lambda r: (-logical[r], name(r), index(r) or ()))
+    return table.rows(there)
 
 
 def occupied_bytes(infos: Iterable[ValueInfo]) -> int:
     """Bytes of allocation space the values occupy: the union of their slots'
     ``[offset, offset + size)`` ranges in each allocation, padding included.
-
     Unlike a sum of logical bytes (XLA's peak figure), values that share a slice of an
     allocation (a donated parameter and the output aliasing it, a bitcast) count once.
     Values with no allocation line count their logical bytes. Raises nothing.
     """
     by_alloc: dict[int, list[tuple[int, int]]] = defaultdict(list)
     loose = 0
-    for info in infos:
-        if info.slot is None:
-            loose += info.logical_bytes
-        else:
-            by_alloc[info.slot.allocation].append(
-                (info.slot.offset, info.slot.offset + info.slot.size)
-            )
+    values = infos if isinstance(infos, Sequence) else list(infos)
+    found = rows_of(values)
+    if found is None or found[0].slots is None:
+        for info in values:
+            if info.slot is None:
+                loose += info.logical_bytes
+            else:
+                by_alloc[info.slot.allocation].append(
+                    (info.slot.offset, info.slot.offset + info.slot.size)
+                )
+    else:
+        table, rows = found
+        slots = table.slots
+        assert slots is not None
+        allocations, offsets, sizes = slots.allocations, slots.offsets, slots.sizes
+        slot_rows, logical = table.slot_rows, table.logical
+        for r in rows:
+            k = slot_rows[r]
+            if k < 0:
+                loose += logical[r]
+            else:
+                by_alloc[allocations[k]].append((offsets[k], offsets[k] + sizes[k]))
     total = loose
     for ranges in by_alloc.values():
         ranges.sort()

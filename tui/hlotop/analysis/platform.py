@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from hlotop.model import BufferAllocation
+from hlotop.model import AllocationTable, BufferAllocation
 
 # XLA's dump names: "<module>.cpu_after_optimizations-…", "<module>.sm_8.0_gpu_after_…"
 # (GPU, with the compute capability), "<module>.cl_<N>.after_optimizations-…" (TPU's
@@ -25,8 +25,7 @@ def platform_of(path: str, allocations: Sequence[BufferAllocation]) -> str:
     for platform, pattern in _BY_NAME:
         if pattern.search(name):
             return platform
-    for alloc in allocations:
-        for slot in alloc.values:
-            if ":T(" in slot.shape:
-                return "tpu"
+    shapes = AllocationTable.of(allocations).slots.shapes
+    if any(":T(" in shape for shape in set(shapes)):  # a few hundred distinct
+        return "tpu"
     return "unknown"

@@ -4,7 +4,7 @@ bytes by memory space."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from hlotop.model import (
     KIND_CONSTANT,
@@ -12,8 +12,10 @@ from hlotop.model import (
     KIND_PARAMETER,
     KIND_PREALLOCATED_TEMP,
     KIND_THREAD_LOCAL,
+    AllocationTable,
     BufferAllocation,
 )
+from hlotop.model.allocation_table import CONSTANT, MAYBE_LIVE_OUT, THREAD_LOCAL
 
 # The kinds an allocation is counted under, first match wins. This is the order of
 # memory_analysis() (CompiledMemoryStats, xla/pjrt/compiled_memory_stats.cc): a
@@ -50,16 +52,47 @@ def kind_totals(allocations: Sequence[BufferAllocation]) -> tuple[dict[str, int]
     :data:`KIND_PRECEDENCE` is present, in that order."""
     size = dict.fromkeys(KIND_PRECEDENCE, 0)
     count = dict.fromkeys(KIND_PRECEDENCE, 0)
-    for alloc in allocations:
-        kind = first_kind(alloc)
-        size[kind] += alloc.size
+    table = AllocationTable.of(allocations)
+    for kind, bytes_ in zip(first_kinds(table), table.sizes, strict=True):
+        size[kind] += bytes_
         count[kind] += 1
     return size, count
 
 
+# The kind an allocation of no parameter nor output shape is counted under, by its
+# flags (model.allocation_table's bits), as first_kind says.
+_KIND_OF_FLAGS = tuple(
+    KIND_MAYBE_LIVE_OUT
+    if flags & MAYBE_LIVE_OUT
+    else KIND_CONSTANT
+    if flags & CONSTANT
+    else KIND_THREAD_LOCAL
+    if flags & THREAD_LOCAL
+    else KIND_PREALLOCATED_TEMP
+    for flags in range(16)
+)
+
+
+def first_kinds(allocations: AllocationTable) -> Iterator[str]:
+    """:func:`first_kind` of each allocation of ``allocations``, in order, from its
+    columns."""
+    extras = allocations.extras
+    for k, flags in enumerate(allocations.flags):
+        extra = extras.get(k) if extras else None
+        if extra is not None:
+            if extra[0] is not None:
+                yield KIND_PARAMETER
+                continue
+            if extra[3] is not None:
+                yield KIND_MAYBE_LIVE_OUT
+                continue
+        yield _KIND_OF_FLAGS[flags]
+
+
 def totals_by_color(allocations: Sequence[BufferAllocation]) -> dict[int, int]:
     """Bytes of the allocations of each memory space (color), colors ascending."""
-    return bytes_by_color((a.color for a in allocations), (a.size for a in allocations))
+    table = AllocationTable.of(allocations)
+    return bytes_by_color(table.colors, table.sizes)
 
 
 def bytes_by_color(colors: Iterable[int], sizes: Iterable[int]) -> dict[int, int]:

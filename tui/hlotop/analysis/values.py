@@ -6,17 +6,25 @@ instruction's shape)."""
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterable
+from itertools import islice, repeat
+from operator import lt
 
+from hlotop.analysis.padding import padding_of_columns
 from hlotop.model import (
+    AllocationTable,
     Diagnostic,
     HloLiveRange,
     HloValue,
+    LiveRanges,
     ParsedSections,
     ShapeIndex,
     UsedValue,
     UsedValues,
-    ValueInfo,
+    ValueTable,
+    format_shape_index,
     shape_of,
 )
 from hlotop.shapes import POINTER_BYTES, subshape
@@ -59,131 +67,258 @@ def _memory_space(shape_text: str | None) -> int | None:
 
 def join_values(
     sections: ParsedSections, diagnostics: list[Diagnostic] | None = None, path: str = ""
-) -> list[ValueInfo]:
+) -> ValueTable:
     """Join allocation value lines, Used-values records and live ranges by value.
 
     Values are matched by id across allocations and records, and by
     (instruction name, ShapeIndex) with the live ranges. A live range that matches no
-    value becomes a synthetic value with a negative id. Returns ValueInfo sorted by id.
-    Problems are appended to ``diagnostics`` (if given) as warnings.
+    value becomes a synthetic value with a negative id. Returns the values sorted by
+    id, a :class:`~hlotop.model.ValueTable` (a sequence of ValueInfo). Problems are
+    appended to ``diagnostics`` (if given) as warnings.
     """
     return ValuesBeforeLiveRanges(sections).join(sections.live_range, diagnostics, path)
+
+
+def _increasing(ids: array[int]) -> bool:
+    """Whether ``ids`` are in strictly increasing order (each once)."""
+    return all(map(lt, ids, islice(ids, 1, None)))
 
 
 class ValuesBeforeLiveRanges:
     """The first half of :func:`join_values`, which needs no live ranges: every value
     of the allocation lines and the records, each sized (logical and sweep bytes) and
-    coloured. A loader that reads the live ranges on another core makes it while it
-    waits for them, then calls :meth:`join` once.
+    coloured, as columns in the order they were found (a value line's, then a
+    record's without one). A loader that reads the live ranges on another core makes
+    it while it waits for them, then calls :meth:`join` once.
 
     ``sections``: the allocations, the ``Used values`` records and the stack frames
     (its live ranges are not read here). Raises nothing."""
 
     def __init__(self, sections: ParsedSections):
-        self.stack_frames = frames = sections.stack_frames
+        self.stack_frames = sections.stack_frames
         table = sections.used_values
         records: UsedValues[str] | UsedValues[bytes] | dict[int, UsedValue]
         if isinstance(table, UsedValues):
             records = table
         else:
             records = {r.value.id: r for r in table}
-        infos: dict[int, ValueInfo] = {}
-        for alloc in sections.allocations:
-            color = alloc.color
-            for slot in alloc.values:
-                infos[slot.value.id] = ValueInfo(
-                    slot.value, slot, records, None, slot.shape, 0, 0, color, frames
-                )
+        self.records = records
+        allocations = AllocationTable.of(sections.allocations)
+        self.allocations = allocations
+        self.slots = slots = allocations.slots
+        # The rows, in the order the values are found: each value's id, its value line
+        # (-1: none; the last, for an id listed twice) or else its value (heads).
+        self.ids = ids = array("q")
+        self.slot_rows = slot_rows = array("q")
+        self.heads: dict[int, HloValue] = {}
+        n = len(slots)
+        if _increasing(slots.ids):  # as a dump of one value an allocation prints them
+            ids.extend(slots.ids)
+            slot_rows.extend(range(n))
+            self._row_of: dict[int, int] | None = None  # the id's row: bisect ids[:n]
+        else:
+            row_of: dict[int, int]
+            self._row_of = row_of = {}  # value id -> its row
+            for k, vid in enumerate(slots.ids):
+                r = row_of.get(vid)
+                if r is None:
+                    row_of[vid] = len(ids)
+                    ids.append(vid)
+                    slot_rows.append(k)
+                else:
+                    slot_rows[r] = k
+        self._found = len(ids)  # rows of value lines
         if isinstance(records, UsedValues):
-            ids = records.ids
-            if not infos.keys() >= set(ids):  # values with a record but no allocation line
-                for number, vid in enumerate(ids):
-                    if vid not in infos:
-                        infos[vid] = ValueInfo(records.head(number), records=records, frames=frames)
+            record_ids = records.ids
+            if not (self._row_of is None and record_ids == slots.ids):
+                for number, vid in enumerate(record_ids):
+                    if self.row(vid) is None:  # a record but no allocation line
+                        self._add_head(vid, records.head(number))
         else:
             for vid, record in records.items():
-                if vid not in infos:
-                    infos[vid] = ValueInfo(record.value, records=records, frames=frames)
+                if self.row(vid) is None:
+                    self._add_head(vid, record.value)
+        self._size_all(allocations)
+        self._joined = False
+
+    def row(self, value_id: int) -> int | None:
+        """The row of the value of ``value_id``, None if there is none yet."""
+        row_of = self._row_of
+        if row_of is not None:
+            return row_of.get(value_id)
+        ids, found = self.ids, self._found
+        r = bisect_left(ids, value_id, 0, found)
+        if r < found and ids[r] == value_id:
+            return r
+        extra = self._extra_rows
+        return extra.get(value_id) if extra else None
+
+    _extra_rows: dict[int, int] | None = None
+
+    def _add_head(self, value_id: int, value: HloValue) -> int:
+        """A row for a value with no value line: ``value``."""
+        r = len(self.ids)
+        self.ids.append(value_id)
+        self.slot_rows.append(-1)
+        self.heads[r] = value
+        if self._row_of is not None:
+            self._row_of[value_id] = r
+        else:
+            if self._extra_rows is None:
+                self._extra_rows = {}
+            self._extra_rows[value_id] = r
+        return r
+
+    def _value_of(self, r: int) -> tuple[str, ShapeIndex | None, int | None, int]:
+        """Row ``r``'s value's name, ShapeIndex and colour (None: unprinted), and its
+        value line's row (-1: none)."""
+        k = self.slot_rows[r]
+        if k < 0:
+            v = self.heads[r]
+            return v.name, v.shape_index, v.color, -1
+        slots = self.slots
+        color = slots.value_colors[k]
+        return slots.names[k], slots.shape_indexes[k], None if color < 0 else color, k
+
+    def _size_all(self, allocations: AllocationTable) -> None:
+        """Each row's shape, logical and sweep bytes and colour."""
+        slots, slot_rows, heads = self.slots, self.slot_rows, self.heads
+        names, indexes, shapes_of_slot = slots.names, slots.shape_indexes, slots.shapes
+        rows = len(self.ids)
+        # The shape a value line gives each row (its own, with layout), else None.
+        shapes: list[str | None] = [None] * rows
+        for r in range(rows):
+            k = slot_rows[r]
+            if k >= 0:
+                shapes[r] = shapes_of_slot[k]
         # The sweep needs the whole shape of tuple-shaped instructions: the value at {}
         # prints it; otherwise read it from the from-instruction text. Values with no
         # allocation line need their own shape from there too.
-        # Values are joined with live ranges by (name, ShapeIndex): HloValue.key and
-        # BufferLiveRange.key, inlined (a big dump has 10^5 of each), and a value that is
-        # its instruction's whole output (most) by its name alone, with no key to build.
         shapes_of: dict[str, str] = {}
-        whole: dict[str, ValueInfo] = {}  # name -> the value at ShapeIndex {} (or none)
-        by_key: dict[tuple[str, ShapeIndex], ValueInfo] = {}  # the others
-        for info in infos.values():
-            v = info.value
-            index = v.shape_index
-            if not index:
-                whole[v.name] = info
-                if index is not None and info.shape:
-                    shapes_of.setdefault(v.name, info.shape)
-            else:
-                by_key[v.name, index] = info
-        wanted = {
-            i.value.name
-            for i in infos.values()
-            if (i.value.shape_index is not None or i.shape is None)
-            and i.value.name not in shapes_of
-        }
+        for r in range(rows):
+            k = slot_rows[r]
+            index = indexes[k] if k >= 0 else heads[r].shape_index
+            if index is not None and not index and shapes[r]:
+                name = names[k] if k >= 0 else heads[r].name
+                shapes_of.setdefault(name, shapes[r])  # type: ignore[arg-type]
+        wanted: set[str] = set()
+        for r in range(rows):
+            k = slot_rows[r]
+            index = indexes[k] if k >= 0 else heads[r].shape_index
+            if index is not None or shapes[r] is None:
+                name = names[k] if k >= 0 else heads[r].name
+                if name not in shapes_of:
+                    wanted.add(name)
         if wanted:
-            wanted_records = (info.used for info in infos.values() if info.value.name in wanted)
-            shapes_of.update(
-                instruction_shapes((r for r in wanted_records if r is not None), wanted)
+            records = self.records
+            wanted_records = (
+                records.get(self.ids[r])
+                for r in range(rows)
+                if (names[slot_rows[r]] if slot_rows[r] >= 0 else heads[r].name) in wanted
             )
+            shapes_of.update(
+                instruction_shapes((rec for rec in wanted_records if rec is not None), wanted)
+            )
+        # The colour of each value line's allocation (the value's, unless it prints one).
+        colors_of_allocation = allocations.colors
+        one_color = (
+            colors_of_allocation[0]
+            if colors_of_allocation
+            and colors_of_allocation.count(colors_of_allocation[0]) == len(colors_of_allocation)
+            else None
+        )
+        if one_color is None:
+            slot_colors = array("q")
+            firsts = allocations.firsts
+            for a, color in enumerate(colors_of_allocation):
+                slot_colors.extend(repeat(color, firsts[a + 1] - firsts[a]))
         logical_of = _LogicalBytes()
-        for info in infos.values():
-            v = info.value
-            text = info.shape
-            if text is not None and v.shape_index is None:
+        logical = array("q", bytes(8 * rows))
+        sweep = array("q", bytes(8 * rows))
+        colors = array("q", bytes(8 * rows))
+        value_colors = slots.value_colors
+        for r in range(rows):
+            k = slot_rows[r]
+            text = shapes[r]
+            if k >= 0 and text is not None and indexes[k] is None:
                 # The common case of _size_value, inlined: a value line gives the shape
                 # of a value that is its instruction's whole output.
-                info.logical_bytes = info.sweep_bytes = logical_of[text] or 0
-                if v.color is not None:
-                    info.color = v.color
-                elif info.slot is None:
-                    info.color = _memory_space(text) or 0
+                logical[r] = sweep[r] = logical_of[text] or 0
+                color = value_colors[k]
+                colors[r] = (
+                    color
+                    if color >= 0
+                    else (one_color if one_color is not None else slot_colors[k])
+                )
             else:
-                _size_value(info, shapes_of, logical_of)
-        self.infos, self._whole, self._by_key = infos, whole, by_key
+                name, index, value_color, k = self._value_of(r)
+                shape, logical[r], sweep[r], color = _size_value(
+                    name, index, value_color, text, shapes_of, logical_of
+                )
+                shapes[r] = shape
+                if value_color is None and k >= 0:
+                    color = one_color if one_color is not None else slot_colors[k]
+                colors[r] = color
+        self.shapes, self.logical, self.sweep, self.colors = shapes, logical, sweep, colors
         self._shapes_of, self._logical_of = shapes_of, logical_of
-        self._joined = False
+
+    def padding(self) -> dict[int, int]:
+        """:func:`~hlotop.analysis.padding.padding_by_color` of these values."""
+        return padding_of_columns(self.slot_rows, self.logical, self.slots, self.allocations)
 
     def join(
         self, live: HloLiveRange | None, diagnostics: list[Diagnostic] | None = None, path: str = ""
-    ) -> list[ValueInfo]:
+    ) -> ValueTable:
         """Join the live ranges ``live`` to the values (once: this object is spent after
-        it), as :func:`join_values` does. Returns ValueInfo sorted by id. Raises
-        RuntimeError if called a second time."""
+        it), as :func:`join_values` does. Returns the values sorted by id (a
+        :class:`~hlotop.model.ValueTable`). Raises RuntimeError if called a second
+        time."""
         if self._joined:
             raise RuntimeError("the values were joined to live ranges already")
         self._joined = True
-        infos, whole, by_key = self.infos, self._whole, self._by_key
+        ids, slot_rows, heads = self.ids, self.slot_rows, self.heads
+        slots = self.slots
+        names, indexes = slots.names, slots.shape_indexes
+        # Values are joined with live ranges by (name, ShapeIndex), and a value that is
+        # its instruction's whole output (most) by its name alone, with no key to build.
+        whole: dict[str, int] = {}  # name -> the row of the value at ShapeIndex {}
+        by_key: dict[tuple[str, ShapeIndex], int] = {}  # the others
+        for r in range(len(ids)):
+            k = slot_rows[r]
+            if k >= 0:
+                name, index = names[k], indexes[k]
+            else:
+                head = heads[r]
+                name, index = head.name, head.shape_index
+            if not index:
+                whole[name] = r
+            else:
+                by_key[name, index] = r
+        live_rows = array("q", repeat(-1, len(ids)))
         next_synthetic = -1
-        for rng in live.buffers if live else ():
-            index = rng.shape_index
-            joined = by_key.get((rng.name, index)) if index else whole.get(rng.name)
-            if joined is None:
-                joined = ValueInfo(
-                    HloValue(next_synthetic, rng.name, index or None), frames=self.stack_frames
-                )
-                _size_value(joined, self._shapes_of, self._logical_of)
-                infos[next_synthetic] = joined
-                if index:
-                    by_key[rng.name, index] = joined
-                else:
-                    whole[rng.name] = joined
-                next_synthetic -= 1
-            joined.live = rng
+        buffers = live.buffers if live else None
+        if buffers is not None:
+            range_names, range_indexes = buffers.names, buffers.shape_indexes
+            for k in range(len(range_names)):
+                name, index = range_names[k], range_indexes[k]
+                r = by_key.get((name, index)) if index else whole.get(name)  # type: ignore[assignment]
+                if r is None:
+                    r = self._add_synthetic(next_synthetic, name, index or None)
+                    live_rows.append(-1)
+                    if index:
+                        by_key[name, index] = r
+                    else:
+                        whole[name] = r
+                    next_synthetic -= 1
+                live_rows[r] = k
+        del whole, by_key
+        shapes, sweep = self.shapes, self.sweep
         missing_sizes = [
-            info.value.label
-            for info in infos.values()
-            if info.live is not None and info.sweep_bytes == 0 and info.shape is None
+            r for r in range(len(ids)) if live_rows[r] >= 0 and sweep[r] == 0 and shapes[r] is None
         ]
         if missing_sizes and diagnostics is not None:
-            shown = ", ".join(missing_sizes[:5]) + (" ..." if len(missing_sizes) > 5 else "")
+            labels = [self._label(r) for r in missing_sizes[:5]]
+            shown = ", ".join(labels) + (" ..." if len(missing_sizes) > 5 else "")
             diagnostics.append(
                 Diagnostic(
                     path,
@@ -193,7 +328,50 @@ class ValuesBeforeLiveRanges:
                     "warning",
                 )
             )
-        return [infos[vid] for vid in sorted(infos)]
+        return self._table(live_rows, buffers)
+
+    def _label(self, r: int) -> str:
+        name, index, _, _ = self._value_of(r)
+        return name + format_shape_index(index)
+
+    def _add_synthetic(self, value_id: int, name: str, index: ShapeIndex | None) -> int:
+        """A row for a value only the live ranges name (of id ``value_id``), sized."""
+        r = self._add_head(value_id, HloValue(value_id, name, index))
+        shape, logical, sweep, color = _size_value(
+            name, index, None, None, self._shapes_of, self._logical_of
+        )
+        self.shapes.append(shape)
+        self.logical.append(logical)
+        self.sweep.append(sweep)
+        self.colors.append(color)
+        return r
+
+    def _table(self, live_rows: array[int], ranges: LiveRanges | None) -> ValueTable:
+        """The rows sorted by value id, as a table."""
+        ids = self.ids
+        heads = self.heads
+        frames = self.stack_frames
+        if _increasing(ids):
+            return ValueTable(
+                ids, self.slot_rows, live_rows, self.shapes, self.logical, self.sweep,
+                self.colors, heads, self.slots, ranges, self.records, frames,
+            )  # fmt: skip
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        at = {r: n for n, r in enumerate(order) if r in heads} if heads else {}
+        return ValueTable(
+            array("q", map(ids.__getitem__, order)),
+            array("q", map(self.slot_rows.__getitem__, order)),
+            array("q", map(live_rows.__getitem__, order)),
+            list(map(self.shapes.__getitem__, order)),
+            array("q", map(self.logical.__getitem__, order)),
+            array("q", map(self.sweep.__getitem__, order)),
+            array("q", map(self.colors.__getitem__, order)),
+            {at[r]: value for r, value in heads.items()},
+            self.slots,
+            ranges,
+            self.records,
+            frames,
+        )
 
 
 class _LogicalBytes(dict):
@@ -205,29 +383,32 @@ class _LogicalBytes(dict):
         return logical
 
 
-def _size_value(info: ValueInfo, shapes_of: dict[str, str], logical_of: _LogicalBytes) -> None:
-    """Set ``info``'s logical and sweep bytes (and its colour if no allocation line
-    gives it)."""
-    v = info.value
-    instr_shape = shapes_of.get(v.name)
-    if info.shape is None and instr_shape is not None:
-        shape = shape_of(instr_shape)
-        sub = subshape(shape, v.shape_index or ()) if shape is not None else None
+def _size_value(
+    name: str,
+    index: ShapeIndex | None,
+    value_color: int | None,
+    shape: str | None,
+    shapes_of: dict[str, str],
+    logical_of: _LogicalBytes,
+) -> tuple[str | None, int, int, int]:
+    """A value's shape (its own, with layout), logical and sweep bytes and colour:
+    the value of instruction ``name`` at ``index`` whose value line gives ``shape``
+    (None: none does), of colour ``value_color`` (None: unprinted; then the colour of
+    its shape's memory space, or 0: a caller with the value's allocation at hand uses
+    the allocation's)."""
+    instr_shape = shapes_of.get(name)
+    if shape is None and instr_shape is not None:
+        parsed = shape_of(instr_shape)
+        sub = subshape(parsed, index or ()) if parsed is not None else None
         if sub is not None:
-            info.shape = str(sub)
-        info.logical_bytes = sub.logical_bytes() if sub is not None else 0
+            shape = str(sub)
+        logical = sub.logical_bytes() if sub is not None else 0
     else:
-        info.logical_bytes = logical_of[info.shape] or 0
-    if v.shape_index is None:  # the defining instruction is not a tuple
-        info.sweep_bytes = info.logical_bytes
+        logical = logical_of[shape] or 0
+    if index is None:  # the defining instruction is not a tuple
+        sweep = logical
     else:
         whole = logical_of[instr_shape]
-        info.sweep_bytes = (
-            whole
-            if whole is not None
-            else POINTER_BYTES * ((v.shape_index[0] + 1) if v.shape_index else 1)
-        )
-    if v.color is not None:
-        info.color = v.color
-    elif info.slot is None:
-        info.color = _memory_space(info.shape) or 0
+        sweep = whole if whole is not None else POINTER_BYTES * ((index[0] + 1) if index else 1)
+    color = value_color if value_color is not None else (_memory_space(shape) or 0)
+    return shape, logical, sweep, color

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from itertools import compress
+from itertools import compress, islice
 from operator import gt
 
 from hlotop.model import (
+    AllocationTable,
     Analysis,
     BufferAllocation,
     Diagnostic,
@@ -40,6 +41,7 @@ from hlotop.model import (
     ParsedSections,
     UsedValues,
     ValueInfo,
+    ValueTable,
 )
 from hlotop.units import human_bytes
 
@@ -161,36 +163,39 @@ def _allocations(
     diagnostics: list[Diagnostic],
 ) -> None:
     """An allocation index listed twice; a slot that ends past its allocation."""
-    if len(analysis.allocation_of) != len(allocations):  # an index listed twice
+    table = AllocationTable.of(allocations)
+    if len(analysis.allocation_of) != len(table):  # an index listed twice
         first: dict[int, int] = {}
         twice = []
-        for alloc in allocations:
-            if alloc.index in first:
+        for index, line in zip(table.indexes, table.lines, strict=True):
+            if index in first:
                 twice.append(
                     Diagnostic(
                         path,
-                        alloc.line,
-                        f"allocation {alloc.index} is listed again (first at line "
-                        f"{first[alloc.index]}): XLA lists each allocation once; the "
+                        line,
+                        f"allocation {index} is listed again (first at line "
+                        f"{first[index]}): XLA lists each allocation once; the "
                         "totals count both, the views show this one",
                         "error",
                     )
                 )
             else:
-                first[alloc.index] = alloc.line
+                first[index] = line
         _add(diagnostics, twice, path, "allocations listed again")
     past = []
-    for alloc in allocations:
-        size = alloc.size
-        for slot in alloc.values:
-            if slot.offset + slot.size > size:
+    slots = table.slots
+    offsets, sizes, firsts = slots.offsets, slots.sizes, table.firsts
+    for a, size in enumerate(table.sizes):
+        for k in range(firsts[a], firsts[a + 1]):
+            if offsets[k] + sizes[k] > size:
+                slot = slots[k]
                 past.append(
                     Diagnostic(
                         path,
                         slot.line,
                         f"value {slot.value} (size={slot.size},offset={slot.offset}) ends at "
                         f"byte {slot.offset + slot.size}, past the end of allocation "
-                        f"{alloc.index} ({size} bytes)",
+                        f"{table.indexes[a]} ({size} bytes)",
                         "error",
                     )
                 )
@@ -216,7 +221,22 @@ def _records(
     values = analysis.values
     if len(values) - bisect_left(values, 0, key=_value_id) <= len(recorded):
         return
-    missing = [i.value for i in values if i.slot is not None and i.value.id not in recorded]
+    if isinstance(values, ValueTable):
+        # Counted over the columns; only the first few are made (10^6 values of a
+        # dump with no records: an object each for three of them).
+        rows = (
+            r
+            for r, (vid, k) in enumerate(zip(values.ids, values.slot_rows, strict=True))
+            if k >= 0 and vid not in recorded
+        )
+        first = list(islice(rows, 4))
+        missing_count = len(first) + sum(1 for _ in rows)
+        missing = [values.value(r) for r in first]
+        held = sum(1 for k in values.slot_rows if k >= 0)
+    else:
+        missing = [i.value for i in values if i.slot is not None and i.value.id not in recorded]
+        missing_count = len(missing)
+        held = sum(1 for i in values if i.slot is not None)
     if not missing:
         return
     if isinstance(table, UsedValues):
@@ -227,11 +247,10 @@ def _records(
                 return
         except OSError:
             return
-    held = sum(1 for i in analysis.values if i.slot is not None)
-    shown = ", ".join(str(v) for v in missing[:3]) + (" ..." if len(missing) > 3 else "")
+    shown = ", ".join(str(v) for v in missing[:3]) + (" ..." if missing_count > 3 else "")
     message = (
-        f"the 'Used values' records cover {held - len(missing)} of the {held} values the "
-        f"allocations hold; {len(missing)} have none ({shown}), so their instruction, "
+        f"the 'Used values' records cover {held - missing_count} of the {held} values the "
+        f"allocations hold; {missing_count} have none ({shown}), so their instruction, "
         "op_name and uses are not shown"
     )
     line = 0

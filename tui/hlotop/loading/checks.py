@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hlotop.loading.discover import SPLIT_SUFFIXES, split_module_prefix
 from hlotop.model import (
+    AllocationTable,
     Analysis,
     Diagnostic,
     DumpFile,
@@ -216,7 +217,11 @@ def check_consistency(
 ) -> None:
     """Warnings for figures that disagree with each other."""
     total = sections.total_bytes_used
-    allocated = sum(a.size for a in sections.allocations)
+    allocations = sections.allocations
+    if isinstance(allocations, AllocationTable):
+        allocated = sum(allocations.sizes)
+    else:
+        allocated = sum(a.size for a in allocations)
     # (No allocation under a 'BufferAssignment:' header, and a total above 0: the
     # allocations were cut off.)
     if (

@@ -26,7 +26,7 @@ import mmap
 import os
 import re
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import accumulate, repeat
 from operator import itemgetter
@@ -164,31 +164,28 @@ def glance(
     )
 
 
-# Allocations read between two calls of completed()'s ``pause``.
-_PAUSE_EVERY = 4096
-
-
 def completed(
     first: ModuleDump, pause: Callable[[], object] | None = None, *, explain: bool = False
 ) -> ModuleDump:
     """The :func:`glance` ``first`` with every allocation read and analysed as
-    :func:`preview` gives it (the same allocation objects). ``pause``, if given, is
-    called every :data:`_PAUSE_EVERY` allocations read (a browser's load thread waits
-    in it while keys come in: reading 58 000 allocations takes a quarter of a second).
-    Raises nothing, or with ``explain`` :class:`PastInt64` for a peak-list entry of
-    2^63 bytes or more (else the peak bytes are left unset)."""
+    :func:`preview` gives it (their columns, an :class:`~hlotop.model.AllocationTable`;
+    the first look's lines read their allocations from it from then on, their text let
+    go). ``pause``, if given, is called every
+    :data:`~hlotop.model.allocation_lines.PAUSE_EVERY` allocations read (a browser's
+    load thread waits in it while keys come in: reading 58 000 allocations takes a
+    quarter of a second). Raises nothing, or with ``explain`` :class:`PastInt64` for a
+    peak-list entry of 2^63 bytes or more (else the peak bytes are left unset)."""
     path = first.files[0].path
     lines = first.sections.allocations
     if isinstance(lines, AllocationLines):
-        lines.count_lines()  # first (the rows read already are given theirs)
-    allocations: list[BufferAllocation] = []
-    for at in range(0, len(lines), _PAUSE_EVERY):
-        allocations += lines[at : at + _PAUSE_EVERY]
-        if pause is not None:
-            pause()
+        # Their columns, none kept as an object: from now on the first look's lines
+        # read their allocations from there, and their text is let go.
+        allocations: Sequence[BufferAllocation] = lines.read_all(pause)
+    else:
+        allocations = tuple(lines)
     sections = replace(
         first.sections,
-        allocations=tuple(allocations),
+        allocations=allocations,
         input_output_alias=read_io_alias(Path(path)),  # one line of the HLO text beside it
     )
     analysis = analyze(sections, [], path)

@@ -24,6 +24,7 @@ from hlotop.model.allocation_lines import (
     AllocationsByIndex,
     AllocationsInOrder,
 )
+from hlotop.model.allocation_table import AllocationTable, ValueSlots
 from hlotop.model.dump import ModuleDump, ParsedSections
 from hlotop.model.dump_file import Diagnostic, DumpFile
 from hlotop.model.figures import (
@@ -56,6 +57,7 @@ from hlotop.model.on_first_read import CurveOnFirstRead, OnFirstRead
 from hlotop.model.oom import OOM_FORMATS, OomEntry, OomReport
 from hlotop.model.source import SourceFrame, StackFrameTable
 from hlotop.model.used_values import ByteSource, RecordGrammar, UsedValues
+from hlotop.model.value_table import ValueRows, ValueTable
 from hlotop.model.values import (
     HloPosition,
     HloUse,
@@ -77,6 +79,7 @@ __all__ = [
     "AllocationLines",
     "AllocationsByIndex",
     "AllocationsInOrder",
+    "AllocationTable",
     "KIND_CONSTANT",
     "KIND_FIELDS",
     "KIND_MAYBE_LIVE_OUT",
@@ -125,6 +128,9 @@ __all__ = [
     "UsedValue",
     "UsedValues",
     "ValueInfo",
+    "ValueRows",
+    "ValueSlots",
+    "ValueTable",
     "ValuesById",
     "ValueSlot",
     "format_shape_index",

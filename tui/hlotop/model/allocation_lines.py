@@ -12,33 +12,23 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import overload
+from collections.abc import Callable, Iterator, Mapping
 
 from hlotop.model.allocation import BufferAllocation
+from hlotop.model.allocation_table import (
+    AllocationsInOrder,
+    AllocationTable,
+    LazyAllocations,
+    Positions,
+)
 
 # Reads an allocation line (its bytes, its 1-based line number) into its allocation:
 # the parser's (the model never imports it).
 ReadAllocation = Callable[[bytes, int], BufferAllocation]
+PAUSE_EVERY = 4096  # allocations read by read_all between two calls of its pause
 
 
-class _Allocations(Sequence[BufferAllocation]):
-    """A sequence of allocations, each read on first use (:meth:`_item`)."""
-
-    def _item(self, k: int) -> BufferAllocation:
-        raise NotImplementedError
-
-    @overload
-    def __getitem__(self, k: int) -> BufferAllocation: ...
-    @overload
-    def __getitem__(self, k: slice) -> list[BufferAllocation]: ...
-    def __getitem__(self, k: int | slice) -> BufferAllocation | list[BufferAllocation]:
-        if isinstance(k, slice):
-            return [self._item(i) for i in range(*k.indices(len(self)))]
-        return self._item(k)
-
-
-class AllocationLines(_Allocations):
+class AllocationLines(LazyAllocations):
     """The allocations of ``texts`` (one allocation line each, in dump order), with
     their ``indexes``, ``sizes`` (bytes) and ``colors`` as columns (``array("q")``,
     one item per line), each read by ``read`` on first use with its 1-based line
@@ -65,24 +55,58 @@ class AllocationLines(_Allocations):
         self._read = read
         self._line_numbers: Callable[[], array] | None = line_numbers
         self._lines = array("q")
-        self._made: list[BufferAllocation | None] = [None] * n
+        self._made: dict[int, BufferAllocation] = {}  # the allocations read, by position
         self._unnumbered: list[int] = []  # positions read before the lines were counted
+        self._n = n
+        self._table: AllocationTable | None = None  # every allocation, once read_all
         self._lock = threading.RLock()  # lines is counted while an allocation is read
 
     def __len__(self) -> int:
-        return len(self.texts)
+        return self._n
 
     def _item(self, k: int) -> BufferAllocation:
-        made = self._made[k]
+        made = self._made.get(k)
         if made is None:
             with self._lock:
-                made = self._made[k]
+                made = self._made.get(k)
                 if made is None:
+                    table = self._table
+                    if table is not None:  # read whole (read_all): made from its row
+                        return table[k]
                     line = self._lines[k] if self._line_numbers is None else 0
                     made = self._made[k] = self._read(self.texts[k], line)
                     if not line:
                         self._unnumbered.append(k)
         return made
+
+    def read_all(self, pause: Callable[[], object] | None = None) -> AllocationTable:
+        """Every allocation read, in order, into an :class:`AllocationTable` (each
+        with its line: they are counted first), ``pause()`` called after every
+        :data:`PAUSE_EVERY` allocations (and the last few) if given. From then on an allocation not read
+        before is made from the table's row when asked for, and the lines' text is let
+        go (the allocations read before are kept: a screen may show them). Not
+        thread-safe against another ``read_all``; raises ValueError as
+        :meth:`count_lines`."""
+        if self._table is not None:
+            return self._table
+        self.count_lines()
+        table = AllocationTable()
+        add, close = table.add, table.close
+        texts, lines, read = self.texts, self._lines, self._read
+        for at in range(0, len(texts), PAUSE_EVERY):
+            for k in range(at, min(at + PAUSE_EVERY, len(texts))):
+                made = self._made.get(k)
+                add(made if made is not None else read(texts[k], lines[k]))
+                close()
+            if pause is not None:
+                pause()
+        with self._lock:
+            self._table = table
+            # The table's columns are these ones too: kept once.
+            self.indexes, self.sizes, self.colors = table.indexes, table.sizes, table.colors
+            self._lines = table.lines
+            self.texts = []
+        return table
 
     @property
     def lines(self) -> array:
@@ -98,7 +122,7 @@ class AllocationLines(_Allocations):
             with self._lock:
                 if self._line_numbers is not None:
                     lines = self._line_numbers()
-                    if len(lines) != len(self.texts):
+                    if len(lines) != self._n:
                         raise ValueError("a line number is needed for every allocation line")
                     for k in self._unnumbered:  # read before: each given its line now
                         made = self._made[k]
@@ -109,7 +133,7 @@ class AllocationLines(_Allocations):
 
     def __iter__(self) -> Iterator[BufferAllocation]:
         self.count_lines()  # first: each then read with its line
-        for k in range(len(self.texts)):
+        for k in range(self._n):
             yield self[k]
 
     def in_order(self, by_size: bool) -> AllocationsInOrder:
@@ -129,24 +153,6 @@ class AllocationLines(_Allocations):
         return AllocationsByIndex(self)
 
 
-class AllocationsInOrder(_Allocations):
-    """``lines`` in the order of their positions ``order``, each read on first use."""
-
-    def __init__(self, lines: AllocationLines, order: array):
-        self.lines, self.order = lines, order
-
-    def __len__(self) -> int:
-        return len(self.order)
-
-    def _item(self, k: int) -> BufferAllocation:
-        return self.lines[self.order[k]]
-
-    @property
-    def indexes(self) -> list[int]:
-        """The allocation index of each item, in this order (no allocation read)."""
-        return list(map(self.lines.indexes.__getitem__, self.order))
-
-
 class AllocationsByIndex(Mapping[int, BufferAllocation]):
     """Allocation index -> allocation of an :class:`AllocationLines`, each read on
     first use (the last of them, if a damaged dump repeats an index, as a dict made
@@ -164,7 +170,7 @@ class AllocationsByIndex(Mapping[int, BufferAllocation]):
         if self._made is None:
             indexes = self.lines.indexes
             if indexes == array("q", range(len(indexes))):
-                self._made = _Positions(len(indexes))
+                self._made = Positions(len(indexes))
             else:
                 self._made = {index: k for k, index in enumerate(indexes)}
         return self._made
@@ -180,25 +186,3 @@ class AllocationsByIndex(Mapping[int, BufferAllocation]):
 
     def __len__(self) -> int:
         return len(self._position)
-
-
-class _Positions(Mapping[int, int]):
-    """The map ``{k: k for k in range(n)}`` (the positions of lines in index order),
-    made of nothing; it finds what that dict finds."""
-
-    def __init__(self, n: int):
-        self.n = n
-
-    def __getitem__(self, index: int) -> int:
-        if index in range(self.n):
-            return int(index)
-        raise KeyError(index)
-
-    def __contains__(self, index: object) -> bool:
-        return index in range(self.n)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(range(self.n))
-
-    def __len__(self) -> int:
-        return self.n

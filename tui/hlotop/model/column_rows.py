@@ -4,8 +4,9 @@ A big dump has 10^4-10^5 live-range lines and peak-list lines. The parser (and t
 worker process that reads a split module's live ranges, :mod:`hlotop.loading.ahead`)
 fills one column a field and makes no object; the columns cross between processes as
 they are; the figures are worked out over them. An object is made for a row when
-something reads it (the browser, ``--json``), once: the same row is the same object,
-from any thread.
+something reads it by its index (the browser), once: the same row is the same object,
+from any thread. A pass over all of them (``--json``) makes each anew as it comes,
+unless all were made already, and keeps none.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ class ColumnRows(MadeOnce[T], Sequence[T]):
             columns = tuple(() for _ in self.FIELDS)
         numbers = self.NUMBERS
         made = [
-            array("q", column) if name in numbers else list(column)
+            (_numbers(column) if name in numbers else list(column))
             for name, column in zip(self.FIELDS, columns, strict=True)
         ]
         if len({len(column) for column in made}) > 1:
@@ -151,7 +152,12 @@ class ColumnRows(MadeOnce[T], Sequence[T]):
         return tuple(self._every()[index])
 
     def __iter__(self) -> Iterator[T]:
-        return iter(self._every())
+        # Each row made anew as it comes, unless all were made already: --json writes
+        # every live range of a dump once, and 10^6 of them kept took 170 MB.
+        objects = self._objects
+        if objects is not None:
+            return iter(objects)
+        return map(self.MAKE, *self.columns())
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ColumnRows) and type(other) is type(self):
@@ -168,6 +174,13 @@ class ColumnRows(MadeOnce[T], Sequence[T]):
 
     def __reduce__(self):
         return _rows, (type(self), self.columns())
+
+
+def _numbers(column: Iterable[Any]) -> array[int]:
+    """``column`` as an ``array("q")``: itself if it is one (a parser's, handed over)."""
+    if isinstance(column, array) and column.typecode == "q":
+        return column
+    return array("q", column)
 
 
 def _rows(kind: type[ColumnRows[T]], columns: tuple[Sequence[Any], ...]) -> ColumnRows[T]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from hlotop.model.allocation import BufferAllocation
 from hlotop.model.allocation_lines import AllocationLines
+from hlotop.model.allocation_table import AllocationTable
 from hlotop.model.dump_file import Diagnostic, DumpFile
 from hlotop.model.figures import Analysis
 from hlotop.model.live_range import HloLiveRange
@@ -22,7 +23,9 @@ from hlotop.model.values import InstructionText, UsedValue
 class ParsedSections:
     """What the parser read out of one or more files of a module."""
 
-    allocations: Sequence[BufferAllocation] = ()  # a tuple, or a first look's AllocationLines
+    # An AllocationTable (given a tuple of allocations, their table), or a first look's
+    # AllocationLines
+    allocations: Sequence[BufferAllocation] = ()
     total_bytes_used: int | None = None
     # Lazy when read from a file (its text a str, or bytes when it is all ASCII).
     used_values: UsedValues[str] | UsedValues[bytes] | tuple[UsedValue, ...] = ()
@@ -45,6 +48,11 @@ class ParsedSections:
     # XLA since 2021-08-09, whose combined dumps all end with an HloLiveRange block
     # (FORMATS.md 11).
     total_bytes_sized: bool = False
+
+    def __post_init__(self) -> None:
+        # Allocations given as objects are kept as columns, as the parser keeps them.
+        if isinstance(self.allocations, (tuple, list)):
+            object.__setattr__(self, "allocations", AllocationTable.of(self.allocations))
 
 
 @dataclass(slots=True)

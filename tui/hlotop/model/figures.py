@@ -10,85 +10,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hlotop.model.allocation import BufferAllocation
-from hlotop.model.live_range import BufferLiveRange
-from hlotop.model.source import SourceFrame, StackFrameTable
-from hlotop.model.used_values import UsedValues
-from hlotop.model.values import HloValue, InstructionText, UsedValue, ValueSlot
+from hlotop.model.value_table import ValueInfo, ValueTable, source_of, stack_of
 
-
-@dataclass(slots=True)
-class ValueInfo:
-    """Everything the dump says about one value, joined across its sections."""
-
-    value: HloValue
-    slot: ValueSlot | None = None  # where it lives; None if no allocation line names it
-    # looked up by value id, lazily
-    records: UsedValues[str] | UsedValues[bytes] | Mapping[int, UsedValue] | None = None
-    live: BufferLiveRange | None = None
-    shape: str | None = None  # the value's own shape, with layout
-    logical_bytes: int = 0  # ByteSizeOf(value shape): tiling padding ignored
-    sweep_bytes: int = 0  # ByteSizeOf(defining instruction shape): XLA's peak sweep size
-    color: int = 0  # memory space
-    frames: StackFrameTable | None = None  # the module's stack frames (jax >= 0.9)
-
-    @property
-    def used(self) -> UsedValue | None:
-        """The value's ``Used values`` record, parsed on first use; None if it has none."""
-        return self.records.get(self.value.id) if self.records is not None else None
-
-    @property
-    def allocated_bytes(self) -> int:
-        """Bytes the value takes in its allocation (with padding); logical if unknown."""
-        return self.slot.size if self.slot is not None else self.logical_bytes
-
-    @property
-    def padding_bytes(self) -> int:
-        return max(0, self.allocated_bytes - self.logical_bytes)
-
-    @property
-    def op_name(self) -> str | None:
-        instr = self.used.instruction if self.used else None
-        return instr.op_name if instr else None
-
-    @property
-    def source(self) -> str | None:
-        """``file:line`` of the Python source that made the value (:func:`source_of`
-        its defining instruction). None if it is not known."""
-        return source_of(self.used.instruction if self.used else None, self.frames)
-
-    @property
-    def stack(self) -> tuple[SourceFrame, ...]:
-        """The Python stack that made the value, innermost first (:func:`stack_of` its
-        defining instruction); () when unknown."""
-        return stack_of(self.used.instruction if self.used else None, self.frames)
-
-    def is_live_at(self, step: int) -> bool:
-        return self.live is not None and self.live.start <= step <= self.live.end
-
-
-def stack_of(
-    instr: InstructionText | None, frames: StackFrameTable | None
-) -> tuple[SourceFrame, ...]:
-    """The Python stack that made ``instr``, innermost first: its ``stack_frame_id``
-    resolved through the module's stack ``frames`` (jax >= 0.9 dumps whose module text
-    is beside them); () when either is missing."""
-    if instr is None or instr.stack_frame_id is None or frames is None:
-        return ()
-    return frames.stack(instr.stack_frame_id)
-
-
-def source_of(instr: InstructionText | None, frames: StackFrameTable | None) -> str | None:
-    """``file:line`` of the Python source that made ``instr``: its metadata's
-    ``source_file``/``source_line``, or (jax >= 0.9) the innermost frame of
-    :func:`stack_of`. None if neither is known."""
-    if instr is None:
-        return None
-    if instr.source_file:
-        if instr.source_line:
-            return f"{instr.source_file}:{instr.source_line}"
-        return instr.source_file
-    stack = stack_of(instr, frames)
-    return f"{stack[0].file}:{stack[0].line}" if stack else None
+__all__ = [
+    "NO_LIVE_RANGES",
+    "Analysis",
+    "MemorySpace",
+    "MemoryStats",
+    "ValueInfo",
+    "ValuesById",
+    "source_of",
+    "stack_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +102,11 @@ class ValuesById(Mapping[int, ValueInfo]):
     def _ids(self) -> array[int]:
         ids = self._made
         if ids is None:  # made twice at worst, by two threads at once: the same array
-            ids = self._made = array("q", [v.value.id for v in self._values])
+            values = self._values
+            if isinstance(values, ValueTable):
+                ids = self._made = values.ids
+            else:
+                ids = self._made = array("q", [v.value.id for v in values])
         return ids
 
     def _at(self, value_id: object) -> int:
@@ -210,7 +147,7 @@ NO_LIVE_RANGES = "no-live-ranges"
 class Analysis:
     """The derived figures of one module. Bytes are ints; steps index the schedule."""
 
-    values: list[ValueInfo]  # sorted by value id
+    values: Sequence[ValueInfo]  # sorted by value id (a ValueTable)
     by_id: Mapping[int, ValueInfo]  # a ValuesById
     max_time: int  # the schedule's end; steps run 0..max_time inclusive
     # logical bytes live at each step 0..max_time (an array, or worked out when first

@@ -201,6 +201,20 @@ class LiveRanges(ColumnRows[BufferLiveRange]):
     ends: array[int]
     lines: array[int]
 
+    def row(self, k: int) -> BufferLiveRange:
+        """Row ``k`` as a :class:`BufferLiveRange`: the one made already if it was read
+        as one, else a new one, not kept (a value's, :class:`~hlotop.model.ValueInfo`:
+        a dump of 10^6 values would keep 10^6 of them)."""
+        objects = self._objects
+        if objects is not None:
+            return objects[k]
+        one = self._some.get(k)
+        if one is not None:
+            return one
+        return BufferLiveRange(
+            self.names[k], self.shape_indexes[k], self.starts[k], self.ends[k], self.lines[k]
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class HloLiveRange:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from hlotop.model import BufferAllocation, ValueSlot
+from hlotop.model import AllocationTable, BufferAllocation, ValueSlot
 from hlotop.parse.line_form import Field, LineForm, Lit, Opt, Part, Skip, flag
 from hlotop.parse.tokens import VALUE_REF, Sink, byte_count_field, index_field, int_field
 from hlotop.units import HUMAN_BYTES_RE, parse_human_bytes
@@ -127,39 +127,36 @@ TOTAL_LINE = LineForm(
 )
 
 _match_value = VALUE_LINE.pattern.match
-_build_value = VALUE_LINE.build
+_add_value = VALUE_LINE.flat_builder()
 _match_allocation = ALLOCATION_HEAD.pattern.match
-_build_allocation = ALLOCATION_HEAD.build
+_add_allocation = ALLOCATION_HEAD.flat_builder()
 
 
 class AllocationSection:
-    """Reads allocation blocks line by line (a :class:`~hlotop.parse.section.Section`)."""
+    """Reads allocation blocks line by line (a :class:`~hlotop.parse.section.Section`)
+    into an :class:`~hlotop.model.AllocationTable`: each line's fields go into its
+    columns, and no object is kept."""
 
     stage = "allocations"
     expects = "an allocation line 'allocation N: size S, ...:' or ' value: <...>'"
 
     def __init__(self, sink: Sink):
         self.sink = sink
-        self.allocations: list[BufferAllocation] = []
-        # The open allocation (ALLOCATION_HEAD): its value slots and cross-colour
-        # reuses are set when it closes.
-        self._head: BufferAllocation | None = None
-        self._slots: list[ValueSlot] = []
+        self.table = AllocationTable()
+        # The index of the open allocation (its value lines follow it; its cross-colour
+        # reuses are set when it closes), None if none is.
+        self._head: int | None = None
         self._reused: list = []
         self._broken = False  # the current allocation line was reported as unreadable
 
     def _close(self) -> None:
-        head = self._head
-        if head is not None:
-            head.values = tuple(self._slots)
-            if self._reused:
-                head.reused_by = tuple(self._reused)
-            self.allocations.append(head)
-        self._head, self._slots, self._reused = None, [], []
+        if self._head is not None:
+            self.table.close(tuple(self._reused))
+        self._head, self._reused = None, []
 
-    def _open(self, head: BufferAllocation) -> None:
-        self._close()
-        self._head, self._broken = head, False
+    def _opened(self, index: int) -> None:
+        """The allocation just added to the table (of ``index``) is open now."""
+        self._head, self._broken = index, False
 
     def take_run(self, lines: list[str], i: int, stop: int, first_line: int) -> int:
         """Read the ordinary allocation and value lines from ``lines[i]`` on (at most up
@@ -167,25 +164,25 @@ class AllocationSection:
         line number of ``lines[0]``. Returns the index of the first line not taken
         (``i`` if none was), which goes through :meth:`feed` and the section reader's
         dispatch. Most lines of a big dump come here: one loop, no dispatch."""
-        match_value, build_value = _match_value, _build_value
-        slots = self._slots
-        current = self._head.index if self._head is not None else None
+        table = self.table
+        add_row, add_fields, indexes = table.slots.add_row, table.add_fields, table.indexes
+        current = self._head
         j = i
         while j < stop:
             line = lines[j]
-            m = match_value(line)
+            m = _match_value(line)
             if m is not None:
                 if current is None:
                     break
-                slots.append(build_value(m, current, first_line + j))
+                _add_value(m, add_row, current, first_line + j)
             else:
                 m = _match_allocation(line)
                 if m is None:
                     break
-                head = _build_allocation(m, first_line + j)
-                self._open(head)
-                current = head.index
-                slots = self._slots
+                self._close()
+                _add_allocation(m, add_fields, first_line + j)
+                current = indexes[-1]
+                self._opened(current)
             j += 1
         return j
 
@@ -198,7 +195,8 @@ class AllocationSection:
             self._broken = True  # until it is read
             head = ALLOCATION_HEAD.read(sink, line, lineno, lineno)
             if head is not None:
-                self._open(head)
+                self.table.add(head)
+                self._opened(head.index)
             return True
         if line.startswith(" value: "):
             self._add_slot(VALUE_LINE, line, lineno)
@@ -216,7 +214,7 @@ class AllocationSection:
         return False
 
     def _add_slot(self, form: LineForm, line: str, lineno: int) -> None:
-        current = self._head.index if self._head is not None else -1
+        current = self._head if self._head is not None else -1
         slot = form.read(self.sink, line, lineno, current, lineno)
         if slot is None:
             return
@@ -227,9 +225,9 @@ class AllocationSection:
                     "value line outside an allocation: expected 'allocation N: size S:' before it",
                 )
             return
-        self._slots.append(slot)
+        self.table.slots.add(slot)
 
     def finish(self) -> dict[str, Any]:
         """The allocations read, in dump order, and that the section was seen."""
         self._close()
-        return {"allocations": tuple(self.allocations), "saw_buffer_assignment": True}
+        return {"allocations": self.table, "saw_buffer_assignment": True}

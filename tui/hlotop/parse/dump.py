@@ -10,10 +10,10 @@ on with the next line, so one bad line never loses the rest of the dump.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any, AnyStr, cast
+from typing import Any, AnyStr, Generic, cast
 
 from hlotop.model import ByteSource, Diagnostic, ParsedSections, UsedValues
 from hlotop.parse import live_range as lr
@@ -82,16 +82,16 @@ def parse_text(
     if hooks.stage is not None:
         hooks.stage("finding the value records")
     records, chunks = _records_first(path, text.pop() if isinstance(text, list) else text, hooks)
-    del text  # the caller's, if it kept it; else gone
+    del text  # the caller's, if it kept it; else gone (once its chunks are read)
     reading = _Reading(Sink(path, diagnostics), records, hooks)
-    for first_line, lines in chunks:
-        reading.read(lines, first_line)
+    while chunks:
+        reading.read_chunk(chunks.pop(0))
     return reading.finish()
 
 
 def _records_first(
     path: str, whole: AnyStr, hooks: ReadHooks
-) -> tuple[UsedValues[AnyStr] | None, list[tuple[int, list[str]]]]:
+) -> tuple[UsedValues[AnyStr] | None, list[Chunk[AnyStr]]]:
     """:func:`_cut_records` of ``whole``, the records handed to ``hooks.on_records``
     and, with ``hooks.source``, read back from there from now on."""
     records, chunks = _cut_records(path, whole)
@@ -147,11 +147,36 @@ class _Reading:
         self.fields: dict[str, Any] = {}  # ParsedSections' fields read from header lines
         self.skipping = False  # inside a "*** Begin <file> ***" block of another dump file
 
-    def read(self, lines: list[str], first_line: int) -> None:
-        """Read ``lines``, the first of them line ``first_line`` (1-based): each run of a
+    def read_chunk(self, chunk: Chunk) -> None:
+        """Read the lines of ``chunk``, a piece of text at a time (each piece's lines
+        made as it comes, and let go as they are read: the lines of a whole dump of
+        small allocations, made at once, were its reader's peak memory): each piece but
+        the last up to its last :data:`_LOOKAHEAD` lines, which are read with the next
+        (a line's reader may look at the few after it)."""
+        carry: list[str] = []
+        first_line = chunk.first_line
+        for lines, before, span, last in chunk.pieces():
+            if carry:
+                lines = carry + lines
+            stop = len(lines) if last else max(0, len(lines) - _LOOKAHEAD)
+            self.read(lines, first_line, stop, (before, span))
+            carry = lines[stop:]
+            first_line += stop
+
+    def read(
+        self,
+        lines: list[str],
+        first_line: int,
+        stop: int | None = None,
+        share: tuple[float, float] = (0.0, 1.0),
+    ) -> None:
+        """Read ``lines[:stop]`` (all of them if ``stop`` is None; those after may be
+        looked at), the first of them line ``first_line`` (1-based): each run of a
         section's ordinary lines by its reader's :meth:`~Section.take_run`, each other
-        line through :meth:`line`. Every :data:`_PAUSE_EVERY` lines the hooks hear."""
-        n = len(lines)
+        line through :meth:`line`. Every :data:`_PAUSE_EVERY` lines the hooks hear; how
+        far into its section the reading is, ``share`` says: the part of it read
+        before these lines and the part they are."""
+        n = len(lines) if stop is None else stop
         i = 0
         next_pause = 0
         done = 0  # lines[:done] are read and let go
@@ -163,7 +188,7 @@ class _Reading:
                 if i - 1 > done:
                     lines[done : i - 1] = repeat("", i - 1 - done)  # one shared ""
                     done = i - 1
-                self._progress(i, n)
+                self._progress(i, n, share)
                 next_pause = i + _PAUSE_EVERY
             section = self.section
             if section is not None:
@@ -174,12 +199,13 @@ class _Reading:
             i += 1
             self.line(lines[i - 1], first_line + i - 1, lines, i)
 
-    def _progress(self, i: int, n: int) -> None:
+    def _progress(self, i: int, n: int, share: tuple[float, float]) -> None:
         pause, stage, section = self.hooks.pause, self.hooks.stage, self.section
         if pause is not None:
             pause()
         if stage is not None and section is not None and section.stage is not None:
-            stage(f"{section.stage} {100 * i // n}%")
+            before, part = share
+            stage(f"{section.stage} {min(99, int(100 * (before + part * i / n)))}%")
 
     def line(self, line: str, lineno: int, lines: list[str], i: int) -> None:
         """Read one line that no run took (``lines[i]`` the one after it): a wrapper
@@ -356,30 +382,51 @@ def _find_line(text: AnyStr, line: str) -> int:
     return at + 1 if at >= 0 else -1
 
 
-def _lines(text: AnyStr) -> list[str]:
-    """:func:`split_lines` of ``text`` (decoded if bytes), a :data:`~scan.PIECE` at a
-    time: one split of a 500 MB dump's allocations held the interpreter for 0.2 s."""
-    lines: list[str] = []
-    for piece in scan.pieces(text):
-        lines += split_lines(piece.decode("ascii") if isinstance(piece, bytes) else piece)
-    return lines
+# Lines of a piece read with the next one (see _Reading.read_chunk): more than any
+# reader looks ahead (the header openers, three).
+_LOOKAHEAD = 8
 
 
-def _cut_records(
-    path: str, text: AnyStr
-) -> tuple[UsedValues[AnyStr] | None, list[tuple[int, list[str]]]]:
+@dataclass(frozen=True, slots=True)
+class Chunk(Generic[AnyStr]):
+    """The lines of ``text[start:end]`` (a ``str``, or ``bytes`` all ASCII), the first
+    of them line ``first_line`` (1-based), to be read a :data:`~scan.PIECE` at a time
+    (:meth:`pieces`)."""
+
+    first_line: int
+    text: AnyStr
+    start: int
+    end: int
+
+    def pieces(self) -> Iterator[tuple[list[str], float, float, bool]]:
+        """Each piece's lines (:func:`split_lines`, decoded if bytes), with the share of
+        the chunk before it and its own (of its characters), and whether it is the
+        last. One split of a 500 MB dump's allocations held the interpreter for 0.2 s;
+        its lines, all at once, were most of the memory a dump of small allocations
+        took to read."""
+        start, end, text = self.start, self.end, self.text
+        total = max(1, end - start)
+        at = start
+        for piece in scan.pieces(text, None, start, end):
+            lines = split_lines(piece.decode("ascii") if isinstance(piece, bytes) else piece)
+            size = len(piece)
+            yield lines, (at - start) / total, size / total, at + size >= end
+            at += size
+
+
+def _cut_records(path: str, text: AnyStr) -> tuple[UsedValues[AnyStr] | None, list[Chunk[AnyStr]]]:
     """Cut the body of the first ``Used values:`` section out as a lazy
     :class:`~hlotop.model.UsedValues`; return it (or None) and the rest as (first line, lines) chunks.
     ``text`` may be the file's bytes if they are all ASCII: only the rest is decoded."""
     header = _find_line(text, USED_VALUES_HEADER)
     if header < 0:
-        return None, [(1, _lines(text))]
+        return None, [Chunk(1, text, 0, len(text))]
     body_start = min(header + len(USED_VALUES_HEADER) + 1, len(text))
     body_end = _records_end(text, body_start)
     first = scan.count_lines(text, 0, body_start) + 1
     table = used_values(path, text, first, body_start, body_end)  # shared text
     tail_first = table.line_at_end()  # the records indexed, and their lines counted
-    return table, [(1, _lines(text[:body_start])), (tail_first, _lines(text[body_end:]))]
+    return table, [Chunk(1, text, 0, body_start), Chunk(tail_first, text, body_end, len(text))]
 
 
 def _next_nonblank(lines: list[str], i: int) -> str | None:

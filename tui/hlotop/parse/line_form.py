@@ -256,6 +256,29 @@ def _fields_in(
             yield from _fields_in(p.parts, optional, True)
 
 
+class _Optional(Part):
+    """A part of a line form's parts with whether it is inside an :class:`Opt`, for
+    :meth:`LineForm.flat_builder`."""
+
+    def __init__(self, part: Part, optional: bool):
+        self.part, self.optional = part, optional
+
+    def code(self, groups, names, optional) -> list[str]:
+        return self.part.code(groups, names, optional)
+
+
+def _flattened(parts: Iterable[Part], optional: bool = False) -> Iterator[_Optional]:
+    """``parts`` with every :class:`Nested` and :class:`Opt` part opened into its own,
+    in group order, each with whether it is optional."""
+    for p in parts:
+        if isinstance(p, Nested):
+            yield from _flattened(p.parts, optional)
+        elif isinstance(p, Opt):
+            yield from _flattened(p.parts, True)
+        else:
+            yield _Optional(p, optional)
+
+
 def _group_names(parts: Iterable[Part]) -> list[str]:
     """The field of each group of ``parts``' regular expression, in group order."""
     return [f.name for f, _, _ in _fields_in(parts)]
@@ -347,6 +370,22 @@ class LineForm:
         exec(compile(source, f"<line form {self.what}>", "exec"), names)  # noqa: S102
         return names["build"]
 
+    def flat_builder(self) -> Callable[..., Any]:
+        """``build(match, add, *context)``: ``add(**fields, **context)`` of the fast
+        path's match, the fields of a :class:`Nested` part given as fields of their own
+        (``id=...``, not ``value=HloValue(...)``): for a reader that keeps the fields as
+        columns and makes no object a line. Generated as :meth:`_builder` is."""
+        names: dict[str, Any] = {}
+        groups = iter(range(self.pattern.groups))
+        items = [item for p in _flattened(self.parts) for item in p.code(groups, names, p.optional)]
+        items += [f"{c}={c}" for c in self.context]
+        args = "".join(f", {c}" for c in self.context)
+        source = (
+            f"def build(m, _add{args}):\n    g = m.groups()\n    return _add({', '.join(items)})\n"
+        )
+        exec(compile(source, f"<line form {self.what}, flat>", "exec"), names)  # noqa: S102
+        return names["build"]
+
     def take(
         self, lines: list[str], i: int, stop: int, first_line: int, add: Callable[[Any], object]
     ) -> int:
@@ -366,7 +405,7 @@ class LineForm:
         return j
 
     def take_columns(
-        self, lines: list[str], i: int, stop: int, first_line: int, columns: Sequence[list]
+        self, lines: list[str], i: int, stop: int, first_line: int, columns: Sequence[Any]
     ) -> int:
         """Read ``lines[i:stop]`` while each is of this form, as :meth:`take` does, into
         ``columns``: each field's value (converted; an absent optional field's default)
@@ -392,8 +431,8 @@ class LineForm:
             if len(found) == len(run):  # each line one match: none split, none left out
                 values = zip(*found, strict=True) if len(fields) > 1 else (found,)
                 for column, (field, optional), texts in zip(columns, fields, values, strict=False):
-                    column += _converted(field, optional, texts)
-                line_numbers += range(first_line + j, first_line + j + len(run))
+                    column.extend(_converted(field, optional, texts))
+                line_numbers.extend(range(first_line + j, first_line + j + len(run)))
                 j += len(run)
                 continue
             for line in run:

@@ -4,6 +4,9 @@ sequence, each value's live range, and the peak lines of every variant (V1-V4)."
 from __future__ import annotations
 
 import re
+import sys
+from array import array
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from hlotop.model import (
@@ -113,12 +116,12 @@ class LiveRangeSection:
         self.sequence: list[str] = []
         # The live ranges as columns (LiveRanges): names, ShapeIndexes, first and last
         # steps, line numbers.
-        self.ranges: tuple[list[Any], ...] = ([], [], [], [], [])
+        self.ranges: tuple[Any, ...] = _range_columns()
         self.peak_time: int | None = None
         self.peak_line = 0
         # The peak list as columns (PeakEntries): names, ShapeIndexes, bytes,
         # cumulative bytes, line numbers.
-        self.peak_entries: tuple[list[Any], ...] = ([], [], [], [], [])
+        self.peak_entries: tuple[Any, ...] = ([], [], array("q"), [], array("q"))
         self.stack = StackTraceSection(sink)
         self._state = ""
         self._sequence_line = 0  # line of "  InstructionSequence:"
@@ -274,14 +277,14 @@ class LiveRangeSection:
         self._check_schedule_end()
         peak = None
         if self.peak_time is not None:
-            entries = PeakEntries(*self.peak_entries)
+            entries = PeakEntries(*map(_column, self.peak_entries))
             peak = PeakUsage(
                 self.peak_time, entries, _variant(entries, self.stack.seen), self.peak_line
             )
         return HloLiveRange(
             self.max_time,
             tuple(self.sequence),
-            LiveRanges(*self.ranges),
+            LiveRanges(*map(_column, self.ranges)),
             peak,
             self.stack.finish() if self.apart is None else None,
             self.line,
@@ -311,7 +314,7 @@ class LiveRangeSection:
         ends = self.ranges[3]
         if end <= 0 or not ends or max(ends) <= end:
             return
-        kept: tuple[list[Any], ...] = ([], [], [], [], [])
+        kept = _range_columns()
         for name, index, first, last, line in zip(*self.ranges, strict=True):
             if last > end:
                 label = name + format_shape_index(index)
@@ -341,9 +344,10 @@ def _take_sequence(lines: list[str], i: int, stop: int, sequence: list[str]) -> 
         if len(found) == len(run):  # every line is one of the form, none split in two
             steps, names = zip(*found, strict=True)
             if steps == tuple(map(str, range(first, first + len(run)))):
-                # Not interned: each name is listed once, and interning the 250 000 of a
-                # big schedule took 0.1 s and saved no memory.
-                sequence += names
+                # Interned: most are the names of the values they define, which the
+                # value lines and the live ranges share (65 bytes a step of a dump of
+                # small allocations; 40 ms for the 250 000 of a big schedule).
+                sequence += map(sys.intern, names)
                 j += len(run)
                 continue
         for line in run:
@@ -353,6 +357,56 @@ def _take_sequence(lines: list[str], i: int, stop: int, sequence: list[str]) -> 
             sequence.append(m.group(2))
             j += 1
     return j
+
+
+class Numbers:
+    """A column of ints, kept as an ``array("q")`` while every one fits in 64 bits (a
+    step of a damaged line may not: then as a list): 8 bytes a number, where a list
+    of them held an int object each until the block was read. ``append`` and
+    ``extend`` as a list's; read as a sequence."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: array[int] | list[int] = array("q")
+
+    def append(self, value: int) -> None:
+        try:
+            self.items.append(value)
+        except OverflowError:
+            self.items = [*self.items, value]
+
+    def extend(self, values: Iterable[int]) -> None:
+        items = self.items
+        if isinstance(items, list):
+            items.extend(values)
+            return
+        values = values if isinstance(values, (list, tuple, range)) else list(values)
+        try:
+            more = array("q", values)
+        except OverflowError:
+            self.items = [*items, *values]
+            return
+        items.extend(more)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.items)
+
+    def __getitem__(self, k: int) -> int:
+        return self.items[k]
+
+
+def _range_columns() -> tuple[Any, ...]:
+    """Empty columns of live ranges (:class:`LiveRanges`' fields)."""
+    return ([], [], Numbers(), Numbers(), array("q"))
+
+
+def _column(column: Any) -> Any:
+    """A column as :class:`~hlotop.model.column_rows.ColumnRows` takes it."""
+    return column.items if isinstance(column, Numbers) else column
 
 
 def _variant(entries: PeakEntries, has_stack: bool) -> str:

@@ -37,15 +37,17 @@ def is_ascii(data: bytes) -> bool:
     return all(data[at : at + PIECE].isascii() for at in range(0, len(data), PIECE))
 
 
-def pieces(data: AnyStr, size: int | None = None) -> Iterator[AnyStr]:
-    """``data`` in consecutive pieces of about ``size`` characters (default
-    :data:`PIECE`), each ending with a line end (the last: with whatever ends
-    ``data``); they add up to ``data``."""
+def pieces(
+    data: AnyStr, size: int | None = None, start: int = 0, stop: int | None = None
+) -> Iterator[AnyStr]:
+    """``data[start:stop]`` in consecutive pieces of about ``size`` characters
+    (default :data:`PIECE`), each ending with a line end (the last: with whatever ends
+    the part); they add up to the part."""
     size = PIECE if size is None else size
+    stop = len(data) if stop is None else stop
     nl = newline_of(data)
-    start = 0
-    while start < len(data):
-        end = data.find(nl, min(start + size, len(data)) - 1) + 1 or len(data)
+    while start < stop:
+        end = data.find(nl, min(start + size, stop) - 1, stop) + 1 or stop
         yield data[start:end]
         start = end
 

@@ -11,13 +11,14 @@ what needs it.
 
 from __future__ import annotations
 
+from json.encoder import encode_basestring_ascii
 from typing import IO, Any
 
 from hlotop.analysis.capacity import Fit
 from hlotop.analysis.grouping import Grouping
 from hlotop.model import Advice, ModuleDump
 from hlotop.model.memory_space import space_names
-from hlotop.report.json_table import DOCUMENT, KINDS, Context
+from hlotop.report.json_table import DOCUMENT, KINDS, Context, List, Null, Obj, Type
 from hlotop.report.json_text import FORMATTERS, KEY_FORMATTERS, STREAMED_ITEMS
 from hlotop.report.parallel import OrderedChunks
 from hlotop.report.peak_why import PeakWhy
@@ -117,15 +118,15 @@ def write_json(
                 if text is None:
                     text = values[key.name](module, ctx)
                 out.write(f'{separator}"{key.name}":{text}')
-            else:
+            elif key.name == RECORDS and chunks is not None:  # from the workers
                 out.write(f'{separator}"{key.name}":[')
-                if key.name == RECORDS and chunks is not None:  # from the workers
-                    made = _after_records(module, ctx)
-                    _write_chunks(module, chunks, out)
-                else:
-                    items, kind = STREAMED_ITEMS[DOCUMENT][key.name]
-                    _write_batches(items(module, ctx), FORMATTERS[kind], ctx, out)
+                made = _after_records(module, ctx)
+                _write_chunks(module, chunks, out)
                 out.write("]")
+            else:
+                out.write(f'{separator}"{key.name}":')
+                value, t = STREAMED_ITEMS[DOCUMENT][key.name]
+                _write_streamed(t, value(module, ctx), ctx, out)
             separator = ","
         out.write("}\n")
     finally:
@@ -162,6 +163,39 @@ def _after_records(module: ModuleDump, ctx: Context) -> dict[str, str]:
 
 def _write_chunks(module: ModuleDump, chunks: OrderedChunks, out: IO[str]) -> None:
     module.take_record_diagnostics(chunks.write_to(out))
+
+
+def _write_streamed(t: Type, value: Any, ctx: Context, out: IO[str]) -> None:
+    """The value of a streamed key of type ``t``: a list written a batch at a time, or
+    an object (or null) of a kind written key by key (its own streamed keys so too:
+    the 10^6 live ranges of a big dump are never held as text, nor as objects)."""
+    if isinstance(t, Null):
+        if value is None:
+            out.write("null")
+            return
+        t = t.of
+    if isinstance(t, Obj):
+        separator = "{"
+        values = KEY_FORMATTERS[t.kind]
+        for key in KINDS[t.kind].keys:
+            out.write(f'{separator}"{key.name}":')
+            if key.streamed:
+                get, of = STREAMED_ITEMS[t.kind][key.name]
+                _write_streamed(of, get(value, ctx), ctx, out)
+            else:
+                out.write(values[key.name](value, ctx))
+            separator = ","
+        out.write("}")
+        return
+    assert isinstance(t, List)
+    out.write("[")
+    item = t.of
+    _write_batches(value, FORMATTERS[item.kind] if isinstance(item, Obj) else _string, ctx, out)
+    out.write("]")
+
+
+def _string(text: str, ctx: Context) -> str:
+    return encode_basestring_ascii(text)
 
 
 def _write_batches(items, fmt, ctx: Context, out: IO[str]) -> None:

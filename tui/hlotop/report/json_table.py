@@ -115,7 +115,9 @@ class Key:
     type: Type
     get: str
     doc: str
-    streamed: bool = False  # written a batch at a time by the document writer
+    # Written a batch at a time by the document writer (a list of objects or strings),
+    # or key by key (an object whose kind has streamed keys, or null)
+    streamed: bool = False
     # An expression (over the same names as ``get``): objects for which it is equal
     # have the same text for this key, made once per document and reused (a record's
     # Python stack is the same for every record of its stack_frame_id: 195 069 records
@@ -376,6 +378,7 @@ KINDS: dict[str, Kind] = {
                     Null(Obj("live_range")),
                     "x.live_range",
                     "the HloLiveRange block (schedule, live ranges, peak), or null",
+                    streamed=True,
                 ),
                 Key(
                     "stack_trace",
@@ -587,12 +590,14 @@ KINDS: dict[str, Kind] = {
                     List(Str()),
                     "x.instruction_sequence",
                     "the instruction at each step",
+                    streamed=True,
                 ),
                 Key(
                     "buffers",
                     List(Obj("buffer_live_range")),
                     "x.buffers",
                     "each value's live range",
+                    streamed=True,
                 ),
                 Key("peak", Null(Obj("peak")), "x.peak", "XLA's printed peak, or null"),
             ),

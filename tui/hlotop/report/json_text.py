@@ -13,8 +13,9 @@ escaped by the encoder's own C function); a test compares the two on every sampl
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
+from typing import Any
 
 from hlotop.report.json_table import (
     KINDS,
@@ -104,8 +105,11 @@ class _Compiler:
             if key.optional and (by_key or key.same_text_for is not None):
                 raise ValueError(f"{kind.name}: optional key {key.name!r} in a streamed kind")
             if by_key and key.streamed:
-                if not (isinstance(key.type, List) and isinstance(key.type.of, Obj)):
-                    raise ValueError(f"{kind.name}: streamed key {key.name!r} is not a list")
+                if not _streamable(key.type, self.kinds):
+                    raise ValueError(
+                        f"{kind.name}: streamed key {key.name!r} is not a list of objects or "
+                        "strings, nor an object of a kind with streamed keys"
+                    )
                 self.source += [
                     f"def _get{_name(kind.name)}__{key.name}(x, ctx):",
                     *lets,
@@ -170,6 +174,17 @@ def _name(kind: str) -> str:
     return f"_json_{kind}"
 
 
+def _streamable(t: Type, kinds: dict[str, Kind]) -> bool:
+    """Whether a key of type ``t`` can be streamed: a list of objects or of strings
+    (written a batch at a time), or an object (or null) of a kind with streamed keys
+    (written key by key)."""
+    if isinstance(t, List):
+        return isinstance(t.of, (Obj, Str))
+    if isinstance(t, Null):
+        t = t.of
+    return isinstance(t, Obj) and any(key.streamed for key in kinds[t.kind].keys)
+
+
 _compiled = _Compiler(KINDS).compile()
 
 FORMATTERS: dict[str, Formatter] = {
@@ -192,20 +207,18 @@ KEY_FORMATTERS: dict[str, dict[str, Formatter]] = {
 """Kind name -> key -> ``f(object, ctx)``: that key's value as JSON text, for the kinds
 written key by key (the document), but for their streamed keys."""
 
-STREAMED_ITEMS: dict[str, dict[str, tuple[Callable[[object, object], Iterable], str]]] = {
+STREAMED_ITEMS: dict[str, dict[str, tuple[Callable[[object, object], Any], Type]]] = {
     name: {
-        key.name: (
-            _compiled[f"_get{_name(name)}__{key.name}"],  # type: ignore[misc]
-            key.type.of.kind,  # type: ignore[union-attr]  # a list of objects (checked)
-        )
+        key.name: (_compiled[f"_get{_name(name)}__{key.name}"], key.type)  # type: ignore[misc]
         for key in kind.keys
         if key.streamed
     }
     for name, kind in KINDS.items()
     if _name(name) not in _compiled
 }
-"""Kind name -> streamed key -> (``f(object, ctx)``: the items of that key's list, the
-kind of the items, to be formatted one by one with its :data:`FORMATTERS`)."""
+"""Kind name -> streamed key -> (``f(object, ctx)``: that key's value, its type): a
+list (of objects, each formatted with its kind's :data:`FORMATTERS`, or of strings)
+written a batch at a time, or an object (or null) of a kind written key by key."""
 
 
 def source() -> str:

@@ -105,7 +105,7 @@ class SearchScreen(ModalScreen["int | None"]):
     BINDINGS = bindings("search")
 
     def __init__(
-        self, values: list[ValueInfo], names=None, query: str = "", chosen: int | None = None
+        self, values: Sequence[ValueInfo], names=None, query: str = "", chosen: int | None = None
     ):
         super().__init__()
         self.values = values
@@ -135,7 +135,7 @@ class SearchScreen(ModalScreen["int | None"]):
     def on_mount(self) -> None:
         self._update(self.query_text)
 
-    def set_values(self, values: list[ValueInfo]) -> None:
+    def set_values(self, values: Sequence[ValueInfo]) -> None:
         """Search ``values`` from now on (the whole dump, once it has replaced its
         preview), the query typed so far again."""
         self.values = values

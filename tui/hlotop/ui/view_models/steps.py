@@ -7,12 +7,13 @@ from array import array
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterator, Sequence
 from heapq import merge
-from itertools import accumulate, compress, islice
+from itertools import accumulate, compress, islice, repeat
+from operator import le
 
 from rich.text import Text
 
 from hlotop.analysis.value_order import ValueOrders
-from hlotop.model import BufferLiveRange, ModuleDump, ValueInfo
+from hlotop.model import BufferLiveRange, ModuleDump, ValueInfo, ValueRows, ValueTable
 from hlotop.model.memory_space import space_name, space_names
 from hlotop.safe_text import printable
 from hlotop.units import human_bytes, with_commas
@@ -151,18 +152,47 @@ class StepIndex:
     then id), with the live count at every step: built once per dump (a few passes
     over the values, most at C speed) and shared by the timeline and the live set."""
 
-    def __init__(self, values: list[ValueInfo], max_time: int):
+    def __init__(self, values: Sequence[ValueInfo], max_time: int):
+        self.max_time = max_time
+        # Every value ranked in each order of `s`, shared by the timeline and the live set
+        self.orders = ValueOrders(values)
+        if isinstance(values, ValueTable) and values.ranges is not None:
+            self._of_columns(values, max_time)
+            return
         rows = [v for v in values if v.live is not None]
         ids = [v.value.id for v in rows]
         if any(a > b for a, b in zip(ids, ids[1:], strict=False)):
             rows.sort(key=lambda v: v.value.id)
         rows.sort(key=_start)  # stable: by start, then id
-        self.rows = rows
+        self.rows: Sequence[ValueInfo] = rows
         self.row_of = IdIndex(array("q", [v.value.id for v in rows]))
-        self.max_time = max_time
         self.counts = array("q", live_counts(rows, max_time))
-        # Every value ranked in each order of `s`, shared by the timeline and the live set
-        self.orders = ValueOrders(values)
+
+    def _of_columns(self, table: ValueTable, max_time: int) -> None:
+        """As ``__init__`` over ``table``'s columns: the rows a view of its rows
+        (:class:`~hlotop.model.ValueRows`), none made (10^6 values: 56 bytes each)."""
+        ranges = table.ranges
+        assert ranges is not None
+        live_rows, starts = table.live_rows, ranges.starts
+        live = array("q", compress(range(len(table)), map(le, repeat(0), live_rows)))
+        start_of = array("q", [starts[live_rows[r]] for r in live])
+        # by start, then id: the table is by id, and the sort is stable
+        order = array("q", sorted(range(len(live)), key=start_of.__getitem__))
+        rows = array("q", map(live.__getitem__, order))
+        self.rows = ValueRows(table, rows)
+        self.row_of = IdIndex(array("q", map(table.ids.__getitem__, rows)))
+        ends = ranges.ends
+        diff = [0] * (max_time + 2)
+        stop = max_time + 1
+        for r in rows:
+            k = live_rows[r]
+            start = starts[k]
+            start = 0 if start < 0 else stop if start > stop else start
+            end = ends[k] if ends[k] < max_time else max_time
+            if end >= start:
+                diff[start] += 1
+                diff[end + 1] -= 1
+        self.counts = array("q", accumulate(diff[:stop]))
 
 
 class LiveRows(Sequence[ValueInfo]):
@@ -246,9 +276,16 @@ class LiveIndex:
     def __init__(self, steps: StepIndex):
         """Index ``steps.rows`` (by start step); O(values log values), in the load
         thread (:class:`hlotop.ui.screens.main.PaneIndexes`)."""
+        self.step: int | None = None
+        self._ranks: list[int] = []  # live at self.step, ascending
+        self._logical_total = 0
+        self._allocated_total = 0
+        if isinstance(steps.rows, ValueRows):
+            self._of_columns(steps.rows)
+            return
         rows = [v for v in steps.rows if _start(v) <= _end(v)]  # by start
         order = sorted(rows, key=_xla_order)
-        self.by_rank = order
+        self.by_rank: Sequence[ValueInfo] = order
         self.rank_of = rank_of = IdIndex(array("q", [v.value.id for v in order]))
         self.logical = array("q", [v.logical_bytes for v in order])
         self.allocated = array("q", [v.allocated_bytes for v in order])
@@ -259,10 +296,59 @@ class LiveIndex:
         self.ends = array("q", map(_end, by_end))  # ascending
         self.end_ranks = array("q", [rank_of[v.value.id] for v in by_end])
         self.starts_by_end = array("q", map(_start, by_end))
-        self.step: int | None = None
-        self._ranks: list[int] = []  # live at self.step, ascending
-        self._logical_total = 0
-        self._allocated_total = 0
+
+    def _of_columns(self, values: ValueRows) -> None:
+        """As ``__init__`` over the columns of the table ``values`` are rows of (by
+        start step): the values by rank a view (:class:`~hlotop.model.ValueRows`), no
+        value made; the ranks sorted key by key, least significant first (the sorts
+        are stable), not on a tuple made for each of 10^6 values."""
+        table = values.table
+        ranges = table.ranges
+        assert ranges is not None
+        live_rows, starts, ends = table.live_rows, ranges.starts, ranges.ends
+        rows = array(
+            "q", [r for r in values.rows if starts[live_rows[r]] <= ends[live_rows[r]]]
+        )  # by start
+        row_start = array("q", [starts[live_rows[r]] for r in rows])
+        row_end = array("q", [ends[live_rows[r]] for r in rows])
+        # XLA's peak-list order (as live_set), then value id: by id (the table's
+        # order), ShapeIndex, name, then bytes descending, each sort stable.
+        place = array("q", bytes(8 * len(table)))  # the table's row -> its place in rows
+        for i, r in enumerate(rows):
+            place[r] = i
+        by_id = sorted(rows)
+        indexes = [index or () for index in table.shape_indexes()]
+        by_id.sort(key=indexes.__getitem__)
+        del indexes
+        names = table.names()
+        by_id.sort(key=names.__getitem__)
+        del names
+        logical_of = table.logical
+        by_id.sort(key=logical_of.__getitem__, reverse=True)  # stable too
+        order = list(map(place.__getitem__, by_id))
+        del place, by_id
+        by_rank = array("q", map(rows.__getitem__, order))
+        self.by_rank = ValueRows(table, by_rank)
+        self.rank_of = IdIndex(array("q", map(table.ids.__getitem__, by_rank)))
+        self.logical = array("q", map(logical_of.__getitem__, by_rank))
+        slot_rows, sizes = table.slot_rows, table.slots.sizes if table.slots else None
+        self.allocated = array(
+            "q",
+            [
+                sizes[slot_rows[r]] if sizes is not None and slot_rows[r] >= 0 else logical_of[r]
+                for r in by_rank
+            ],
+        )
+        rank_at = array("q", bytes(8 * len(rows)))  # rank of each of rows
+        for rank, i in enumerate(order):
+            rank_at[i] = rank
+        self.starts = row_start  # ascending
+        self.start_ranks = rank_at
+        self.ends_by_start = row_end
+        by_end = sorted(range(len(rows)), key=row_end.__getitem__)
+        self.ends = array("q", map(row_end.__getitem__, by_end))  # ascending
+        self.end_ranks = array("q", map(rank_at.__getitem__, by_end))
+        self.starts_by_end = array("q", map(row_start.__getitem__, by_end))
 
     def at(self, step: int) -> LiveRows:
         """The values live at ``step`` (start <= step <= end), largest first."""

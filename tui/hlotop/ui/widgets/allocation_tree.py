@@ -1,16 +1,18 @@
 """The allocation tree: every BufferAllocation (largest first, or by index), each one
 expandable to the values packed into it.
 
-Rows are a flat list of (allocation, value slot or None) rebuilt on expand/collapse
-(while none is expanded, a view of the order that reads no allocation before its row
-is shown: a first look's are read from their lines); only the visible ones are
-rendered, so 100k allocations open as fast as 10. Its column widths and order come
+Rows are (allocation, value slot or None): a view of the order, with the value rows
+of the few expanded allocations after each, that reads no allocation before its row
+is shown (a first look's are read from their lines, a dump's made from its columns),
+rebuilt on expand/collapse; only the visible ones are rendered, so 10^6 allocations
+open as fast as 10. Its column widths and order come
 from :mod:`hlotop.ui.view_models.tree_layout`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
 from operator import attrgetter
 from typing import overload
 
@@ -58,6 +60,53 @@ class _AllocationRows(Sequence[tuple[BufferAllocation, None]]):
         return (self.order[k], None)
 
 
+class _ExpandedRows(Sequence[tuple[BufferAllocation, ValueSlot | None]]):
+    """The rows of allocations in ``order``, each expanded one's value rows after it
+    (``expanded``: its place in the order, the allocation and its value rows shown),
+    each allocation read when its row is."""
+
+    def __init__(
+        self,
+        order: Sequence[BufferAllocation],
+        expanded: list[tuple[int, BufferAllocation, Sequence[ValueSlot]]],
+    ):
+        self.order = order
+        self.expanded = sorted(expanded, key=lambda e: e[0])
+        self.starts: list[int] = []  # the row of each expanded allocation
+        self.before: list[int] = []  # value rows above the row after its own
+        inserted = 0
+        for place, _, slots in self.expanded:
+            self.starts.append(place + inserted)
+            inserted += len(slots)
+            self.before.append(inserted)
+        self.inserted = inserted
+
+    def __len__(self) -> int:
+        return len(self.order) + self.inserted
+
+    @overload
+    def __getitem__(self, k: int) -> tuple[BufferAllocation, ValueSlot | None]: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[tuple[BufferAllocation, ValueSlot | None]]: ...
+    def __getitem__(self, k: int | slice):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError("row out of range")
+        i = bisect_right(self.starts, k) - 1  # the last expanded allocation from here up
+        if i < 0:
+            return (self.order[k], None)
+        _, alloc, slots = self.expanded[i]
+        offset = k - self.starts[i]
+        if offset == 0:
+            return (alloc, None)
+        if offset <= len(slots):
+            return (alloc, slots[offset - 1])
+        return (self.order[k - self.before[i]], None)
+
+
 class AllocationTree(RowList):
     """Allocations with their values. Tells its owner (:mod:`hlotop.ui.base.selection`) of the
     value the cursor is on (or the one value of an allocation holding exactly one), else
@@ -87,7 +136,7 @@ class AllocationTree(RowList):
         self._order: Sequence[BufferAllocation] = []
         # allocation index -> its place in the order (made on first use: 58 000 rows'
         # map, 9 ms, is not needed for the first screen)
-        self._positions: dict[int, int] | None = {}
+        self._positions: Mapping[int, int] | None = {}
         # A list, or (none expanded) a view of the order that reads no allocation
         # before its row is asked for
         self._rows: Sequence[tuple[BufferAllocation, ValueSlot | None]] = []
@@ -161,33 +210,33 @@ class AllocationTree(RowList):
         return alloc is not None and (self.matches is None or self.matches.keeps_allocation(alloc))
 
     @property
-    def _position(self) -> dict[int, int]:
-        """Allocation index -> its place in the row order (made on first use)."""
+    def _position(self) -> Mapping[int, int]:
+        """Allocation index -> its place in the row order (made on first use: over the
+        order's columns where it has them)."""
         if self._positions is None:
             allocs = self._order
-            indexes = (
-                allocs.indexes if isinstance(allocs, AllocationsInOrder) else map(_index, allocs)
-            )
-            self._positions = {index: i for i, index in enumerate(indexes)}
+            if isinstance(allocs, AllocationsInOrder):
+                self._positions = allocs.places()
+            else:
+                self._positions = {index: i for i, index in enumerate(map(_index, allocs))}
         return self._positions
 
     def _rebuild(self) -> None:
-        if not self.expanded:
-            self._rows = _AllocationRows(self._order)
-            self._update_title()
-            self.rows_changed()
-            return
-        rows: list[tuple[BufferAllocation, ValueSlot | None]] = [
-            (alloc, None) for alloc in self._order
-        ]
-        # Then the value rows of the (few) expanded allocations, bottom first.
-        for index in sorted(self.expanded, key=self._position.__getitem__, reverse=True):
-            at = self._position[index]
-            alloc = self._order[at]
-            rows[at + 1 : at + 1] = [(alloc, slot) for slot in self._slots(alloc)]
-        self._rows = rows
+        self._lay_out_rows()
         self._update_title()
         self.rows_changed()
+
+    def _lay_out_rows(self) -> None:
+        """The rows of the order, the (few) expanded allocations' value rows with them."""
+        if not self.expanded:
+            self._rows = _AllocationRows(self._order)
+            return
+        expanded = []
+        for index in self.expanded:
+            at = self._position[index]
+            alloc = self._order[at]
+            expanded.append((at, alloc, self._slots(alloc)))
+        self._rows = _ExpandedRows(self._order, expanded)
 
     def row_of(self, alloc_index: int) -> int:
         """Row of allocation ``alloc_index``: its place in the order, plus the value
@@ -199,21 +248,15 @@ class AllocationTree(RowList):
         )
 
     def _set_expanded(self, alloc_index: int, expanded: bool) -> None:
-        """Insert or remove one allocation's value rows (no full rebuild: 100k rows)."""
+        """Show or hide one allocation's value rows (the rows laid out again: a view
+        of the order, no allocation read)."""
         if (alloc_index in self.expanded) == expanded:
             return
-        alloc = self.dump.analysis.allocation_of[alloc_index]
-        rows = self._rows if isinstance(self._rows, list) else list(self._rows)
-        self._rows = rows
-        slots = self._slots(alloc)
         if expanded:
-            row = self.row_of(alloc_index)
             self.expanded.add(alloc_index)
-            rows[row + 1 : row + 1] = [(alloc, slot) for slot in slots]
         else:
             self.expanded.discard(alloc_index)
-            row = self.row_of(alloc_index)
-            del rows[row + 1 : row + 1 + len(slots)]
+        self._lay_out_rows()
         if self._auto == alloc_index:
             self._auto = None
         self.rows_changed()

@@ -125,12 +125,12 @@ class Timeline(ScrollView, can_focus=True):
         a = dump.analysis
         steps = steps if steps is not None else StepIndex(a.values, a.max_time)
         self._steps = steps
-        self.rows: list[ValueInfo] = steps.rows
+        self.rows: Sequence[ValueInfo] = steps.rows
         self.row_of = steps.row_of
         # The rows' order (s) and filter (f): see _relist.
         self.order = "start"
         self.matches: Matches | None = None
-        self._ordered: dict[str, list[ValueInfo]] = {"start": steps.rows}
+        self._ordered: dict[str, Sequence[ValueInfo]] = {"start": steps.rows}
         self.max_time = a.max_time
         self.counts = steps.counts if a.live_bytes else []
         self.step = a.peak_step or 0

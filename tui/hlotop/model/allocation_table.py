@@ -1,0 +1,540 @@
+"""A dump's allocations and their value lines as columns (``BufferAllocation::ToString``,
+FORMATS.md 3.2-3.3), each a :class:`BufferAllocation` or :class:`ValueSlot` made when
+it is read.
+
+A dump of 10^6 small allocations has a value line an allocation: one allocation
+object, its tuple of slots, a slot and its value, each with their ints, took 550 bytes
+an allocation for the whole run, the most of ``--summary``'s memory. Here an
+allocation is 7 numbers and a value line 8 numbers and two shared strings; the
+figures are worked out over the columns (:mod:`hlotop.analysis`), and the objects are
+made for whoever reads them (the browser's rows, ``--json``): a new one at each read,
+equal to the last, never kept. The parser (:mod:`hlotop.parse.allocations`) fills the
+columns; :meth:`AllocationTable.of` takes them from objects.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import islice, repeat
+from typing import Any, overload
+
+from hlotop.model.allocation import BufferAllocation
+from hlotop.model.values import HloValue, ShapeIndex, ValueSlot
+
+# The flags of an allocation, one bit each in AllocationTable.flags.
+CONSTANT, THREAD_LOCAL, MAYBE_LIVE_OUT, PREALLOCATED_TEMP = 1, 2, 4, 8
+_NO_EXTRA = (None, None, None, None, None)
+# The flags of each value of AllocationTable.flags: (constant, thread-local,
+# maybe-live-out, preallocated-temp).
+_FLAGS = tuple(
+    tuple(bool(flags & bit) for bit in (CONSTANT, THREAD_LOCAL, MAYBE_LIVE_OUT, PREALLOCATED_TEMP))
+    for flags in range(16)
+)
+
+
+class ValueSlots(Sequence[ValueSlot]):
+    """Every value line of a dump's allocations, in dump order, as columns: the value's
+    ``ids``, ``names`` (interned), ``shape_indexes`` (a tuple or None each; equal ones
+    shared), ``phis`` (1: ``(phi)``) and ``value_colors`` (-1: none printed); the slot's
+    ``allocations`` (the allocation's index), ``offsets`` and ``sizes`` (bytes),
+    ``shapes`` (interned) and ``lines`` (1-based). Row ``k`` is a new
+    :class:`ValueSlot` each time it is read."""
+
+    __slots__ = (
+        "ids",
+        "names",
+        "shape_indexes",
+        "phis",
+        "value_colors",
+        "allocations",
+        "offsets",
+        "sizes",
+        "shapes",
+        "lines",
+        "_indexes",
+    )
+
+    def __init__(self) -> None:
+        self.ids = array("q")
+        self.names: list[str] = []
+        self.shape_indexes: list[ShapeIndex | None] = []
+        self.phis = bytearray()
+        self.value_colors = array("q")
+        self.allocations = array("q")
+        self.offsets = array("q")
+        self.sizes = array("q")
+        self.shapes: list[str] = []
+        self.lines = array("q")
+        self._indexes: dict[ShapeIndex, ShapeIndex] = {}  # one tuple for equal indexes
+
+    def add(self, slot: ValueSlot) -> None:
+        """Append ``slot`` (as its columns: the object is not kept)."""
+        v = slot.value
+        self.add_row(
+            v.id, v.name, v.shape_index, v.is_phi, v.color, slot.size, slot.offset,
+            slot.shape, slot.allocation, slot.line,
+        )  # fmt: skip
+
+    def add_row(
+        self,
+        id: int,
+        name: str,
+        shape_index: ShapeIndex | None,
+        is_phi: bool,
+        color: int | None,
+        size: int,
+        offset: int,
+        shape: str,
+        allocation: int,
+        line: int,
+    ) -> None:
+        """Append one value line's fields (:class:`HloValue`'s, then
+        :class:`ValueSlot`'s in the order the line prints them, then the allocation's
+        index and the line's number)."""
+        self.ids.append(id)
+        self.names.append(name)
+        if shape_index is not None:
+            shape_index = self._indexes.setdefault(shape_index, shape_index)
+        self.shape_indexes.append(shape_index)
+        self.phis.append(is_phi)
+        self.value_colors.append(-1 if color is None else color)
+        self.allocations.append(allocation)
+        self.offsets.append(offset)
+        self.sizes.append(size)
+        self.shapes.append(shape)
+        self.lines.append(line)
+
+    def value(self, k: int) -> HloValue:
+        """Row ``k``'s value, a new :class:`HloValue`."""
+        color = self.value_colors[k]
+        return HloValue(
+            self.ids[k],
+            self.names[k],
+            self.shape_indexes[k],
+            bool(self.phis[k]),
+            None if color < 0 else color,
+        )
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _slot(self, k: int) -> ValueSlot:
+        return ValueSlot(
+            self.value(k),
+            self.allocations[k],
+            self.offsets[k],
+            self.sizes[k],
+            self.shapes[k],
+            self.lines[k],
+        )
+
+    @overload
+    def __getitem__(self, k: int) -> ValueSlot: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[ValueSlot]: ...
+    def __getitem__(self, k: int | slice) -> ValueSlot | list[ValueSlot]:
+        if isinstance(k, slice):
+            return [self._slot(i) for i in range(*k.indices(len(self)))]
+        if k < 0:
+            k += len(self.ids)
+        if not 0 <= k < len(self.ids):
+            raise IndexError("value line index out of range")
+        return self._slot(k)
+
+    def __iter__(self) -> Iterator[ValueSlot]:
+        return self.iterate(0, len(self.ids))
+
+    def iterate(self, start: int, stop: int) -> Iterator[ValueSlot]:
+        """Rows ``start`` to ``stop``, each a new :class:`ValueSlot`: made column by
+        column (``--json`` writes every one)."""
+        part = slice(start, stop)
+        colors = self.value_colors[part]
+        if not colors or min(colors) >= 0:
+            color_of: Iterable[int | None] = colors
+        elif max(colors) < 0:
+            color_of = repeat(None, len(colors))
+        else:
+            color_of = [None if c < 0 else c for c in colors]
+        values = map(
+            HloValue,
+            self.ids[part],
+            self.names[part],
+            self.shape_indexes[part],
+            map(bool, self.phis[part]),
+            color_of,
+        )
+        return map(
+            ValueSlot,
+            values,
+            self.allocations[part],
+            self.offsets[part],
+            self.sizes[part],
+            self.shapes[part],
+            self.lines[part],
+        )
+
+    def __reduce__(self):
+        return _slots, (self.columns(),)
+
+    def columns(self) -> tuple[Any, ...]:
+        """The columns, in the order :meth:`add_row` takes the fields."""
+        return (
+            self.ids, self.names, self.shape_indexes, self.phis, self.value_colors,
+            self.sizes, self.offsets, self.shapes, self.allocations, self.lines,
+        )  # fmt: skip
+
+
+def _slots(columns: tuple[Any, ...]) -> ValueSlots:
+    made = ValueSlots()
+    (
+        made.ids, names, made.shape_indexes, made.phis, made.value_colors,
+        made.sizes, made.offsets, shapes, made.allocations, made.lines,
+    ) = columns  # fmt: skip
+    # Interned again, as the parser interns them (shared with the live ranges' names).
+    made.names = list(map(sys.intern, names))
+    made.shapes = list(map(sys.intern, shapes))
+    return made
+
+
+class AllocationTable(Sequence[BufferAllocation]):
+    """A dump's allocations, in dump order, as columns: ``indexes``, ``sizes`` (bytes),
+    ``pages`` (-1: none printed), ``colors``, ``flags`` (:data:`CONSTANT`,
+    :data:`THREAD_LOCAL`, :data:`MAYBE_LIVE_OUT`, :data:`PREALLOCATED_TEMP`), ``lines``
+    (1-based); the rare attributes by row in ``extras`` (parameter, parameter shape,
+    its ShapeIndex, output shape, pointer) and ``reused`` (``reused_by``); and their
+    value lines, ``slots`` (:class:`ValueSlots`), allocation ``k``'s being rows
+    ``firsts[k]`` to ``firsts[k + 1]``. Item ``k`` is a new :class:`BufferAllocation`
+    each time it is read (with its slots)."""
+
+    __slots__ = (
+        "indexes",
+        "sizes",
+        "pages",
+        "colors",
+        "flags",
+        "lines",
+        "firsts",
+        "extras",
+        "reused",
+        "slots",
+    )
+
+    def __init__(self) -> None:
+        self.indexes = array("q")
+        self.sizes = array("q")
+        self.pages = array("q")
+        self.colors = array("q")
+        self.flags = bytearray()
+        self.lines = array("q")
+        self.firsts = array("q", [0])
+        self.extras: dict[int, tuple] = {}
+        self.reused: dict[int, tuple[tuple[HloValue, int], ...]] = {}
+        self.slots = ValueSlots()
+
+    @classmethod
+    def of(cls, allocations: Iterable[BufferAllocation]) -> AllocationTable:
+        """The columns of ``allocations`` (in that order, with their slots)."""
+        if isinstance(allocations, AllocationTable):
+            return allocations
+        table = cls()
+        for alloc in allocations:
+            table.add(alloc)
+            table.close(alloc.reused_by)
+        return table
+
+    def add(self, alloc: BufferAllocation) -> None:
+        """Append ``alloc`` (its own fields, and the slots it holds: then :meth:`close`
+        it; or its slots added after it with :meth:`ValueSlots.add`)."""
+        self.add_fields(
+            alloc.index, alloc.size, alloc.line, alloc.page, alloc.color, alloc.parameter,
+            alloc.parameter_shape, alloc.parameter_shape_index, alloc.output_shape,
+            alloc.is_constant, alloc.is_thread_local, alloc.maybe_live_out,
+            alloc.is_preallocated_temp, alloc.pointer,
+        )  # fmt: skip
+        add_slot = self.slots.add
+        for slot in alloc.values:
+            add_slot(slot)
+
+    def add_fields(
+        self,
+        index: int,
+        size: int,
+        line: int,
+        page: int | None = None,
+        color: int = 0,
+        parameter: int | None = None,
+        parameter_shape: str | None = None,
+        parameter_shape_index: ShapeIndex | None = None,
+        output_shape: str | None = None,
+        is_constant: bool = False,
+        is_thread_local: bool = False,
+        maybe_live_out: bool = False,
+        is_preallocated_temp: bool = False,
+        pointer: str | None = None,
+    ) -> None:
+        """Append an allocation of these fields (:class:`BufferAllocation`'s), as
+        :meth:`add` does."""
+        if (
+            parameter is not None
+            or parameter_shape is not None
+            or parameter_shape_index is not None
+            or output_shape is not None
+            or pointer is not None
+        ):
+            self.extras[len(self.indexes)] = (
+                parameter,
+                parameter_shape,
+                parameter_shape_index,
+                output_shape,
+                pointer,
+            )
+        self.indexes.append(index)
+        self.sizes.append(size)
+        self.pages.append(-1 if page is None else page)
+        self.colors.append(color)
+        self.flags.append(
+            (CONSTANT if is_constant else 0)
+            | (THREAD_LOCAL if is_thread_local else 0)
+            | (MAYBE_LIVE_OUT if maybe_live_out else 0)
+            | (PREALLOCATED_TEMP if is_preallocated_temp else 0)
+        )
+        self.lines.append(line)
+
+    def close(self, reused_by: tuple[tuple[HloValue, int], ...] = ()) -> None:
+        """End the last allocation added: the value lines added since are its slots;
+        ``reused_by`` its cross-colour reuses."""
+        if reused_by:
+            self.reused[len(self.firsts) - 1] = reused_by
+        self.firsts.append(len(self.slots))
+
+    def __len__(self) -> int:
+        return len(self.indexes)
+
+    def slot_rows(self, k: int) -> range:
+        """The rows of :attr:`slots` that are allocation ``k``'s value lines."""
+        return range(self.firsts[k], self.firsts[k + 1])
+
+    def parameter(self, k: int) -> int | None:
+        """Allocation ``k``'s parameter number (None: not an entry parameter)."""
+        extra = self.extras.get(k)
+        return None if extra is None else extra[0]
+
+    def _item(self, k: int) -> BufferAllocation:
+        return next(self.iterate(k, k + 1))
+
+    @overload
+    def __getitem__(self, k: int) -> BufferAllocation: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[BufferAllocation]: ...
+    def __getitem__(self, k: int | slice) -> BufferAllocation | list[BufferAllocation]:
+        if isinstance(k, slice):
+            return [self._item(i) for i in range(*k.indices(len(self)))]
+        if k < 0:
+            k += len(self.indexes)
+        if not 0 <= k < len(self.indexes):
+            raise IndexError("allocation index out of range")
+        return self._item(k)
+
+    def __iter__(self) -> Iterator[BufferAllocation]:
+        return self.iterate(0, len(self.indexes))
+
+    def iterate(self, start: int, stop: int) -> Iterator[BufferAllocation]:
+        """Allocations ``start`` to ``stop``, each a new :class:`BufferAllocation` with
+        its slots (``--json`` writes every one)."""
+        indexes, sizes, pages, colors = self.indexes, self.sizes, self.pages, self.colors
+        flags_of, lines, firsts = self.flags, self.lines, self.firsts
+        extra_of, reused_of = self.extras.get, self.reused.get
+        slots = self.slots.iterate(firsts[start], firsts[stop]) if stop > start else iter(())
+        one = next
+        make = BufferAllocation
+        for k in range(start, stop):
+            page = pages[k]
+            parameter, parameter_shape, parameter_index, output_shape, pointer = extra_of(
+                k, _NO_EXTRA
+            )
+            constant, thread_local, live_out, temp = _FLAGS[flags_of[k]]
+            count = firsts[k + 1] - firsts[k]
+            yield make(
+                indexes[k],
+                sizes[k],
+                None if page < 0 else page,
+                colors[k],
+                parameter,
+                parameter_shape,
+                parameter_index,
+                output_shape,
+                constant,
+                thread_local,
+                live_out,
+                temp,
+                pointer,
+                (one(slots),) if count == 1 else tuple(islice(slots, count)),
+                reused_of(k, ()),
+                lines[k],
+            )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (AllocationTable, tuple, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"AllocationTable({list(self)!r})"
+
+    def in_order(self, by_size: bool) -> AllocationsInOrder:
+        """The allocations by index, or largest first (equal sizes by index), as a
+        lazy sequence: sorting reads the columns only."""
+        n = len(self)
+        indexes = self.indexes
+        if indexes == array("q", range(n)):  # as XLA prints them: no sort by index
+            order = array("q", range(n))
+        else:
+            order = array("q", sorted(range(n), key=indexes.__getitem__))
+        if by_size:
+            order = array("q", sorted(order, key=self.sizes.__getitem__, reverse=True))
+        return AllocationsInOrder(self, order)
+
+    def by_index(self) -> Mapping[int, BufferAllocation]:
+        """Allocation index -> allocation (the last one, if a damaged dump repeats an
+        index), each made when looked up."""
+        return TableByIndex(self)
+
+    def positions(self) -> Mapping[int, int]:
+        """Allocation index -> its row (the last, for an index listed twice)."""
+        indexes = self.indexes
+        if indexes == array("q", range(len(indexes))):
+            return Positions(len(indexes))
+        return {index: k for k, index in enumerate(indexes)}
+
+
+class LazyAllocations(Sequence[BufferAllocation]):
+    """A sequence of allocations, each read on first use (:meth:`_item`)."""
+
+    def _item(self, k: int) -> BufferAllocation:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, k: int) -> BufferAllocation: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[BufferAllocation]: ...
+    def __getitem__(self, k: int | slice) -> BufferAllocation | list[BufferAllocation]:
+        if isinstance(k, slice):
+            return [self._item(i) for i in range(*k.indices(len(self)))]
+        return self._item(k)
+
+
+class AllocationsInOrder(LazyAllocations):
+    """``lines`` (a first look's :class:`~hlotop.model.AllocationLines`, or an
+    :class:`AllocationTable`) in the order of their positions ``order``, each read on
+    first use."""
+
+    def __init__(self, lines: Any, order: array):
+        self.lines, self.order = lines, order
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def _item(self, k: int) -> BufferAllocation:
+        return self.lines[self.order[k]]
+
+    @property
+    def indexes(self) -> list[int]:
+        """The allocation index of each item, in this order (no allocation read)."""
+        return list(map(self.lines.indexes.__getitem__, self.order))
+
+    def places(self) -> Mapping[int, int]:
+        """Allocation index -> its place in this order (the last, for an index listed
+        twice), as ``{index: i for i, index in enumerate(self.indexes)}`` but, where
+        the indexes are the positions (as XLA prints them), an array of the places."""
+        indexes, order = self.lines.indexes, self.order
+        n = len(indexes)
+        if len(order) != n or indexes != array("q", range(n)):
+            return {index: i for i, index in enumerate(self.indexes)}
+        places = array("q", bytes(8 * n))
+        for place, k in enumerate(order):
+            places[k] = place
+        return _Places(places)
+
+
+class _Places(Mapping[int, int]):
+    """Allocation index -> its place, where the indexes are 0..n-1: ``places[index]``."""
+
+    __slots__ = ("places",)
+
+    def __init__(self, places: array):
+        self.places = places
+
+    def __getitem__(self, index: int) -> int:
+        if index in range(len(self.places)):
+            return self.places[index]
+        raise KeyError(index)
+
+    def __contains__(self, index: object) -> bool:
+        return index in range(len(self.places))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.places)))
+
+    def __len__(self) -> int:
+        return len(self.places)
+
+
+class TableByIndex(Mapping[int, BufferAllocation]):
+    """Allocation index -> allocation of an :class:`AllocationTable`, each made when
+    looked up."""
+
+    __slots__ = ("table", "_made")
+
+    def __init__(self, table: AllocationTable):
+        self.table = table
+        self._made: Mapping[int, int] | None = None
+
+    @property
+    def position(self) -> Mapping[int, int]:
+        """Allocation index -> its row (made on first use)."""
+        if self._made is None:
+            self._made = self.table.positions()
+        return self._made
+
+    def __getitem__(self, index: int) -> BufferAllocation:
+        return self.table._item(self.position[index])
+
+    def get(self, index: int, default: Any = None) -> Any:
+        k = self.position.get(index)
+        return default if k is None else self.table._item(k)
+
+    def __contains__(self, index: object) -> bool:
+        return index in self.position
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.position)
+
+    def __len__(self) -> int:
+        return len(self.position)
+
+
+class Positions(Mapping[int, int]):
+    """The map ``{k: k for k in range(n)}`` (the positions of lines in index order),
+    made of nothing; it finds what that dict finds."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __getitem__(self, index: int) -> int:
+        if index in range(self.n):
+            return int(index)
+        raise KeyError(index)
+
+    def __contains__(self, index: object) -> bool:
+        return index in range(self.n)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.n))
+
+    def __len__(self) -> int:
+        return self.n
