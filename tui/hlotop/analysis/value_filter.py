@@ -133,7 +133,7 @@ class FilterIndex:
         self._op_names: dict[int, str] = {}  # value id -> op_name lowercased ("": none)
         self._made: OrderedDict[str, frozenset[int]] = OrderedDict()
         self._filters: dict[str, ValueFilter] = {}  # the filters of _made
-        self._ids = [info.value.id for info in values]
+        self._ids = [info.value_id for info in values]
         self._position = {vid: p for p, vid in enumerate(self._ids)}
 
     def matching(
@@ -258,18 +258,18 @@ class FilterIndex:
         records = self.records
         op_names = self._op_names
         if isinstance(records, UsedValues) and len(positions) > _PARSE_AT_ONCE:
-            unread = sum(1 for p in positions if values[p].value.id not in op_names)
+            unread = sum(1 for p in positions if values[p].value_id not in op_names)
             if unread > _PARSE_AT_ONCE:
                 # Only the records whose text holds the word can have it in their
                 # op_name: a scan of the text at C speed, then those few parsed.
                 wanted = set(records.find_text(needle, cancelled))
-                positions = [p for p in positions if values[p].value.id in wanted]
+                positions = [p for p in positions if values[p].value_id in wanted]
         out: list[int] = []
         for n, p in enumerate(positions):
             if n % 512 == 511 and cancelled is not None and cancelled():
                 return out  # the caller sees cancelled() and drops the result
             info = values[p]
-            vid = info.value.id
+            vid = info.value_id
             op_name = op_names.get(vid)
             if op_name is None:
                 op_name = op_names[vid] = (info.op_name or "").lower()

@@ -51,15 +51,15 @@ def order_key(order: str):
     :func:`hlotop.analysis.peak.live_set`); the others break ties by live-range start,
     then value id. Raises ValueError for another order."""
     if order == "size":  # XLA's peak-list order
-        return lambda i: (-i.logical_bytes, i.value.name, i.value.shape_index or (), i.value.id)
+        return lambda i: (-i.logical_bytes, i.value.name, i.value.shape_index or (), i.value_id)
     if order == "start":
-        return lambda i: (_start(i), i.value.id)
+        return lambda i: (_start(i), i.value_id)
     if order == "end":
-        return lambda i: (_end(i), _start(i), i.value.id)
+        return lambda i: (_end(i), _start(i), i.value_id)
     if order == "name":
-        return lambda i: (natural(i.value.label), i.value.id)
+        return lambda i: (natural(i.value.label), i.value_id)
     if order == "space":
-        return lambda i: (i.color, -i.logical_bytes, _start(i), i.value.id)
+        return lambda i: (i.color, -i.logical_bytes, _start(i), i.value_id)
     raise ValueError(f"unknown order {order!r} (one of {', '.join(ORDERS)})")
 
 
@@ -72,7 +72,7 @@ class ValueOrder:
         Raises ValueError for an unknown order."""
         self.order = order
         ranked = sorted(values, key=order_key(order))
-        ids = [i.value.id for i in ranked]
+        ids = [i.value_id for i in ranked]
         self._low = min(ids, default=0)  # synthetic values have negative ids
         rank = array("q", [0]) * (max(ids, default=0) - self._low + 1)
         for position, vid in enumerate(ids):
@@ -81,7 +81,7 @@ class ValueOrder:
 
     def rank(self, info: ValueInfo) -> int:
         """``info``'s place in the order (it is one of the values ranked)."""
-        return self._rank[info.value.id - self._low]
+        return self._rank[info.value_id - self._low]
 
     def sort(self, values: Iterable[ValueInfo]) -> list[ValueInfo]:
         """``values`` (some of those ranked) in this order."""

@@ -198,6 +198,9 @@ def _slots(columns: tuple[Any, ...]) -> ValueSlots:
     return made
 
 
+_RECENT = 256  # allocations kept once read (AllocationTable._item)
+
+
 class AllocationTable(Sequence[BufferAllocation]):
     """A dump's allocations, in dump order, as columns: ``indexes``, ``sizes`` (bytes),
     ``pages`` (-1: none printed), ``colors``, ``flags`` (:data:`CONSTANT`,
@@ -205,10 +208,13 @@ class AllocationTable(Sequence[BufferAllocation]):
     (1-based); the rare attributes by row in ``extras`` (parameter, parameter shape,
     its ShapeIndex, output shape, pointer) and ``reused`` (``reused_by``); and their
     value lines, ``slots`` (:class:`ValueSlots`), allocation ``k``'s being rows
-    ``firsts[k]`` to ``firsts[k + 1]``. Item ``k`` is a new :class:`BufferAllocation`
-    each time it is read (with its slots)."""
+    ``firsts[k]`` to ``firsts[k + 1]``. Item ``k`` is a :class:`BufferAllocation` made
+    when read (with its slots); the last :data:`_RECENT` read are kept, since the
+    browser reads the selected value's allocation again at each key (a temp allocation
+    of 10^4 slots takes milliseconds to make)."""
 
     __slots__ = (
+        "_recent",
         "indexes",
         "sizes",
         "pages",
@@ -232,6 +238,16 @@ class AllocationTable(Sequence[BufferAllocation]):
         self.extras: dict[int, tuple] = {}
         self.reused: dict[int, tuple[tuple[HloValue, int], ...]] = {}
         self.slots = ValueSlots()
+        self._recent: dict[int, BufferAllocation] = {}
+
+    def __getstate__(self) -> tuple[None, dict]:
+        # The columns, not the allocations read lately (a worker sends the table back).
+        return None, {name: getattr(self, name) for name in self.__slots__ if name != "_recent"}
+
+    def __setstate__(self, state: tuple[None, dict]) -> None:
+        for name, value in state[1].items():
+            setattr(self, name, value)
+        self._recent = {}
 
     @classmethod
     def of(cls, allocations: Iterable[BufferAllocation]) -> AllocationTable:
@@ -322,7 +338,19 @@ class AllocationTable(Sequence[BufferAllocation]):
         return None if extra is None else extra[0]
 
     def _item(self, k: int) -> BufferAllocation:
-        return next(self.iterate(k, k + 1))
+        recent = self._recent
+        found = recent.get(k)
+        if found is None:
+            found = next(self.iterate(k, k + 1))
+            if k + 1 >= len(self.firsts):
+                return found  # not closed yet: its slots may still come
+            recent[k] = found
+            if len(recent) > _RECENT:
+                try:  # the oldest read (another thread may be at it too)
+                    del recent[next(iter(recent))]
+                except (KeyError, RuntimeError):
+                    pass
+        return found
 
     @overload
     def __getitem__(self, k: int) -> BufferAllocation: ...

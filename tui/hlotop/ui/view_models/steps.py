@@ -84,7 +84,7 @@ def step_summary(
 
 def _xla_order(info: ValueInfo):
     """XLA's peak-list order (as :func:`hlotop.analysis.analyze.live_set`), then value id."""
-    return (-info.logical_bytes, info.value.name, info.value.shape_index or (), info.value.id)
+    return (-info.logical_bytes, info.value.name, info.value.shape_index or (), info.value_id)
 
 
 def live_range_of(info: ValueInfo) -> BufferLiveRange:
@@ -160,12 +160,12 @@ class StepIndex:
             self._of_columns(values, max_time)
             return
         rows = [v for v in values if v.live is not None]
-        ids = [v.value.id for v in rows]
+        ids = [v.value_id for v in rows]
         if any(a > b for a, b in zip(ids, ids[1:], strict=False)):
-            rows.sort(key=lambda v: v.value.id)
+            rows.sort(key=lambda v: v.value_id)
         rows.sort(key=_start)  # stable: by start, then id
         self.rows: Sequence[ValueInfo] = rows
-        self.row_of = IdIndex(array("q", [v.value.id for v in rows]))
+        self.row_of = IdIndex(array("q", [v.value_id for v in rows]))
         self.counts = array("q", live_counts(rows, max_time))
 
     def _of_columns(self, table: ValueTable, max_time: int) -> None:
@@ -230,7 +230,7 @@ class LiveRows(Sequence[ValueInfo]):
     @classmethod
     def of(cls, values: Sequence[ValueInfo]) -> LiveRows:
         """Rows of ``values``, already in order (XLA's peak list)."""
-        rank_of = IdIndex([v.value.id for v in values])
+        rank_of = IdIndex([v.value_id for v in values])
         logical = array("q", [v.logical_bytes for v in values])
         allocated = sum(v.allocated_bytes for v in values)
         return cls(values, range(len(values)), rank_of, logical, sum(logical), allocated)
@@ -286,15 +286,15 @@ class LiveIndex:
         rows = [v for v in steps.rows if _start(v) <= _end(v)]  # by start
         order = sorted(rows, key=_xla_order)
         self.by_rank: Sequence[ValueInfo] = order
-        self.rank_of = rank_of = IdIndex(array("q", [v.value.id for v in order]))
+        self.rank_of = rank_of = IdIndex(array("q", [v.value_id for v in order]))
         self.logical = array("q", [v.logical_bytes for v in order])
         self.allocated = array("q", [v.allocated_bytes for v in order])
         self.starts = array("q", map(_start, rows))  # ascending
-        self.start_ranks = array("q", [rank_of[v.value.id] for v in rows])
+        self.start_ranks = array("q", [rank_of[v.value_id] for v in rows])
         self.ends_by_start = array("q", map(_end, rows))
         by_end = sorted(rows, key=_end)
         self.ends = array("q", map(_end, by_end))  # ascending
-        self.end_ranks = array("q", [rank_of[v.value.id] for v in by_end])
+        self.end_ranks = array("q", [rank_of[v.value_id] for v in by_end])
         self.starts_by_end = array("q", map(_start, by_end))
 
     def _of_columns(self, values: ValueRows) -> None:

@@ -108,7 +108,7 @@ class LiveSet(RowList):
             [len(space_label(c, self.names)) for c in {v.color for v in values}] + [5]
         )
         self._value_w = longest(
-            (len(str(v.value.id)) + 1 + shown_len(v.value.label) for v in values), _VALUE_MAX, 5
+            (len(str(v.value_id)) + 1 + shown_len(v.value.label) for v in values), _VALUE_MAX, 5
         )
         self._shape_w = longest((len(v.shape or "") for v in values), _SHAPE_MAX, 5)
         self._rank_w = len(str(len(values)))
@@ -130,7 +130,7 @@ class LiveSet(RowList):
 
     @staticmethod
     def _value_text(info: ValueInfo) -> str:
-        return f"{info.value.id} {drawn(info.value.label)}"
+        return f"{info.value_id} {drawn(info.value.label)}"
 
     # -- rows -------------------------------------------------------------------------
     def set_step(self, step: int, selected: int | None = None) -> None:
@@ -214,7 +214,7 @@ class LiveSet(RowList):
         values: Iterable[ValueInfo] = whole
         if self.matches is not None:
             keep = self.matches.ids
-            values = [v for v in whole if v.value.id in keep]
+            values = [v for v in whole if v.value_id in keep]
         if self.order != "size":
             values = self._orders.get(self.order).sort(values)
         return LiveRows.of(list(values))
@@ -236,7 +236,7 @@ class LiveSet(RowList):
         """The rows again at the same step, the cursor on the same value if shown."""
         here, shown = self.current_value(), self.shows_selection
         self._fill()
-        if here is None or not self.show_value(here.value.id):
+        if here is None or not self.show_value(here.value_id):
             self.set_cursor(0)
             self.hide_selection()
         elif not shown:
@@ -406,9 +406,9 @@ class LiveSet(RowList):
             segments += [Segment(allocated, style("yellow")), Segment(share, _NULL)]
         else:
             segments.append(Segment(allocated + share, _NULL))  # one run, no span
-        static = self._static.get(info.value.id)
+        static = self._static.get(info.value_id)
         if static is None:
-            static = self._static[info.value.id] = self._static_segments(info)
+            static = self._static[info.value_id] = self._static_segments(info)
         segments += static[0]
         if static[1] > self._op_w:  # an op_name wider than the rows drawn before
             self._op_w = static[1]
@@ -470,7 +470,7 @@ class LiveSet(RowList):
             # An op_name is read from the value's record: only the records whose text
             # holds the label (without its shape index) are read, not every one.
             ids = set(records.find_text(_SHAPE_INDEX.sub("", label)))
-            candidates = [i for i in self.live if i.value.id in ids or i.value.label == label]
+            candidates = [i for i in self.live if i.value_id in ids or i.value.label == label]
         matches = [
             i
             for i in candidates
@@ -484,7 +484,7 @@ class LiveSet(RowList):
     def cursor_moved(self, index: int) -> None:
         info = self.current_value()
         if info is not None and self.owner is not None:
-            self.owner.select_value(info.value.id, self.id)
+            self.owner.select_value(info.value_id, self.id)
 
     def show_value(self, value_id: int | None) -> bool:
         """Put the cursor on ``value_id`` if it is live here (no message); None: no
@@ -509,7 +509,7 @@ class LiveSet(RowList):
             return
         info = self.current_value()
         if info is not None and self.owner is not None:
-            self.owner.select_value(info.value.id, self.id, open_detail=True)
+            self.owner.select_value(info.value_id, self.id, open_detail=True)
 
     def action_expand(self) -> None:
         if not self.row_count():

@@ -180,7 +180,7 @@ class Timeline(ScrollView, can_focus=True):
     def _relist(self) -> None:
         """The rows in :attr:`order`, those :attr:`matches` keeps: each order sorted
         once, then a pass over the rows; the selected value stays selected if kept."""
-        selected = self.rows[self.row].value.id if self.row_selected and self.rows else None
+        selected = self.rows[self.row].value_id if self.row_selected and self.rows else None
         rows = self._ordered.get(self.order)
         if rows is None:
             rows = self._ordered[self.order] = self._steps.orders.get(self.order).sort(
@@ -188,12 +188,12 @@ class Timeline(ScrollView, can_focus=True):
             )
         if self.matches is not None:
             keep = self.matches.ids
-            rows = [v for v in rows if v.value.id in keep]
+            rows = [v for v in rows if v.value_id in keep]
         self.rows = rows
         if rows is self._steps.rows:
             self.row_of = self._steps.row_of
         else:
-            self.row_of = IdIndex(array("q", [v.value.id for v in rows]))
+            self.row_of = IdIndex(array("q", [v.value_id for v in rows]))
         self._labels.clear()  # keyed by row
         self.row = min(self.row, max(len(rows) - 1, 0))
         self._update_title()
@@ -375,7 +375,7 @@ class Timeline(ScrollView, can_focus=True):
             return
         self._select_row(max(0, min(row, len(self.rows) - 1)))
         if notify and self.owner is not None:
-            self.owner.select_value(self.rows[self.row].value.id, self.id)
+            self.owner.select_value(self.rows[self.row].value_id, self.id)
 
     def show_value(self, value_id: int | None) -> bool:
         """Highlight the row of ``value_id`` and scroll to it (no message); None: no
@@ -753,7 +753,7 @@ class Timeline(ScrollView, can_focus=True):
                 name = name[: self.name_w - 1] + "…"
             text = Text(style=style, no_wrap=True, end="")
             text.append(gutter)
-            text.append(f"{info.value.id:>{self._id_w}} ", style="dim")
+            text.append(f"{info.value_id:>{self._id_w}} ", style="dim")
             text.append(f"{name:<{self.name_w}} ", style=space)
             text.append(f"{human_bytes(info.logical_bytes):>{SIZE_W}} ")  # no span
             label = self._labels[key] = raw_segments(self.app.console, text)
