@@ -26,16 +26,6 @@ def is_host(alloc: BufferAllocation) -> bool:
     return alloc.color == HOST_MEMORY_SPACE
 
 
-def _is_host(table: AllocationTable, k: int) -> bool:
-    """:func:`is_host` of allocation ``k`` of ``table``, from its columns."""
-    first = table.firsts[k]
-    if first < table.firsts[k + 1]:
-        color = table.slots.value_colors[first]
-        if color >= 0:
-            return color == HOST_MEMORY_SPACE
-    return table.colors[k] == HOST_MEMORY_SPACE
-
-
 def is_preallocated_temp(alloc: BufferAllocation) -> bool:
     """``BufferAllocation::IsPreallocatedTempBuffer``: not an entry parameter, not
     maybe-live-out, not thread-local, not constant."""
@@ -63,8 +53,12 @@ def memory_stats(
     sums = dict.fromkeys(MemoryStats.FIELDS, 0)
     table = AllocationTable.of(allocations)
     extras, flags_of = table.extras, table.flags
+    firsts, value_colors, colors = table.firsts, table.slots.value_colors, table.colors
     for k, size in enumerate(table.sizes):
-        prefix = "host_" if _is_host(table, k) else ""
+        # is_host, over the columns: the first value's colour, else the allocation's
+        first = firsts[k]
+        color = value_colors[first] if first < firsts[k + 1] else -1
+        prefix = "host_" if (color if color >= 0 else colors[k]) == HOST_MEMORY_SPACE else ""
         flags = flags_of[k]
         extra = extras.get(k) if extras else None
         parameter = None if extra is None else extra[0]

@@ -163,11 +163,14 @@ def _slices(infos: Iterable[ValueInfo]) -> Callable[[], Iterator[Slice]]:
     assert slots is not None and ranges is not None
 
     def of_columns() -> Iterator[Slice]:
-        slot_rows, live_rows = table.slot_rows, table.live_rows
+        slot_rows: Iterable[int] = table.slot_rows
+        live_rows: Iterable[int] = table.live_rows
+        if not isinstance(rows, range):
+            slot_rows = map(table.slot_rows.__getitem__, rows)
+            live_rows = map(table.live_rows.__getitem__, rows)
         indexes, offsets, sizes = slots.allocations, slots.offsets, slots.sizes
         starts, ends = ranges.starts, ranges.ends
-        for r in rows:
-            k, j = slot_rows[r], live_rows[r]
+        for k, j in zip(slot_rows, live_rows, strict=True):
             if k >= 0 and j >= 0:
                 yield indexes[k], offsets[k], sizes[k], starts[j], ends[j]
 

@@ -7,10 +7,10 @@ instruction's shape)."""
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
-from collections.abc import Iterable
-from itertools import islice, repeat
-from operator import lt
+from collections.abc import Callable, Iterable, Sequence
+from itertools import compress, islice, repeat
+from operator import is_, is_not, itemgetter, lt, or_
+from typing import Any
 
 from hlotop.analysis.padding import padding_of_columns
 from hlotop.model import (
@@ -87,9 +87,9 @@ def _increasing(ids: array[int]) -> bool:
 class ValuesBeforeLiveRanges:
     """The first half of :func:`join_values`, which needs no live ranges: every value
     of the allocation lines and the records, each sized (logical and sweep bytes) and
-    coloured, as columns in the order they were found (a value line's, then a
-    record's without one). A loader that reads the live ranges on another core makes
-    it while it waits for them, then calls :meth:`join` once.
+    coloured, as columns: the values of value lines by id, then those of records
+    without one. A loader that reads the live ranges on another core makes it while it
+    waits for them, then calls :meth:`join` once.
 
     ``sections``: the allocations, the ``Used values`` records and the stack frames
     (its live ranges are not read here). Raises nothing."""
@@ -106,54 +106,41 @@ class ValuesBeforeLiveRanges:
         allocations = AllocationTable.of(sections.allocations)
         self.allocations = allocations
         self.slots = slots = allocations.slots
-        # The rows, in the order the values are found: each value's id, its value line
-        # (-1: none; the last, for an id listed twice) or else its value (heads).
-        self.ids = ids = array("q")
-        self.slot_rows = slot_rows = array("q")
-        self.heads: dict[int, HloValue] = {}
-        n = len(slots)
-        if _increasing(slots.ids):  # as a dump of one value an allocation prints them
-            ids.extend(slots.ids)
-            slot_rows.extend(range(n))
-            self._row_of: dict[int, int] | None = None  # the id's row: bisect ids[:n]
+        # The rows, in the order the values are found: those of the value lines (each
+        # its last value line, for an id listed twice), then those with no value line
+        # (heads: their value). Sorted by id once joined (_table).
+        slot_ids = slots.ids
+        n = len(slot_ids)
+        known = set(slot_ids)
+        if len(known) == n:  # each id once: the rows are the value lines
+            self.ids = array("q", slot_ids)
+            self.slot_rows = array("q", range(n))
+            self._lines_are_rows = True
         else:
-            row_of: dict[int, int]
-            self._row_of = row_of = {}  # value id -> its row
-            for k, vid in enumerate(slots.ids):
-                r = row_of.get(vid)
-                if r is None:
-                    row_of[vid] = len(ids)
-                    ids.append(vid)
-                    slot_rows.append(k)
-                else:
-                    slot_rows[r] = k
-        self._found = len(ids)  # rows of value lines
+            last = dict(zip(slot_ids, range(n), strict=True))  # id -> its last value line
+            self.ids = array("q", last)
+            self.slot_rows = array("q", last.values())
+            self._lines_are_rows = False
+        self.heads: dict[int, HloValue] = {}
         if isinstance(records, UsedValues):
             record_ids = records.ids
-            if not (self._row_of is None and record_ids == slots.ids):
+            if record_ids != slot_ids and not known.issuperset(record_ids):
                 for number, vid in enumerate(record_ids):
-                    if self.row(vid) is None:  # a record but no allocation line
+                    if vid not in known:  # a record but no allocation line
+                        known.add(vid)
                         self._add_head(vid, records.head(number))
         else:
             for vid, record in records.items():
-                if self.row(vid) is None:
+                if vid not in known:
+                    known.add(vid)
                     self._add_head(vid, record.value)
+        del known
         self._size_all(allocations)
         self._joined = False
 
-    def row(self, value_id: int) -> int | None:
-        """The row of the value of ``value_id``, None if there is none yet."""
-        row_of = self._row_of
-        if row_of is not None:
-            return row_of.get(value_id)
-        ids, found = self.ids, self._found
-        r = bisect_left(ids, value_id, 0, found)
-        if r < found and ids[r] == value_id:
-            return r
-        extra = self._extra_rows
-        return extra.get(value_id) if extra else None
-
-    _extra_rows: dict[int, int] | None = None
+    def _in_found_order(self) -> Sequence[int]:
+        """The rows in the order their values were found: all of them (so made)."""
+        return range(len(self.ids))
 
     def _add_head(self, value_id: int, value: HloValue) -> int:
         """A row for a value with no value line: ``value``."""
@@ -161,12 +148,6 @@ class ValuesBeforeLiveRanges:
         self.ids.append(value_id)
         self.slot_rows.append(-1)
         self.heads[r] = value
-        if self._row_of is not None:
-            self._row_of[value_id] = r
-        else:
-            if self._extra_rows is None:
-                self._extra_rows = {}
-            self._extra_rows[value_id] = r
         return r
 
     def _value_of(self, r: int) -> tuple[str, ShapeIndex | None, int | None, int]:
@@ -180,45 +161,62 @@ class ValuesBeforeLiveRanges:
         color = slots.value_colors[k]
         return slots.names[k], slots.shape_indexes[k], None if color < 0 else color, k
 
+    def _of_rows(self, column: list) -> list:
+        """``column`` (a column of the value lines) for each row, None for a head (a
+        new list)."""
+        if self._lines_are_rows:
+            return column + [None] * (len(self.ids) - len(column))
+        return [column[k] if k >= 0 else None for k in self.slot_rows]
+
+    def _names_and_indexes(self) -> tuple[list[str], list[ShapeIndex | None]]:
+        """Each row's value's name and ShapeIndex (made once, for the sizes and the
+        join; let go once joined)."""
+        made = self._made_names
+        if made is not None and len(made[0]) == len(self.ids):
+            return made
+        names = self._of_rows(self.slots.names)
+        indexes = self._of_rows(self.slots.shape_indexes)
+        for r, v in self.heads.items():
+            names[r], indexes[r] = v.name, v.shape_index
+        self._made_names = (names, indexes)
+        return names, indexes
+
+    _made_names: tuple[list[str], list[ShapeIndex | None]] | None = None
+
     def _size_all(self, allocations: AllocationTable) -> None:
         """Each row's shape, logical and sweep bytes and colour."""
-        slots, slot_rows, heads = self.slots, self.slot_rows, self.heads
-        names, indexes, shapes_of_slot = slots.names, slots.shape_indexes, slots.shapes
+        slots, slot_rows = self.slots, self.slot_rows
         rows = len(self.ids)
         # The shape a value line gives each row (its own, with layout), else None.
-        shapes: list[str | None] = [None] * rows
-        for r in range(rows):
-            k = slot_rows[r]
-            if k >= 0:
-                shapes[r] = shapes_of_slot[k]
+        shapes: list[str | None] = self._of_rows(slots.shapes)
+        names, indexes = self._names_and_indexes()
         # The sweep needs the whole shape of tuple-shaped instructions: the value at {}
         # prints it; otherwise read it from the from-instruction text. Values with no
         # allocation line need their own shape from there too.
         shapes_of: dict[str, str] = {}
-        for r in range(rows):
-            k = slot_rows[r]
-            index = indexes[k] if k >= 0 else heads[r].shape_index
-            if index is not None and not index and shapes[r]:
-                name = names[k] if k >= 0 else heads[r].name
-                shapes_of.setdefault(name, shapes[r])  # type: ignore[arg-type]
-        wanted: set[str] = set()
-        for r in range(rows):
-            k = slot_rows[r]
-            index = indexes[k] if k >= 0 else heads[r].shape_index
-            if index is not None or shapes[r] is None:
-                name = names[k] if k >= 0 else heads[r].name
-                if name not in shapes_of:
-                    wanted.add(name)
-        if wanted:
-            records = self.records
-            wanted_records = (
-                records.get(self.ids[r])
-                for r in range(rows)
-                if (names[slot_rows[r]] if slot_rows[r] >= 0 else heads[r].name) in wanted
-            )
-            shapes_of.update(
-                instruction_shapes((rec for rec in wanted_records if rec is not None), wanted)
-            )
+        in_order = self._in_found_order() if () in indexes or None in shapes else None
+        if () in indexes:
+            assert in_order is not None
+            for r in in_order:
+                index, shape = indexes[r], shapes[r]
+                if index is not None and not index and shape:
+                    shapes_of.setdefault(names[r], shape)
+        if None in shapes or indexes.count(None) != rows:
+            wanted = {
+                name
+                for name, index, shape in zip(names, indexes, shapes, strict=True)
+                if (index is not None or shape is None) and name not in shapes_of
+            }
+            if wanted:
+                records, ids = self.records, self.ids
+                wanted_records = (
+                    records.get(ids[r])
+                    for r in (in_order if in_order is not None else self._in_found_order())
+                    if names[r] in wanted
+                )
+                shapes_of.update(
+                    instruction_shapes((rec for rec in wanted_records if rec is not None), wanted)
+                )
         # The colour of each value line's allocation (the value's, unless it prints one).
         colors_of_allocation = allocations.colors
         one_color = (
@@ -228,37 +226,39 @@ class ValuesBeforeLiveRanges:
             else None
         )
         if one_color is None:
-            slot_colors = array("q")
-            firsts = allocations.firsts
-            for a, color in enumerate(colors_of_allocation):
-                slot_colors.extend(repeat(color, firsts[a + 1] - firsts[a]))
+            slot_colors = array("q", allocations.per_slot(colors_of_allocation))
         logical_of = _LogicalBytes()
-        logical = array("q", bytes(8 * rows))
-        sweep = array("q", bytes(8 * rows))
-        colors = array("q", bytes(8 * rows))
+        # The common case of _size_value, for every row at once: a value line gives the
+        # shape of a value that is its instruction's whole output (its logical bytes
+        # are its sweep bytes), and its colour is the value's, else its allocation's.
+        logical = array("q", [b or 0 for b in map(logical_of.__getitem__, shapes)])
+        sweep = array("q", logical)
         value_colors = slots.value_colors
-        for r in range(rows):
-            k = slot_rows[r]
-            text = shapes[r]
-            if k >= 0 and text is not None and indexes[k] is None:
-                # The common case of _size_value, inlined: a value line gives the shape
-                # of a value that is its instruction's whole output.
-                logical[r] = sweep[r] = logical_of[text] or 0
-                color = value_colors[k]
-                colors[r] = (
-                    color
-                    if color >= 0
-                    else (one_color if one_color is not None else slot_colors[k])
-                )
-            else:
-                name, index, value_color, k = self._value_of(r)
-                shape, logical[r], sweep[r], color = _size_value(
-                    name, index, value_color, text, shapes_of, logical_of
-                )
-                shapes[r] = shape
-                if value_color is None and k >= 0:
-                    color = one_color if one_color is not None else slot_colors[k]
-                colors[r] = color
+        if value_colors and min(value_colors) >= 0 and not self.heads:
+            colors = array("q", map(value_colors.__getitem__, slot_rows))
+        else:
+            colors = array("q", bytes(8 * rows))
+            for r, k in enumerate(slot_rows):
+                if k >= 0:
+                    color = value_colors[k]
+                    colors[r] = (
+                        color
+                        if color >= 0
+                        else (one_color if one_color is not None else slot_colors[k])
+                    )
+        # The others, one by one.
+        for r in compress(
+            range(rows),
+            map(or_, map(is_, shapes, repeat(None)), map(is_not, indexes, repeat(None))),
+        ):
+            name, index, value_color, k = self._value_of(r)
+            shape, logical[r], sweep[r], color = _size_value(
+                name, index, value_color, shapes[r], shapes_of, logical_of
+            )
+            shapes[r] = shape
+            if value_color is None and k >= 0:
+                color = one_color if one_color is not None else slot_colors[k]
+            colors[r] = color
         self.shapes, self.logical, self.sweep, self.colors = shapes, logical, sweep, colors
         self._shapes_of, self._logical_of = shapes_of, logical_of
 
@@ -276,59 +276,83 @@ class ValuesBeforeLiveRanges:
         if self._joined:
             raise RuntimeError("the values were joined to live ranges already")
         self._joined = True
-        ids, slot_rows, heads = self.ids, self.slot_rows, self.heads
-        slots = self.slots
-        names, indexes = slots.names, slots.shape_indexes
+        rows = len(self.ids)
+        live_rows = array("q", repeat(-1, rows))
+        buffers = live.buffers if live else None
+        if buffers is not None and len(buffers):
+            self._join(buffers, live_rows)
+        self._missing_sizes(live_rows, diagnostics, path)
+        return self._table(live_rows, buffers)
+
+    def _join(self, buffers: LiveRanges, live_rows: array[int]) -> None:
+        """Each live range's value's row set in ``live_rows`` (a value only the live
+        ranges name made, with a negative id)."""
+        names, indexes = self._names_and_indexes()
+        self._made_names = None
         # Values are joined with live ranges by (name, ShapeIndex), and a value that is
         # its instruction's whole output (most) by its name alone, with no key to build.
-        whole: dict[str, int] = {}  # name -> the row of the value at ShapeIndex {}
+        # (the last found of a name, or of a key)
+        whole: dict[str, int]  # name -> the row of the value at ShapeIndex {} (or none)
         by_key: dict[tuple[str, ShapeIndex], int] = {}  # the others
-        for r in range(len(ids)):
-            k = slot_rows[r]
-            if k >= 0:
-                name, index = names[k], indexes[k]
-            else:
-                head = heads[r]
-                name, index = head.name, head.shape_index
-            if not index:
-                whole[name] = r
-            else:
-                by_key[name, index] = r
-        live_rows = array("q", repeat(-1, len(ids)))
-        next_synthetic = -1
-        buffers = live.buffers if live else None
-        if buffers is not None:
-            range_names, range_indexes = buffers.names, buffers.shape_indexes
-            for k in range(len(range_names)):
-                name, index = range_names[k], range_indexes[k]
-                r = by_key.get((name, index)) if index else whole.get(name)  # type: ignore[assignment]
-                if r is None:
-                    r = self._add_synthetic(next_synthetic, name, index or None)
-                    live_rows.append(-1)
-                    if index:
-                        by_key[name, index] = r
-                    else:
-                        whole[name] = r
-                    next_synthetic -= 1
-                live_rows[r] = k
-        del whole, by_key
-        shapes, sweep = self.shapes, self.sweep
-        missing_sizes = [
-            r for r in range(len(ids)) if live_rows[r] >= 0 and sweep[r] == 0 and shapes[r] is None
-        ]
-        if missing_sizes and diagnostics is not None:
-            labels = [self._label(r) for r in missing_sizes[:5]]
-            shown = ", ".join(labels) + (" ..." if len(missing_sizes) > 5 else "")
-            diagnostics.append(
-                Diagnostic(
-                    path,
-                    0,
-                    f"no shape known for {len(missing_sizes)} "
-                    f"live value(s) ({shown}); they count 0 bytes",
-                    "warning",
-                )
+        in_order = self._in_found_order()
+        if not any(indexes):
+            whole = dict(zip(map(names.__getitem__, in_order), in_order, strict=True))
+        else:
+            whole = {}
+            for r in in_order:
+                name, index = names[r], indexes[r]
+                if not index:
+                    whole[name] = r
+                else:
+                    by_key[name, index] = r
+        del names, indexes
+        range_names, range_indexes = buffers.names, buffers.shape_indexes
+        if not any(range_indexes):
+            found: Iterable[int | None] = map(whole.get, range_names)
+        else:
+            found = (
+                by_key.get((name, index)) if index else whole.get(name)
+                for name, index in zip(range_names, range_indexes, strict=True)
             )
-        return self._table(live_rows, buffers)
+        next_synthetic = -1
+        for k, joined in enumerate(found):
+            if joined is None:
+                name, index = range_names[k], range_indexes[k]
+                joined = self._add_synthetic(next_synthetic, name, index or None)
+                live_rows.append(-1)
+                if index:
+                    by_key[name, index] = joined
+                else:
+                    whole[name] = joined
+                next_synthetic -= 1
+            live_rows[joined] = k
+
+    def _missing_sizes(
+        self, live_rows: array[int], diagnostics: list[Diagnostic] | None, path: str
+    ) -> None:
+        """Say which live values have no shape known (they count 0 bytes), in the order
+        the values were found (the value lines', then the records', then the live
+        ranges')."""
+        shapes, sweep = self.shapes, self.sweep
+        if diagnostics is None or 0 not in sweep or None not in shapes:
+            return
+        missing = [
+            r
+            for r in range(len(self.ids))
+            if live_rows[r] >= 0 and sweep[r] == 0 and shapes[r] is None
+        ]
+        if not missing:
+            return
+        labels = [self._label(r) for r in missing[:5]]
+        shown = ", ".join(labels) + (" ..." if len(missing) > 5 else "")
+        diagnostics.append(
+            Diagnostic(
+                path,
+                0,
+                f"no shape known for {len(missing)} live value(s) ({shown}); they count 0 bytes",
+                "warning",
+            )
+        )
 
     def _label(self, r: int) -> str:
         name, index, _, _ = self._value_of(r)
@@ -351,21 +375,25 @@ class ValuesBeforeLiveRanges:
         ids = self.ids
         heads = self.heads
         frames = self.stack_frames
-        if _increasing(ids):
+        if _increasing(ids):  # as found (the value lines of one value an allocation)
             return ValueTable(
                 ids, self.slot_rows, live_rows, self.shapes, self.logical, self.sweep,
                 self.colors, heads, self.slots, ranges, self.records, frames,
             )  # fmt: skip
         order = sorted(range(len(ids)), key=ids.__getitem__)
         at = {r: n for n, r in enumerate(order) if r in heads} if heads else {}
+        # each column's items at order, by one call into C
+        gathered: Callable[[Sequence[Any]], Sequence[Any]] = (
+            itemgetter(*order) if len(order) > 1 else (lambda c: [c[k] for k in order])
+        )
         return ValueTable(
-            array("q", map(ids.__getitem__, order)),
-            array("q", map(self.slot_rows.__getitem__, order)),
-            array("q", map(live_rows.__getitem__, order)),
-            list(map(self.shapes.__getitem__, order)),
-            array("q", map(self.logical.__getitem__, order)),
-            array("q", map(self.sweep.__getitem__, order)),
-            array("q", map(self.colors.__getitem__, order)),
+            array("q", gathered(ids)),
+            array("q", gathered(self.slot_rows)),
+            array("q", gathered(live_rows)),
+            list(gathered(self.shapes)),
+            array("q", gathered(self.logical)),
+            array("q", gathered(self.sweep)),
+            array("q", gathered(self.colors)),
             {at[r]: value for r, value in heads.items()},
             self.slots,
             ranges,

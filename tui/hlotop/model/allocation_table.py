@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import islice, repeat
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain, islice, repeat
+from operator import and_, itemgetter, sub, truth
 from typing import Any, overload
 
 from hlotop.model.allocation import BufferAllocation
@@ -26,12 +27,7 @@ from hlotop.model.values import HloValue, ShapeIndex, ValueSlot
 # The flags of an allocation, one bit each in AllocationTable.flags.
 CONSTANT, THREAD_LOCAL, MAYBE_LIVE_OUT, PREALLOCATED_TEMP = 1, 2, 4, 8
 _NO_EXTRA = (None, None, None, None, None)
-# The flags of each value of AllocationTable.flags: (constant, thread-local,
-# maybe-live-out, preallocated-temp).
-_FLAGS = tuple(
-    tuple(bool(flags & bit) for bit in (CONSTANT, THREAD_LOCAL, MAYBE_LIVE_OUT, PREALLOCATED_TEMP))
-    for flags in range(16)
-)
+_BATCH = 4096  # allocations made at once by a pass over every one (their columns' parts)
 
 
 class ValueSlots(Sequence[ValueSlot]):
@@ -106,6 +102,37 @@ class ValueSlots(Sequence[ValueSlot]):
         self.shapes.append(shape)
         self.lines.append(line)
 
+    def adder(self) -> Callable[..., None]:
+        """:meth:`add_row` as a function of its own, bound to the columns as they are
+        now (the parser's, a call a value line: no attribute looked up in it)."""
+        ids, names, indexes, phis = (
+            self.ids.append,
+            self.names.append,
+            self.shape_indexes.append,
+            self.phis.append,
+        )
+        value_colors, sizes, offsets = (
+            self.value_colors.append,
+            self.sizes.append,
+            self.offsets.append,
+        )
+        shapes, allocations, lines = self.shapes.append, self.allocations.append, self.lines.append
+        same = self._indexes.setdefault
+
+        def add_row(id, name, shape_index, is_phi, color, size, offset, shape, allocation, line):
+            ids(id)
+            names(name)
+            indexes(shape_index if shape_index is None else same(shape_index, shape_index))
+            phis(is_phi)
+            value_colors(-1 if color is None else color)
+            sizes(size)
+            offsets(offset)
+            shapes(shape)
+            allocations(allocation)
+            lines(line)
+
+        return add_row
+
     def value(self, k: int) -> HloValue:
         """Row ``k``'s value, a new :class:`HloValue`."""
         color = self.value_colors[k]
@@ -144,7 +171,10 @@ class ValueSlots(Sequence[ValueSlot]):
         return self._slot(k)
 
     def __iter__(self) -> Iterator[ValueSlot]:
-        return self.iterate(0, len(self.ids))
+        n = len(self.ids)
+        return chain.from_iterable(
+            self.iterate(at, min(at + _BATCH, n)) for at in range(0, n, _BATCH)
+        )
 
     def iterate(self, start: int, stop: int) -> Iterator[ValueSlot]:
         """Rows ``start`` to ``stop``, each a new :class:`ValueSlot`: made column by
@@ -328,6 +358,12 @@ class AllocationTable(Sequence[BufferAllocation]):
     def __len__(self) -> int:
         return len(self.indexes)
 
+    def per_slot(self, column: Sequence[int]) -> Iterator[int]:
+        """``column`` (one item an allocation) repeated for each of its value lines:
+        an item a row of :attr:`slots`, in one pass of C."""
+        counts = map(sub, islice(self.firsts, 1, None), self.firsts)
+        return chain.from_iterable(map(repeat, column, counts))
+
     def slot_rows(self, k: int) -> range:
         """The rows of :attr:`slots` that are allocation ``k``'s value lines."""
         return range(self.firsts[k], self.firsts[k + 1])
@@ -366,42 +402,67 @@ class AllocationTable(Sequence[BufferAllocation]):
         return self._item(k)
 
     def __iter__(self) -> Iterator[BufferAllocation]:
-        return self.iterate(0, len(self.indexes))
+        n = len(self.indexes)
+        return chain.from_iterable(
+            self.iterate(at, min(at + _BATCH, n)) for at in range(0, n, _BATCH)
+        )
 
     def iterate(self, start: int, stop: int) -> Iterator[BufferAllocation]:
         """Allocations ``start`` to ``stop``, each a new :class:`BufferAllocation` with
-        its slots (``--json`` writes every one)."""
-        indexes, sizes, pages, colors = self.indexes, self.sizes, self.pages, self.colors
-        flags_of, lines, firsts = self.flags, self.lines, self.firsts
-        extra_of, reused_of = self.extras.get, self.reused.get
-        slots = self.slots.iterate(firsts[start], firsts[stop]) if stop > start else iter(())
-        one = next
-        make = BufferAllocation
-        for k in range(start, stop):
-            page = pages[k]
-            parameter, parameter_shape, parameter_index, output_shape, pointer = extra_of(
-                k, _NO_EXTRA
-            )
-            constant, thread_local, live_out, temp = _FLAGS[flags_of[k]]
-            count = firsts[k + 1] - firsts[k]
-            yield make(
-                indexes[k],
-                sizes[k],
-                None if page < 0 else page,
-                colors[k],
-                parameter,
-                parameter_shape,
-                parameter_index,
-                output_shape,
-                constant,
-                thread_local,
-                live_out,
-                temp,
-                pointer,
-                (one(slots),) if count == 1 else tuple(islice(slots, count)),
-                reused_of(k, ()),
-                lines[k],
-            )
+        its slots (``--json`` writes every one): made field by field from the columns
+        by ``map``, each field an iterator of C where it can be."""
+        part = slice(start, stop)
+        firsts = self.firsts
+        rows = range(start, stop)
+        if stop <= start:
+            return iter(())
+        pages = self.pages[part]
+        page: Iterable[int | None]
+        if min(pages) >= 0:
+            page = pages
+        elif max(pages) < 0:
+            page = repeat(None)
+        else:
+            page = [None if p < 0 else p for p in pages]
+        extras = self.extras
+        fields: list[Iterable[Any]]
+        if not extras:
+            fields = [repeat(None)] * 5
+        else:
+            got = [extras.get(k, _NO_EXTRA) for k in rows]
+            fields = [list(map(itemgetter(i), got)) for i in range(5)]
+        flags = self.flags[part]
+        constant, thread_local, live_out, temp = (
+            map(truth, map(and_, flags, repeat(bit)))
+            for bit in (CONSTANT, THREAD_LOCAL, MAYBE_LIVE_OUT, PREALLOCATED_TEMP)
+        )
+        slots = self.slots.iterate(firsts[start], firsts[stop])
+        values: Iterable[tuple[ValueSlot, ...]]
+        counts = list(map(sub, islice(firsts, start + 1, stop + 1), islice(firsts, start, stop)))
+        if counts.count(1) == len(counts):  # a value each
+            values = zip(slots)
+        else:
+            values = (tuple(islice(slots, count)) for count in counts)
+        reused = self.reused
+        return map(
+            BufferAllocation,
+            self.indexes[part],
+            self.sizes[part],
+            page,
+            self.colors[part],
+            fields[0],
+            fields[1],
+            fields[2],
+            fields[3],
+            constant,
+            thread_local,
+            live_out,
+            temp,
+            fields[4],
+            values,
+            map(reused.get, rows, repeat(())) if reused else repeat(()),
+            self.lines[part],
+        )
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (AllocationTable, tuple, list)):

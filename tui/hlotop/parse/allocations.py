@@ -127,9 +127,17 @@ TOTAL_LINE = LineForm(
 )
 
 _match_value = VALUE_LINE.pattern.match
-_add_value = VALUE_LINE.flat_builder()
+# In the order ValueSlots.add_row takes them.
+_add_value = VALUE_LINE.flat_builder(
+    "id", "name", "shape_index", "is_phi", "color", "size", "offset", "shape", "allocation", "line"
+)
 _match_allocation = ALLOCATION_HEAD.pattern.match
-_add_allocation = ALLOCATION_HEAD.flat_builder()
+# In the order AllocationTable.add_fields takes them.
+_add_allocation = ALLOCATION_HEAD.flat_builder(
+    "index", "size", "line", "page", "color", "parameter", "parameter_shape",
+    "parameter_shape_index", "output_shape", "is_constant", "is_thread_local",
+    "maybe_live_out", "is_preallocated_temp", "pointer",
+)  # fmt: skip
 
 
 class AllocationSection:
@@ -165,7 +173,7 @@ class AllocationSection:
         (``i`` if none was), which goes through :meth:`feed` and the section reader's
         dispatch. Most lines of a big dump come here: one loop, no dispatch."""
         table = self.table
-        add_row, add_fields, indexes = table.slots.add_row, table.add_fields, table.indexes
+        add_row, add_fields, indexes = table.slots.adder(), table.add_fields, table.indexes
         current = self._head
         j = i
         while j < stop:

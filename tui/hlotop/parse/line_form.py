@@ -370,15 +370,23 @@ class LineForm:
         exec(compile(source, f"<line form {self.what}>", "exec"), names)  # noqa: S102
         return names["build"]
 
-    def flat_builder(self) -> Callable[..., Any]:
+    def flat_builder(self, *order: str) -> Callable[..., Any]:
         """``build(match, add, *context)``: ``add(**fields, **context)`` of the fast
         path's match, the fields of a :class:`Nested` part given as fields of their own
         (``id=...``, not ``value=HloValue(...)``): for a reader that keeps the fields as
-        columns and makes no object a line. Generated as :meth:`_builder` is."""
+        columns and makes no object a line. With ``order`` (every field's and context
+        name's, once), ``add`` is called with them by position in that order (a third
+        quicker than by keyword, a call a line). Generated as :meth:`_builder` is.
+        Raises ValueError if ``order`` does not name each of them once."""
         names: dict[str, Any] = {}
         groups = iter(range(self.pattern.groups))
         items = [item for p in _flattened(self.parts) for item in p.code(groups, names, p.optional)]
         items += [f"{c}={c}" for c in self.context]
+        if order:
+            by_name = dict(item.split("=", 1) for item in items)
+            if sorted(order) != sorted(by_name):
+                raise ValueError(f"{self.what}: the order must name {sorted(by_name)} once each")
+            items = [by_name[name] for name in order]
         args = "".join(f", {c}" for c in self.context)
         source = (
             f"def build(m, _add{args}):\n    g = m.groups()\n    return _add({', '.join(items)})\n"

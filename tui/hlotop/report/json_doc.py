@@ -11,6 +11,7 @@ what needs it.
 
 from __future__ import annotations
 
+from itertools import islice
 from json.encoder import encode_basestring_ascii
 from typing import IO, Any
 
@@ -190,12 +191,15 @@ def _write_streamed(t: Type, value: Any, ctx: Context, out: IO[str]) -> None:
     assert isinstance(t, List)
     out.write("[")
     item = t.of
-    _write_batches(value, FORMATTERS[item.kind] if isinstance(item, Obj) else _string, ctx, out)
+    if isinstance(item, Obj):
+        _write_batches(value, FORMATTERS[item.kind], ctx, out)
+    else:  # strings, a batch at a time
+        items = iter(value)
+        separator = ""
+        while batch := list(islice(items, BATCH)):
+            out.write(separator + ",".join(map(encode_basestring_ascii, batch)))
+            separator = ","
     out.write("]")
-
-
-def _string(text: str, ctx: Context) -> str:
-    return encode_basestring_ascii(text)
 
 
 def _write_batches(items, fmt, ctx: Context, out: IO[str]) -> None:
