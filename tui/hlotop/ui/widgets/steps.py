@@ -304,15 +304,12 @@ class LiveIndex:
         assert ranges is not None
         live_rows, starts, ends = table.live_rows, ranges.starts, ranges.ends
         rows = array(
-            "q", [r for r in values.rows if starts[live_rows[r]] <= ends[live_rows[r]]]
+            "q", (r for r in values.rows if starts[live_rows[r]] <= ends[live_rows[r]])
         )  # by start
-        row_start = array("q", [starts[live_rows[r]] for r in rows])
-        row_end = array("q", [ends[live_rows[r]] for r in rows])
+        row_start = array("q", (starts[live_rows[r]] for r in rows))
+        row_end = array("q", (ends[live_rows[r]] for r in rows))
         # XLA's peak-list order (as live_set), then value id: by id (the table's
         # order), ShapeIndex, name, then bytes descending, each sort stable.
-        place = array("q", bytes(8 * len(table)))  # the table's row -> its place in rows
-        for i, r in enumerate(rows):
-            place[r] = i
         by_id = sorted(rows)
         indexes = [index or () for index in table.shape_indexes()]
         by_id.sort(key=indexes.__getitem__)
@@ -322,27 +319,30 @@ class LiveIndex:
         del names
         logical_of = table.logical
         by_id.sort(key=logical_of.__getitem__, reverse=True)  # stable too
-        order = list(map(place.__getitem__, by_id))
-        del place, by_id
-        by_rank = array("q", map(rows.__getitem__, order))
+        by_rank = array("q", by_id)  # the table's rows, by rank
+        del by_id
         self.by_rank = ValueRows(table, by_rank)
         self.rank_of = IdIndex(array("q", map(table.ids.__getitem__, by_rank)))
         self.logical = array("q", map(logical_of.__getitem__, by_rank))
         slot_rows, sizes = table.slot_rows, table.slots.sizes if table.slots else None
         self.allocated = array(
             "q",
-            [
+            (
                 sizes[slot_rows[r]] if sizes is not None and slot_rows[r] >= 0 else logical_of[r]
                 for r in by_rank
-            ],
+            ),
         )
+        place = array("q", bytes(8 * len(table)))  # the table's row -> its place in rows
+        for i, r in enumerate(rows):
+            place[r] = i
         rank_at = array("q", bytes(8 * len(rows)))  # rank of each of rows
-        for rank, i in enumerate(order):
-            rank_at[i] = rank
+        for rank, r in enumerate(by_rank):
+            rank_at[place[r]] = rank
+        del place
         self.starts = row_start  # ascending
         self.start_ranks = rank_at
         self.ends_by_start = row_end
-        by_end = sorted(range(len(rows)), key=row_end.__getitem__)
+        by_end = array("q", sorted(range(len(rows)), key=row_end.__getitem__))
         self.ends = array("q", map(row_end.__getitem__, by_end))  # ascending
         self.end_ranks = array("q", map(rank_at.__getitem__, by_end))
         self.starts_by_end = array("q", map(row_start.__getitem__, by_end))
