@@ -438,7 +438,9 @@ class AllocationTable(Sequence[BufferAllocation]):
         )
         slots = self.slots.iterate(firsts[start], firsts[stop])
         values: Iterable[tuple[ValueSlot, ...]]
-        counts = list(map(sub, islice(firsts, start + 1, stop + 1), islice(firsts, start, stop)))
+        # slices, not islice: islice walks the array from its start (0.4 ms an
+        # allocation read at 30 000 allocations)
+        counts = list(map(sub, firsts[start + 1 : stop + 1], firsts[start:stop]))
         if counts.count(1) == len(counts):  # a value each
             values = zip(slots)
         else:
