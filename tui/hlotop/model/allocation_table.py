@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, islice, repeat
 from operator import and_, itemgetter, sub, truth
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from hlotop.model.allocation import BufferAllocation
 from hlotop.model.values import HloValue, ShapeIndex, ValueSlot
@@ -27,10 +27,50 @@ from hlotop.model.values import HloValue, ShapeIndex, ValueSlot
 # The flags of an allocation, one bit each in AllocationTable.flags.
 CONSTANT, THREAD_LOCAL, MAYBE_LIVE_OUT, PREALLOCATED_TEMP = 1, 2, 4, 8
 _NO_EXTRA = (None, None, None, None, None)
+T = TypeVar("T")
 _BATCH = 4096  # allocations made at once by a pass over every one (their columns' parts)
 
 
-class ValueSlots(Sequence[ValueSlot]):
+class _TableRows(Sequence[T]):
+    """Row access shared by the column tables: a subclass says how many rows there are
+    (``__len__``), how one row is read (``_row``) and how a run of rows is made at once
+    (``iterate``); indexing, slicing and a pass over every row (a batch at a time) come
+    from those."""
+
+    __slots__ = ()
+    _WHAT = "row"  # what a row is, in the IndexError
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def _row(self, k: int) -> T:
+        raise NotImplementedError
+
+    def iterate(self, start: int, stop: int) -> Iterator[T]:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, k: int) -> T: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[T]: ...
+    def __getitem__(self, k: int | slice) -> T | list[T]:
+        if isinstance(k, slice):
+            return [self._row(i) for i in range(*k.indices(len(self)))]
+        n = len(self)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(f"{self._WHAT} index out of range")
+        return self._row(k)
+
+    def __iter__(self) -> Iterator[T]:
+        n = len(self)
+        return chain.from_iterable(
+            self.iterate(at, min(at + _BATCH, n)) for at in range(0, n, _BATCH)
+        )
+
+
+class ValueSlots(_TableRows[ValueSlot]):
     """Every value line of a dump's allocations, in dump order, as columns: the value's
     ``ids``, ``names`` (interned), ``shape_indexes`` (a tuple or None each; equal ones
     shared), ``phis`` (1: ``(phi)``) and ``value_colors`` (-1: none printed); the slot's
@@ -38,6 +78,7 @@ class ValueSlots(Sequence[ValueSlot]):
     ``shapes`` (interned) and ``lines`` (1-based). Row ``k`` is a new
     :class:`ValueSlot` each time it is read."""
 
+    _WHAT = "value line"
     __slots__ = (
         "ids",
         "names",
@@ -147,7 +188,7 @@ class ValueSlots(Sequence[ValueSlot]):
     def __len__(self) -> int:
         return len(self.ids)
 
-    def _slot(self, k: int) -> ValueSlot:
+    def _row(self, k: int) -> ValueSlot:
         return ValueSlot(
             self.value(k),
             self.allocations[k],
@@ -155,25 +196,6 @@ class ValueSlots(Sequence[ValueSlot]):
             self.sizes[k],
             self.shapes[k],
             self.lines[k],
-        )
-
-    @overload
-    def __getitem__(self, k: int) -> ValueSlot: ...
-    @overload
-    def __getitem__(self, k: slice) -> list[ValueSlot]: ...
-    def __getitem__(self, k: int | slice) -> ValueSlot | list[ValueSlot]:
-        if isinstance(k, slice):
-            return [self._slot(i) for i in range(*k.indices(len(self)))]
-        if k < 0:
-            k += len(self.ids)
-        if not 0 <= k < len(self.ids):
-            raise IndexError("value line index out of range")
-        return self._slot(k)
-
-    def __iter__(self) -> Iterator[ValueSlot]:
-        n = len(self.ids)
-        return chain.from_iterable(
-            self.iterate(at, min(at + _BATCH, n)) for at in range(0, n, _BATCH)
         )
 
     def iterate(self, start: int, stop: int) -> Iterator[ValueSlot]:
@@ -228,10 +250,10 @@ def _slots(columns: tuple[Any, ...]) -> ValueSlots:
     return made
 
 
-_RECENT = 256  # allocations kept once read (AllocationTable._item)
+_RECENT = 256  # allocations kept once read (AllocationTable._row)
 
 
-class AllocationTable(Sequence[BufferAllocation]):
+class AllocationTable(_TableRows[BufferAllocation]):
     """A dump's allocations, in dump order, as columns: ``indexes``, ``sizes`` (bytes),
     ``pages`` (-1: none printed), ``colors``, ``flags`` (:data:`CONSTANT`,
     :data:`THREAD_LOCAL`, :data:`MAYBE_LIVE_OUT`, :data:`PREALLOCATED_TEMP`), ``lines``
@@ -243,6 +265,7 @@ class AllocationTable(Sequence[BufferAllocation]):
     browser reads the selected value's allocation again at each key (a temp allocation
     of 10^4 slots takes milliseconds to make)."""
 
+    _WHAT = "allocation"
     __slots__ = (
         "_recent",
         "indexes",
@@ -373,7 +396,7 @@ class AllocationTable(Sequence[BufferAllocation]):
         extra = self.extras.get(k)
         return None if extra is None else extra[0]
 
-    def _item(self, k: int) -> BufferAllocation:
+    def _row(self, k: int) -> BufferAllocation:
         recent = self._recent
         found = recent.get(k)
         if found is None:
@@ -387,25 +410,6 @@ class AllocationTable(Sequence[BufferAllocation]):
                 except (KeyError, RuntimeError):
                     pass
         return found
-
-    @overload
-    def __getitem__(self, k: int) -> BufferAllocation: ...
-    @overload
-    def __getitem__(self, k: slice) -> list[BufferAllocation]: ...
-    def __getitem__(self, k: int | slice) -> BufferAllocation | list[BufferAllocation]:
-        if isinstance(k, slice):
-            return [self._item(i) for i in range(*k.indices(len(self)))]
-        if k < 0:
-            k += len(self.indexes)
-        if not 0 <= k < len(self.indexes):
-            raise IndexError("allocation index out of range")
-        return self._item(k)
-
-    def __iter__(self) -> Iterator[BufferAllocation]:
-        n = len(self.indexes)
-        return chain.from_iterable(
-            self.iterate(at, min(at + _BATCH, n)) for at in range(0, n, _BATCH)
-        )
 
     def iterate(self, start: int, stop: int) -> Iterator[BufferAllocation]:
         """Allocations ``start`` to ``stop``, each a new :class:`BufferAllocation` with
@@ -593,11 +597,11 @@ class TableByIndex(Mapping[int, BufferAllocation]):
         return self._made
 
     def __getitem__(self, index: int) -> BufferAllocation:
-        return self.table._item(self.position[index])
+        return self.table._row(self.position[index])
 
     def get(self, index: int, default: Any = None) -> Any:
         k = self.position.get(index)
-        return default if k is None else self.table._item(k)
+        return default if k is None else self.table._row(k)
 
     def __contains__(self, index: object) -> bool:
         return index in self.position
