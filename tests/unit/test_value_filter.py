@@ -3,6 +3,8 @@ filter keeps, by each field, and the orders a list can be sorted in."""
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
 
 from conftest import sample
@@ -12,6 +14,7 @@ from hlotop.analysis.value_filter import FilterIndex, ValueFilter
 from hlotop.analysis.value_order import ORDERS, ValueOrder, ValueOrders, natural
 from hlotop.loading.loader import load
 from hlotop.model.memory_space import space_names
+from hlotop.model.value_table import ValueRows, ValueTable, keeping, value_ids
 
 TPU = "seeds/003_a3085531593bac68.txt"  # S(1) VMEM, S(2) SMEM, parameters 0-4
 GPT = "tpu/v5e_1x1-gpt_loop"  # op_names and source lines (jit(gpt_train_step)/...)
@@ -124,6 +127,21 @@ def test_an_allocation_is_kept_by_its_values_or_its_own_fields():
         assert index.matching(space).keeps_allocation(alloc) == (alloc.color == 0)
 
 
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [(TPU, "name:fusion.12"), (TPU, "space:hbm"), (GPT, "op_name:attn"), (GPT, "param")],
+)
+def test_an_allocation_table_keeps_the_rows_each_allocation_would(path, text):
+    """The tree's filter read from the table's columns (``kept_rows``: one pass over
+    its value lines' ids) keeps the allocations ``keeps_allocation`` keeps one by one."""
+    dump = load(sample(path))
+    table = dump.allocations
+    matches = index_of(dump).matching(ValueFilter.parse(text))
+    one_by_one = {k for k, alloc in enumerate(table) if matches.keeps_allocation(alloc)}
+    assert one_by_one and one_by_one != set(range(len(table)))
+    assert matches.kept_rows(table) == one_by_one
+
+
 def test_a_narrowed_grouping_keeps_the_matching_values_and_their_bytes():
     dump = load(sample(GPT))
     grouping = group_live_set(dump, ("phase", "scope"))
@@ -174,6 +192,27 @@ def test_each_order_sorts_any_subset_as_a_sort_of_it_would(order):
         "space": lambda i: i.color,
     }[order]
     assert [key(i) for i in got] == sorted(key(i) for i in got)
+
+
+def test_a_tables_rows_are_kept_and_sorted_from_their_columns_as_values_would_be():
+    """``keeping``, ``value_ids`` and an order's ``sort`` read a table's rows from its
+    id column (no value made) and give what a pass over the values gives."""
+    a = load(sample(GPT)).analysis
+    table = a.values
+    assert isinstance(table, ValueTable)
+    rows = ValueRows(table, array("q", range(len(table) - 1, -1, -7)))
+    listed = list(rows)
+    keep = ids(index_of(load(sample(GPT))), "op_name:attn")
+    kept = keeping(rows, keep)
+    assert isinstance(kept, ValueRows)
+    assert list(kept) == keeping(listed, keep) == [v for v in listed if v.value_id in keep]
+    assert 0 < len(kept) < len(rows)
+    assert list(value_ids(rows)) == list(value_ids(listed)) == [v.value_id for v in listed]
+    for order in ORDERS:
+        ranking = ValueOrder(table, order)
+        by_columns = ranking.sort(rows)
+        assert isinstance(by_columns, ValueRows)
+        assert list(by_columns) == ranking.sort(listed) == sorted(listed, key=ranking.rank)
 
 
 def test_value_orders_are_ranked_once_and_shared_whoever_asks_first():

@@ -21,9 +21,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
 
 from hlotop.model import BufferAllocation, UsedValues, ValueInfo
 from hlotop.model.allocation import kinds_text
+from hlotop.model.allocation_table import AllocationTable
 from hlotop.model.memory_space import space_name, space_tag
 
 FIELDS = ("name", "op_name", "shape", "space", "kind")
@@ -104,6 +106,22 @@ class Matches:
             ids = self.ids
             return any(slot.value.id in ids for slot in alloc.values)
         return self.index.allocation_matches(alloc, self.filter)
+
+    def kept_rows(self, table: AllocationTable) -> set[int]:
+        """The rows of ``table`` (places in dump order, not allocation indexes) whose
+        allocation :meth:`keeps_allocation` keeps, from the table's columns: one pass
+        over its value lines' ids; only the allocations that hold no value are read
+        (to match their own fields). A filtered tree is sorted again at each ``s``,
+        and reading its 30 000 allocations took 500 ms at 46 MB."""
+        n = len(table)
+        holds_match = map(self.ids.__contains__, table.slots.ids)
+        kept = set(compress(table.per_slot(range(n)), holds_match))
+        firsts = table.firsts
+        matches = self.index.allocation_matches
+        for k in range(n):
+            if firsts[k] == firsts[k + 1] and matches(table[k], self.filter):
+                kept.add(k)
+        return kept
 
 
 class FilterIndex:

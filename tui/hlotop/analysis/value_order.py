@@ -14,6 +14,7 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 
 from hlotop.model import ValueInfo
+from hlotop.model.value_table import sorted_by_id_rank
 
 ORDERS = ("size", "start", "end", "name", "space")
 # What each order is, as the panes say it ("by size": largest logical bytes first).
@@ -83,9 +84,10 @@ class ValueOrder:
         """``info``'s place in the order (it is one of the values ranked)."""
         return self._rank[info.value_id - self._low]
 
-    def sort(self, values: Iterable[ValueInfo]) -> list[ValueInfo]:
-        """``values`` (some of those ranked) in this order."""
-        return sorted(values, key=self.rank)
+    def sort(self, values: Iterable[ValueInfo]) -> Sequence[ValueInfo]:
+        """``values`` (some of those ranked) in this order: a table's rows sorted by
+        their id column when they are (no value made), else a list."""
+        return sorted_by_id_rank(values, self._rank, self._low)
 
 
 class ValueOrders:

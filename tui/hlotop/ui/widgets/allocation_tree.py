@@ -11,6 +11,7 @@ from :mod:`hlotop.ui.view_models.tree_layout`.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from operator import attrgetter
@@ -21,6 +22,7 @@ from rich.text import Text
 from hlotop.analysis.value_filter import Matches
 from hlotop.model import (
     AllocationsInOrder,
+    AllocationTable,
     BufferAllocation,
     ModuleDump,
     ValueSlot,
@@ -131,6 +133,7 @@ class AllocationTree(RowList):
         self.names = space_names(dump)
         self.by_size = True
         self.matches: Matches | None = None  # the filter (f): the allocations it keeps
+        self._kept_rows: tuple[Matches, set[int]] | None = None  # its rows of the table
         self.expanded: set[int] = set()
         self._auto: int | None = None  # expanded to show a selection, not by the user
         self._order: Sequence[BufferAllocation] = []
@@ -163,6 +166,7 @@ class AllocationTree(RowList):
         """Drop the rows (a removed tree: its allocations can then be freed)."""
         self._order, self._rows = [], []
         self._positions = {}
+        self._kept_rows = None
         self._values_w.clear()
 
     # -- rows ---------------------------------------------------------------------
@@ -173,9 +177,18 @@ class AllocationTree(RowList):
             allocs = by_size
         else:
             allocs = sorted_allocations(self.dump.allocations, self.by_size)
-        if self.matches is not None:
-            keeps = self.matches.keeps_allocation
-            allocs = [a for a in allocs if keeps(a)]
+        matches = self.matches
+        if matches is not None:
+            if isinstance(allocs, AllocationsInOrder) and isinstance(allocs.lines, AllocationTable):
+                if self._kept_rows is None or self._kept_rows[0] is not matches:
+                    self._kept_rows = (matches, matches.kept_rows(allocs.lines))
+                rows = self._kept_rows[1]
+                allocs = AllocationsInOrder(
+                    allocs.lines, array("q", filter(rows.__contains__, allocs.order))
+                )
+            else:
+                keeps = matches.keeps_allocation
+                allocs = [a for a in allocs if keeps(a)]
         self._order = allocs
         self._positions = None
         self._rebuild()

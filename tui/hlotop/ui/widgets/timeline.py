@@ -10,7 +10,6 @@ scroll; only visible rows are rendered.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,17 +19,18 @@ from rich.text import Text
 from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hlotop.analysis.value_filter import Matches
 from hlotop.analysis.value_order import ORDER_TEXT, ORDERS
 from hlotop.model import ModuleDump, ValueInfo
 from hlotop.model.memory_space import space_name, space_names
+from hlotop.model.value_table import keeping, value_ids
 from hlotop.safe_text import printable
 from hlotop.ui.base.bindings import bindings
 from hlotop.ui.base.host import host
 from hlotop.ui.base.selection import SelectionOwner
+from hlotop.ui.base.textual_compat import SteadyScrollView
 from hlotop.ui.view_models.columns import longest
 from hlotop.ui.view_models.steps import (
     IdIndex,
@@ -91,7 +91,7 @@ class _Geometry:
     n_cols: int
 
 
-class Timeline(ScrollView, can_focus=True):
+class Timeline(SteadyScrollView, can_focus=True):
     """Bars of live ranges, rows ordered by start step then value id."""
 
     BINDINGS = bindings("timeline")
@@ -181,19 +181,22 @@ class Timeline(ScrollView, can_focus=True):
         """The rows in :attr:`order`, those :attr:`matches` keeps: each order sorted
         once, then a pass over the rows; the selected value stays selected if kept."""
         selected = self.rows[self.row].value_id if self.row_selected and self.rows else None
-        rows = self._ordered.get(self.order)
-        if rows is None:
+        ordered = self._ordered.get(self.order)
+        if self.matches is not None:  # the kept rows sorted, not all of them
+            rows = keeping(ordered if ordered is not None else self._steps.rows, self.matches.ids)
+            if ordered is None:
+                rows = self._steps.orders.get(self.order).sort(rows)
+        elif ordered is None:
             rows = self._ordered[self.order] = self._steps.orders.get(self.order).sort(
                 self._steps.rows
             )
-        if self.matches is not None:
-            keep = self.matches.ids
-            rows = [v for v in rows if v.value_id in keep]
+        else:
+            rows = ordered
         self.rows = rows
         if rows is self._steps.rows:
             self.row_of = self._steps.row_of
         else:
-            self.row_of = IdIndex(array("q", [v.value_id for v in rows]))
+            self.row_of = IdIndex(value_ids(rows))
         self._labels.clear()  # keyed by row
         self.row = min(self.row, max(len(rows) - 1, 0))
         self._update_title()
