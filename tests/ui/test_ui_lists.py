@@ -194,8 +194,19 @@ async def test_the_filter_bar_at_80x24_names_the_pane_and_its_keys():
         await started(app, pilot)
         await type_filter(app, pilot, "3", "attn", end="")
         lines = screen_text(app).splitlines()
-        assert any(line.startswith(" filter Live set (⏎ keep, esc clear): attn") for line in lines)
+        bar = next(
+            line for line in lines if line.startswith(" filter Live set (⏎ keep, esc clear):")
+        )
         assert any("3 Peak breakdown · step 367 · filter: attn" in line for line in lines)
+        # The text typed starts where the widest pane's prompt ends, whichever pane
+        # is named (a prompt that changed width laid the screen out again: a frame).
+        widest = len(" filter Allocations (⏎ keep, esc clear): ")
+        assert bar[widest - 1 :].startswith(" attn")
+        await pilot.press("escape")
+        await type_filter(app, pilot, "1", "attn", end="")
+        lines = screen_text(app).splitlines()
+        bar = next(line for line in lines if line.startswith(" filter Allocations (⏎ keep"))
+        assert bar[widest - 1 :].startswith(" attn")
 
 
 @pilot_test

@@ -166,3 +166,33 @@ async def test_the_live_set_keeps_its_stack_trace_rows_while_the_step_stays():
         assert id(opened) in live.collapsed
         shown = [r.node for r in live.tail if r.kind == "node"]
         assert opened in shown and not any(c in shown for c in opened.children)
+
+
+@pilot_test
+async def test_the_live_set_keeps_its_stack_trace_rows_when_sorted_or_filtered():
+    """Sorting or filtering the live set changes its value rows only: XLA's
+    stack-trace tree after them is kept (77 000 nodes at 46 MB, 40 ms a key to lay out
+    again), and left on a node still goes to its parent's row, wherever the value rows
+    now end."""
+    app = HlotopApp(sample(BIG))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        live = screen.live
+        tail = live.tail
+        await pilot.press("3", "s")
+        assert live.order != "size" and live.tail is tail
+        whole = len(live.live)
+        await pilot.press("f", *"fusion", "enter")
+        await pilot.pause()
+        assert live.matches is not None and 0 < len(live.live) < whole
+        assert live.tail is tail
+        leaf = next(
+            i
+            for i, r in enumerate(tail)
+            if r.kind == "node" and r.parent >= 0 and not r.node.children
+        )
+        live.set_cursor(len(live.live) + leaf)
+        live.action_collapse()  # the key: left on a leaf goes to its parent
+        assert live.cursor == len(live.live) + tail[leaf].parent
+        assert live.row(live.cursor).node is tail[tail[leaf].parent].node
+        assert tail[leaf].node in tail[tail[leaf].parent].node.children

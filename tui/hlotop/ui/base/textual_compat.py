@@ -13,6 +13,7 @@ from rich.console import RenderableType
 from textual.app import App
 from textual.geometry import Size
 from textual.screen import Screen
+from textual.scroll_view import ScrollView
 from textual.widget import Widget
 
 
@@ -36,6 +37,85 @@ def set_virtual_size(widget: Widget, size: Size) -> None:
     widget.set_reactive(Widget.virtual_size, size)
     widget._scroll_update(size)
     widget.refresh()
+
+
+_SCROLLBAR_STYLES = (
+    "scrollbar_background",
+    "scrollbar_background_hover",
+    "scrollbar_background_active",
+    "scrollbar_color",
+    "scrollbar_color_hover",
+    "scrollbar_color_active",
+    "scrollbar_corner_color",
+    "background",  # a see-through scrollbar background is drawn over it
+)
+
+
+class SteadyScrollView(ScrollView):
+    """A ``ScrollView`` whose scrollbars are drawn again only when something they show
+    changed: their widget's size, virtual size or container size, or a colour of them.
+
+    A scrollbar redrawn with nothing changed is a second frame after the key's own
+    (the scrollbar's message comes after the frame has started), and Textual 8.2.8's
+    update timer, paused between frames, comes back one or two frame periods later
+    than the next: a key that moves the focus (``f``, ``tab``, a dialog opened or
+    closed) showed its effect in the first frame, 6-16 ms, and was done only 45-65 ms
+    after the key on the 46 MB benchmark dump. Two things redrew them each time:
+
+    - every layout pass of the screen calls ``_size_updated`` of every widget, and
+      ``ScrollView._size_updated`` compares the widget's virtual size with the one the
+      layout arranged (the container's, which a Line API widget never has), so it
+      always found a change and redrew both scrollbars (``_scroll_update``);
+    - every restyle of the widget (the focus moved in or out, a class added) sets each
+      of its rules again, and setting a scrollbar colour redraws the scrollbars
+      whether or not it changed (``ScrollbarColorProperty.__set__``, which redraws
+      only the scrollbars shown: they count as hidden while the rules are set, and
+      are redrawn after when a colour did change).
+
+    Why private: ``_size_updated`` and the ``_size``/``_container_size`` it keeps are
+    Textual's own. On an upgrade: check that ``_size_updated`` still reads only these
+    sizes and the styles' gutter, and that ``ScrollbarColorProperty.__set__`` still
+    looks at ``show_vertical_scrollbar``/``show_horizontal_scrollbar`` (a test counts
+    the frames of ``f``, tests/ui/test_ui_selection.py)."""
+
+    _scrollbars_for: tuple[Size, Size, Size, int, int] | None = None
+
+    def _scrollbar_inputs(self, size: Size, container_size: Size) -> tuple:
+        """What ``_scroll_update`` sizes the scrollbars from: the sizes, and the room
+        each scrollbar takes (a scrollbar shown or hidden since changes the other's)."""
+        return (
+            size,
+            self.virtual_size,
+            container_size,
+            self.scrollbar_size_vertical,
+            self.scrollbar_size_horizontal,
+        )
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        if self._scrollbar_inputs(size, container_size) == self._scrollbars_for:
+            return self._container_size != container_size
+        changed = super()._size_updated(size, virtual_size, container_size, layout)
+        self._scrollbars_for = self._scrollbar_inputs(size, container_size)
+        return changed
+
+    def update_node_styles(self, animate: bool = True) -> None:
+        styles = self.styles
+        before = [getattr(styles, name) for name in _SCROLLBAR_STYLES]
+        vertical, horizontal = self.show_vertical_scrollbar, self.show_horizontal_scrollbar
+        self.set_reactive(ScrollView.show_vertical_scrollbar, False)
+        self.set_reactive(ScrollView.show_horizontal_scrollbar, False)
+        try:
+            super().update_node_styles(animate)
+        finally:
+            self.set_reactive(ScrollView.show_vertical_scrollbar, vertical)
+            self.set_reactive(ScrollView.show_horizontal_scrollbar, horizontal)
+        if [getattr(styles, name) for name in _SCROLLBAR_STYLES] != before:
+            if vertical:
+                self.vertical_scrollbar.refresh()
+            if horizontal:
+                self.horizontal_scrollbar.refresh()
 
 
 class UnhandledExceptionHook:

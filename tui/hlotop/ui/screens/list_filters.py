@@ -36,6 +36,8 @@ AT_ONCE = 5000
 # nothing while the next one is typed).
 TYPING_PAUSE = 0.04
 _TITLES = dict(PANES)
+GROUPED_TITLE = "Grouped"
+TITLES = (*_TITLES.values(), GROUPED_TITLE)  # every title the filter bar may name
 
 
 class ListFilters:
@@ -80,7 +82,7 @@ class ListFilters:
             screen.notify("The detail is not a list: filter in panes 1 to 3.")
             return
         matches = getattr(widget, "matches", None)
-        title = "Grouped" if widget.id == "grouped" else _TITLES.get(pane, pane)
+        title = GROUPED_TITLE if widget.id == "grouped" else _TITLES.get(pane, pane)
         # The bar takes the status line's place: the panes keep their size, so only
         # that line is drawn again (a pane resized is a whole screen drawn: 100 ms).
         screen.query_one(StatusBar).display = False
@@ -172,7 +174,8 @@ class ListFilters:
         if cleared:
             self._stop_pending()
             self.screen.workers.cancel_group(self.screen, "filter")
-            self._apply(widget, None)
+            if getattr(widget, "matches", None) is not None:  # none: nothing to redo
+                self._apply(widget, None)
         self.screen.set_focus(widget)
 
     def clear_active(self) -> bool:

@@ -39,7 +39,7 @@ from hlotop.ui.screens.diagnostics import DiagnosticsScreen
 from hlotop.ui.screens.goto_step import GotoStepScreen
 from hlotop.ui.screens.group_keys import GroupKeysScreen
 from hlotop.ui.screens.icicle import IcicleScreen
-from hlotop.ui.screens.list_filters import ListFilters
+from hlotop.ui.screens.list_filters import TITLES, ListFilters
 from hlotop.ui.screens.overview import OverviewScreen
 from hlotop.ui.screens.search import SearchScreen
 from hlotop.ui.screens.value_keys import ValueKeys
@@ -106,7 +106,7 @@ class MainScreen(Screen):
         self._came_from: str | None = None
         self._search: SearchScreen | None = None  # open over this screen
         self._advice: tuple[ModuleDump, list[Advice]] | None = None  # `a`, made once a dump
-        self.filter_bar = FilterBar()
+        self.filter_bar = FilterBar(TITLES)
         self.lists = ListFilters(self)  # f and s
         self.value_keys = ValueKeys(self)  # the last search, the selected value's keys
         self._loading_timer: Timer | None = None  # ticks the status bar during a preview

@@ -20,7 +20,6 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.screen import Screen
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input, Static
 
@@ -32,7 +31,7 @@ from hlotop.report.text_fit import OP_NAME_BREAKS, wrap
 from hlotop.safe_text import printable
 from hlotop.ui.base.bindings import bindings, keys
 from hlotop.ui.base.host import host
-from hlotop.ui.base.textual_compat import set_virtual_size
+from hlotop.ui.base.textual_compat import SteadyScrollView, set_virtual_size
 from hlotop.ui.widgets.key_bar import KeyBar
 from hlotop.ui.widgets.oom_list import SCREEN_ACTIONS, OomList, OomRow
 from hlotop.units import human_bytes
@@ -318,7 +317,7 @@ class WholeText:
 WHOLE_TEXT_MARGIN = 6
 
 
-class RenderedText(ScrollView, can_focus=True):
+class RenderedText(SteadyScrollView, can_focus=True):
     """``text``'s lines at this width, of which only those on screen are drawn (a
     Static laid out and drew the report's tables twice a frame)."""
 

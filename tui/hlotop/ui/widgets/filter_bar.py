@@ -9,6 +9,7 @@ thread on a big dump) and hands them to the pane.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from textual.app import ComposeResult
@@ -41,6 +42,10 @@ def filter_note(matches: Matches | None) -> str:
     return f" · filter: {printable(matches.filter.text)}"
 
 
+def _prompt(title: str) -> str:
+    return f"filter {title} (⏎ keep, esc clear):"
+
+
 class FilterBar(Horizontal):
     """``filter 3 Live set: attn▏``: hidden until :meth:`open`."""
 
@@ -66,12 +71,17 @@ class FilterBar(Horizontal):
             super().__init__()
             self.pane, self.cleared = pane, cleared
 
-    def __init__(self, *, id: str | None = "filter-bar"):
+    def __init__(self, titles: Sequence[str], *, id: str | None = "filter-bar"):
+        """``titles``: the panes' titles the bar may name (the prompt is as wide as
+        the widest, so that naming another pane lays nothing out again)."""
         super().__init__(id=id)
         self.pane: str | None = None  # the pane whose filter is edited
+        self._prompt_width = max(len(_prompt(t)) for t in titles)
 
     def compose(self) -> ComposeResult:
-        yield Label("filter", id="filter-label", markup=False)
+        label = Label(_prompt(""), id="filter-label", markup=False)
+        label.styles.width = self._prompt_width + 2  # its padding
+        yield label
         yield Input(placeholder=PLACEHOLDER, id="filter-input", compact=True)
 
     @property
@@ -87,7 +97,9 @@ class FilterBar(Horizontal):
         """Edit the filter of pane ``pane`` (called ``title``), ``text`` so far; the
         input takes the focus now, so keys typed straight after ``f`` land in it."""
         self.pane = pane
-        self.query_one(Label).update(f"filter {title} (⏎ keep, esc clear):")
+        # The label keeps its width: no layout pass for the new text (the label's own
+        # layout request would come after the frame, a second frame 20-30 ms later).
+        self.query_one(Label).update(_prompt(title), layout=False)
         field = self.query_one(Input)
         with field.prevent(Input.Changed):
             field.value = text

@@ -52,7 +52,7 @@ class _Row:
     info: ValueInfo | None = None
     cumulative: int = 0
     node: StackTraceNode | None = None
-    parent: int = -1  # row index of the parent node
+    parent: int = -1  # the parent node's index in the tail (-1: none)
     text: Text | None = None
 
 
@@ -200,13 +200,18 @@ class LiveSet(RowList):
                 self._add_nodes(tail, trace.roots, -1)
         # The canvas reaches the end of the longest op_name of the rows on screen;
         # rows drawn later widen it (_live_text).
-        top = max(0, self.scroll_offset.y)
-        shown = self.live[top : top + max(self.view_height, 1)]
-        self._op_w = max([len(i.op_name or "") for i in shown] + [_OP_MIN])
+        self._op_w = self._op_names_shown()
         self._tail = tail
         self._pinned = self._summary()
         self.rows_changed()
         self._update_title()
+
+    def _op_names_shown(self) -> int:
+        """The op_name column's width for the value rows on screen now (at least
+        :data:`_OP_MIN`)."""
+        top = max(0, self.scroll_offset.y)
+        shown = self.live[top : top + max(self.view_height, 1)]
+        return max([len(i.op_name or "") for i in shown] + [_OP_MIN])
 
     def _narrowed(self, whole: LiveRows) -> LiveRows:
         """``whole``'s values that :attr:`matches` keeps, in :attr:`order`: a pass
@@ -233,22 +238,30 @@ class LiveSet(RowList):
         self._refill()
 
     def _refill(self) -> None:
-        """The rows again at the same step, the cursor on the same value if shown."""
+        """The rows again at the same step, the cursor on the same value if shown
+        (the tail kept: its rows do not depend on the order or the filter)."""
         here, shown = self.current_value(), self.shows_selection
-        self._fill()
+        self._fill(keep_tail=True)
         if here is None or not self.show_value(here.value_id):
             self.set_cursor(0)
             self.hide_selection()
         elif not shown:
             self.hide_selection()  # the selection is elsewhere, as before
+        # The cursor's value may have scrolled other rows into view: their op_names
+        # widen the column now, not once drawn (a second frame, 20-30 ms later).
+        widest = self._op_names_shown()
+        if widest > self._op_w:
+            self._op_w = widest
+            self._widen()
 
     def _add_nodes(self, tail: list[_Row], nodes, parent: int) -> None:
         """Append the rows of ``nodes`` (and of their children, unless collapsed) to
-        ``tail``; ``parent``: the row of their parent (rows count the values first)."""
+        ``tail``; ``parent``: their parent's index in ``tail`` (the rows before the tail
+        are the values, whose number the order and the filter change)."""
         for node in nodes:
             tail.append(_Row("node", node=node, parent=parent))
             if id(node) not in self.collapsed:
-                self._add_nodes(tail, node.children, len(self.live) + len(tail) - 1)
+                self._add_nodes(tail, node.children, len(tail) - 1)
 
     @property
     def tail(self) -> Sequence[_Row]:
@@ -534,7 +547,7 @@ class LiveSet(RowList):
             self.collapsed.add(id(node))
             self._refill_keeping(node)
         elif row.parent >= 0:
-            self.set_cursor(row.parent, notify=True)
+            self.set_cursor(len(self.live) + row.parent, notify=True)
 
     def _refill_keeping(self, node: StackTraceNode) -> None:
         self._fill()

@@ -15,11 +15,10 @@ from rich.text import Text
 from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hlotop.safe_text import DRAWN_CHARS, drawn
-from hlotop.ui.base.textual_compat import set_virtual_size
+from hlotop.ui.base.textual_compat import SteadyScrollView, set_virtual_size
 from hlotop.ui.widgets.fit import fitted
 
 GUTTER_FOCUSED = "▶"
@@ -39,7 +38,7 @@ def top_to_show(row: int, top: int, visible: int, center: bool = False) -> int |
     return None
 
 
-class RowList(ScrollView, can_focus=True):
+class RowList(SteadyScrollView, can_focus=True):
     """Rows ``0..row_count()-1`` under a few fixed header lines, one of them the cursor."""
 
     COMPONENT_CLASSES = {

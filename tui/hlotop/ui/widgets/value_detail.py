@@ -18,7 +18,6 @@ from rich.text import Text
 from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hlotop.analysis.report_listing import ReportListing
@@ -32,7 +31,7 @@ from hlotop.report.why_report import last_use_text, reason_text
 from hlotop.safe_text import drawn, printable
 from hlotop.shapes import ArrayShape, BufferShape, try_parse_shape
 from hlotop.ui.base.bindings import bindings
-from hlotop.ui.base.textual_compat import set_virtual_size
+from hlotop.ui.base.textual_compat import SteadyScrollView, set_virtual_size
 from hlotop.ui.view_models.spaces import space_label
 from hlotop.ui.view_models.steps import instruction_at
 from hlotop.ui.view_models.tree_layout import kinds_text
@@ -169,7 +168,7 @@ def _lines(items) -> Text:
     return text
 
 
-class ValueDetail(ScrollView, can_focus=True):
+class ValueDetail(SteadyScrollView, can_focus=True):
     """A scrollable card: :meth:`show_value` or :meth:`show_allocation`.
 
     A Line API widget: a card is rendered to lines once (when it is chosen, or when the
