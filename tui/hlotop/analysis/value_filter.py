@@ -22,11 +22,15 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
+from operator import add
 
 from hlotop.model import BufferAllocation, UsedValues, ValueInfo
 from hlotop.model.allocation import kinds_text
-from hlotop.model.allocation_table import AllocationTable
+from hlotop.model.allocation_table import AllocationTable, TableByIndex
 from hlotop.model.memory_space import space_name, space_tag
+from hlotop.model.value_table import ValueTable
+from hlotop.model.values import ShapeIndex, format_shape_index
+from hlotop.parse.instruction import instruction_op_name
 
 FIELDS = ("name", "op_name", "shape", "space", "kind")
 NO_ALLOCATION = "(no allocation)"
@@ -149,6 +153,10 @@ class FilterIndex:
         self._lock = threading.Lock()
         self._columns: dict[str, list[str]] | None = None
         self._op_names: dict[int, str] = {}  # value id -> op_name lowercased ("": none)
+        self._op_names_read = False  # every record's op_name read at once (big dumps)
+        # Values whose op_names are read one by one at most; beyond, from one scan of
+        # the records' text (every value's, once), or the records holding the word.
+        self.parse_at_once = _PARSE_AT_ONCE
         self._made: OrderedDict[str, frozenset[int]] = OrderedDict()
         self._filters: dict[str, ValueFilter] = {}  # the filters of _made
         self._ids = [info.value_id for info in values]
@@ -222,6 +230,9 @@ class FilterIndex:
     # -- the fields -------------------------------------------------------------------
     def _fields(self) -> dict[str, list[str]]:
         """Every field but op_name, one lowercased column each, made once."""
+        if self._columns is None and isinstance(self.values, ValueTable):
+            if isinstance(self.allocation_of, TableByIndex):
+                self._columns = self._table_fields(self.values, self.allocation_of)
         if self._columns is None:
             spaces: dict[int, str] = {}
             kinds: dict[int, str] = {}
@@ -244,6 +255,31 @@ class FilterIndex:
                 kind.append(text)
             self._columns = {"name": name, "shape": shape, "space": space, "kind": kind}
         return self._columns
+
+    def _table_fields(self, table: ValueTable, by_index: TableByIndex) -> dict[str, list[str]]:
+        """:meth:`_fields` read from the columns of a dump's tables: no value or
+        allocation made per row (2.6 s at 71 000 values, 30 000 allocations)."""
+        shape_indexes: dict[ShapeIndex | None, str] = {}
+        for shape_index in table.shape_indexes():
+            if shape_index not in shape_indexes:
+                shape_indexes[shape_index] = format_shape_index(shape_index)
+        labels = map(add, table.names(), map(shape_indexes.__getitem__, table.shape_indexes()))
+        spaces = {color: space_text(color, self.names).lower() for color in set(table.colors)}
+        kinds = [text.lower() for text in by_index.table.kinds_texts()]
+        position = by_index.position
+        kind = []
+        for alloc_index in table.slot_allocations():
+            if alloc_index is None:
+                kind.append(NO_ALLOCATION)
+            else:
+                k = position.get(alloc_index)
+                kind.append("" if k is None else kinds[k])
+        return {
+            "name": [label.lower() for label in labels],
+            "shape": [(shape or "").lower() for shape in table.shapes],
+            "space": list(map(spaces.__getitem__, table.colors)),
+            "kind": kind,
+        }
 
     def _term_hits(
         self,
@@ -268,29 +304,50 @@ class FilterIndex:
             hit.update(self._op_name_hits(needle, rest, cancelled))
         return [p for p in positions if p in hit]
 
+    def _read_op_names(self, records: UsedValues, cancelled: Callable[[], bool] | None) -> None:
+        """Every value's op_name (lowercased) into :attr:`_op_names`, from one scan
+        of the records' text (:meth:`UsedValues.instruction_texts`), once a dump; a
+        value whose record that scan cannot vouch for is left out (its record is read
+        when asked). A value with several records has the first's, as
+        :meth:`UsedValues.get` gives."""
+        texts = records.instruction_texts(cancelled)
+        if texts is None:
+            return  # cancelled, or the text is gone: read one by one
+        op_names, seen = self._op_names, set()
+        for vid, text in zip(records.ids, texts, strict=True):
+            if vid in seen:
+                continue
+            seen.add(vid)
+            if text is not None and vid not in op_names:
+                op_names[vid] = (instruction_op_name(text) or "").lower()
+        self._op_names_read = True
+
     def _op_name_hits(
         self, needle: str, positions: list[int], cancelled: Callable[[], bool] | None
     ) -> list[int]:
         """Those of ``positions`` whose value's op_name holds ``needle`` (lowercased)."""
-        values = self.values
+        values, ids = self.values, self._ids
         records = self.records
         op_names = self._op_names
-        if isinstance(records, UsedValues) and len(positions) > _PARSE_AT_ONCE:
-            unread = sum(1 for p in positions if values[p].value_id not in op_names)
-            if unread > _PARSE_AT_ONCE:
+        at_once = self.parse_at_once
+        if isinstance(records, UsedValues) and len(positions) > at_once:
+            unread = sum(1 for p in positions if ids[p] not in op_names)
+            if unread > at_once and not self._op_names_read:
+                self._read_op_names(records, cancelled)
+                unread = sum(1 for p in positions if ids[p] not in op_names)
+            if unread > at_once:
                 # Only the records whose text holds the word can have it in their
                 # op_name: a scan of the text at C speed, then those few parsed.
                 wanted = set(records.find_text(needle, cancelled))
-                positions = [p for p in positions if values[p].value_id in wanted]
+                positions = [p for p in positions if ids[p] in wanted]
         out: list[int] = []
         for n, p in enumerate(positions):
             if n % 512 == 511 and cancelled is not None and cancelled():
                 return out  # the caller sees cancelled() and drops the result
-            info = values[p]
-            vid = info.value_id
+            vid = ids[p]
             op_name = op_names.get(vid)
             if op_name is None:
-                op_name = op_names[vid] = (info.op_name or "").lower()
+                op_name = op_names[vid] = (values[p].op_name or "").lower()
             if needle in op_name:
                 out.append(p)
         return out

@@ -21,7 +21,7 @@ from itertools import chain, islice, repeat
 from operator import and_, itemgetter, sub, truth
 from typing import Any, TypeVar, overload
 
-from hlotop.model.allocation import BufferAllocation
+from hlotop.model.allocation import BufferAllocation, kinds_text
 from hlotop.model.values import HloValue, ShapeIndex, ValueSlot
 
 # The flags of an allocation, one bit each in AllocationTable.flags.
@@ -395,6 +395,35 @@ class AllocationTable(_TableRows[BufferAllocation]):
         """Allocation ``k``'s parameter number (None: not an entry parameter)."""
         extra = self.extras.get(k)
         return None if extra is None else extra[0]
+
+    def kinds_texts(self) -> list[str]:
+        """:func:`~hlotop.model.allocation.kinds_text` of each allocation, by row
+        (``"parameter 4, maybe-live-out"``): it reads only the flags and the rare
+        attributes, so one allocation is made per combination of them, not one per
+        row (30 000 allocations made took 1.1 s at 46 MB)."""
+        extras, flags = self.extras, self.flags
+        texts: dict[tuple, str] = {}
+        out = []
+        for k in range(len(self)):
+            flag, extra = flags[k], extras.get(k, _NO_EXTRA)
+            key = (flag, extra)
+            text = texts.get(key)
+            if text is None:
+                # What kinds_text reads, as iterate() makes it (no slot read).
+                kinds_only = BufferAllocation(
+                    0,
+                    0,
+                    parameter=extra[0],
+                    parameter_shape_index=extra[2],
+                    output_shape=extra[3],
+                    is_constant=bool(flag & CONSTANT),
+                    is_thread_local=bool(flag & THREAD_LOCAL),
+                    maybe_live_out=bool(flag & MAYBE_LIVE_OUT),
+                    is_preallocated_temp=bool(flag & PREALLOCATED_TEMP),
+                )
+                text = texts[key] = kinds_text(kinds_only)
+            out.append(text)
+        return out
 
     def _row(self, k: int) -> BufferAllocation:
         recent = self._recent

@@ -71,6 +71,12 @@ class RecordGrammar(Protocol):
         """Report what stands before the first record (``span``, from ``line`` on)."""
         ...
 
+    def instruction_lines(self, text: AnyStr) -> Iterator[tuple[int, int]]:
+        """Where the text of each ``from instruction:`` line in ``text`` (whole
+        records) starts and ends (what a record read keeps as its instruction text,
+        up to the next record's head where one is glued on the line)."""
+        ...
+
 
 class UsedValues(Generic[AnyStr]):
     """The records of one ``Used values`` section, by value id, read on demand.
@@ -383,6 +389,41 @@ class UsedValues(Generic[AnyStr]):
                     yield record
             line += window.count(nl, pos, len(window))
             number = last
+
+    def instruction_texts(
+        self, cancelled: Callable[[], bool] | None = None
+    ) -> list[str | None] | None:
+        """The instruction text of each record, by record number, as reading the
+        record gives it (None: it has no ``from instruction:`` line), found by one
+        scan of the section's text a window of whole records at a time: no record
+        parsed (a column of op_names for 71 000 records in a tenth of a second, 4 s
+        parsed). A line that runs into the next record's head (2024-era dumps glue
+        it on) ends there, as the record's reader ends it. None if ``cancelled()``
+        turns true between two windows, or if the text was released and cannot be
+        read back (:attr:`problem` says why)."""
+        starts, end = self.starts, self.end
+        total = len(starts)
+        out: list[str | None] = [None] * total
+        number = 0
+        while number < total:
+            if cancelled is not None and cancelled():
+                return None
+            begin = starts[number]
+            last = bisect_right(starts, begin + _WINDOW, number + 1, total)
+            try:
+                window = self._read(begin, starts[last] if last < total else end)
+            except OSError as err:
+                self.problem = str(err)
+                return None
+            for at, text_end in self.grammar.instruction_lines(window):
+                n = bisect_right(starts, begin + at, number, last) - 1
+                if n < number:
+                    continue  # not in a record (the window starts with one)
+                record_end = starts[n + 1] - begin if n + 1 < total else len(window)
+                text = window[at : min(text_end, record_end)]
+                out[n] = text.decode("ascii") if isinstance(text, bytes) else text
+            number = last
+        return out
 
     def _lost(self, err: OSError, diagnostics: list[Diagnostic]) -> None:
         self.problem = str(err)

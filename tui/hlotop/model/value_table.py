@@ -412,6 +412,14 @@ class ValueTable(_Values, Sequence[ValueInfo]):
             return [self.shape_index(r) for r in range(len(self.ids))]
         return list(map(self.slots.shape_indexes.__getitem__, self.slot_rows))
 
+    def slot_allocations(self) -> list[int | None]:
+        """Each row's allocation index (None: no allocation line names the value), as
+        ``slot.allocation`` gives it (no object made)."""
+        if self.slots is None:
+            return [None] * len(self.ids)
+        allocations = self.slots.allocations
+        return [None if k < 0 else allocations[k] for k in self.slot_rows]
+
     def slot(self, r: int) -> ValueSlot | None:
         k = self.slot_rows[r]
         if k < 0 or self.slots is None:

@@ -114,6 +114,19 @@ def read_metadata_fields(text: str, at: int) -> tuple[str | None, ...]:
     return tuple(map(meta.get, _READ_FIELDS))
 
 
+def instruction_op_name(text: str) -> str | None:
+    """``parse_instruction_text(text).op_name`` (the op_name of the instruction whose
+    text is ``text``, unescaped; None if it has none), without the rest: the head
+    matched and the metadata block read, no :class:`InstructionText` made (a column
+    of every value's op_name, for the browser's filter). Raises nothing."""
+    text = text.lstrip(" ")
+    whole = _HEAD_SHAPE_OPCODE.match(text)
+    if whole is None:
+        return parse_instruction_text(text).op_name
+    at = text.find("metadata={", whole.end(2))
+    return None if at < 0 else read_metadata_fields(text, at)[1]
+
+
 @lru_cache(maxsize=16384)
 def parse_instruction_text(text: str) -> InstructionText:
     """Read the name, shape, opcode and metadata out of one instruction's text.

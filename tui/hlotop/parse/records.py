@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from collections.abc import Iterator
 from typing import AnyStr
 
 from hlotop.model import Diagnostic, HloValue, UsedValue, UsedValues
@@ -37,6 +38,11 @@ RECORD = re.compile(  # the head's groups first: RECORD_HEAD.build reads them
     + re.escape(FROM_PREFIX)
     + r" ?(.*)\n?)?\Z"
 )
+
+# A from-instruction line, its text as RECORD's last group reads it (the instruction's
+# own reader strips the leading space RECORD leaves out).
+_FROM_LINE = re.compile(r"\n" + re.escape(FROM_PREFIX) + r"(.*)")
+_FROM_LINE_BYTES = re.compile(_FROM_LINE.pattern.encode())
 
 _POSITIONS_GROUP = RECORD_HEAD.pattern.groups + 1
 _USES_GROUP, _FROM_GROUP = _POSITIONS_GROUP + 1, _POSITIONS_GROUP + 2
@@ -78,6 +84,11 @@ class _RecordGrammar:
         records = section.records_read()
         _unindexed(section.sink, records[1:])
         return records[0] if records else None
+
+    def instruction_lines(self, text: AnyStr) -> Iterator[tuple[int, int]]:
+        pattern = _FROM_LINE_BYTES if isinstance(text, bytes) else _FROM_LINE
+        for m in pattern.finditer(text):
+            yield m.span(1)
 
     def read_leading(self, span: str, line: int, path: str, diagnostics: list[Diagnostic]) -> None:
         sink = Sink(path, diagnostics)
