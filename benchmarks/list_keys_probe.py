@@ -37,7 +37,8 @@ async def _shown(app, frames: _Frames, key: str) -> float:
     """Milliseconds from ``key`` until its effect is on screen, a thread worker's too."""
     start = time.perf_counter()
     await _key(app, frames, key)
-    while app.screen.lists.matching:  # a filter starts its worker once typing pauses
+    while getattr(getattr(app.screen, "lists", None), "matching", False):  # a filter's
+        # worker starts once the typing pauses
         await asyncio.sleep(0.001)
     await app.workers.wait_for_complete()
     quiet = 0
@@ -61,6 +62,15 @@ async def probe(path: str) -> dict[str, list[float]]:
         await app.wait_until_loaded()
         await pilot.pause()
         frames = _Frames(app)
+        # The session's first filter: its last letter until the matches show (the
+        # dump's fields and op_names are read for it, once a dump).
+        await pilot.press("3", "f")
+        for letter in "fusio":
+            await _key(app, frames, letter)
+        out["filter: first word of a session, until shown"] = [await _shown(app, frames, "n")]
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
         # The keys every pane had before, to compare with on the same machine and load.
         await pilot.press("1")
         await keys("(before) ↓ in the tree", ["down"] * 20)
@@ -93,6 +103,17 @@ async def probe(path: str) -> dict[str, list[float]]:
         await keys("n / N", ["n"] * 20 + ["N"] * 20)
         await keys("[ / ]", ["left_square_bracket", "right_square_bracket"] * 10)
         await keys("y, then esc", ["y", "escape"] * 5)
+        # The other keys of issue 34's browser, and the screens it opens.
+        await keys("p / P (peaks)", ["p", "P"] * 5)
+        await keys(": 100 ⏎ (go to a step)", ["colon", "1", "0", "0", "enter"] * 3)
+        await keys("o, then esc (figures)", ["o", "escape"] * 3)
+        await keys("?, then esc (help)", ["question_mark", "escape"] * 3)
+        await pilot.press("3")
+        await keys("v (grouped / flat), until shown", ["v"] * 4, True)
+        await pilot.press("v")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await keys("i, then esc (icicle)", ["i", "escape"] * 3, True)
         await pilot.press("q")
     return out
 

@@ -19,13 +19,14 @@ from hlotop.loading.loader import LoadError, load
 from hlotop.ui.apps.app import HlotopApp
 from hlotop.ui.base.bindings import SCOPES
 from hlotop.ui.screens.diagnostics import DiagnosticsScreen
-from hlotop.ui.screens.help import HelpScreen
+from hlotop.ui.screens.help import HelpScreen, help_text
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen
 from hlotop.ui.screens.search import SearchScreen
 from hlotop.ui.view_models.steps import LiveIndex, StepIndex
 from hlotop.ui.widgets.allocation_tree import AllocationTree
 from hlotop.ui.widgets.live_set import LiveSet
+from hlotop.ui.widgets.rendered_text import RenderedText
 from hlotop.ui.widgets.status_bar import StatusBar
 from hlotop.ui.widgets.summary_bar import SummaryBar
 from hlotop.ui.widgets.timeline import Timeline
@@ -316,7 +317,9 @@ async def test_help_lists_every_binding():
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
-        text = plain(app.screen.query_one("#help-text").content, width=220)
+        body = app.screen.query_one(RenderedText)
+        assert body.text is help_text() and app.focused is body
+        text = "\n".join(strip.text for strip in body.text.lines(app.console, 220))
         sections: dict[str, list[str]] = {}
         titles = {scope.title for scope in SCOPES}
         current = None

@@ -37,6 +37,7 @@ from hlotop.ui.screens.overview import OverviewScreen, figures_renderable
 from hlotop.ui.widgets.diagnostic_list import DiagnosticList
 from hlotop.ui.widgets.grouped_view import bar
 from hlotop.ui.widgets.legend import space_fill
+from hlotop.ui.widgets.rendered_text import RenderedText
 from hlotop.ui.widgets.scroll_body import ScrollBody
 from pilot import TPU, notes, pilot_test, plain, screen_text, started, widget_lines
 
@@ -252,8 +253,8 @@ async def test_j_k_g_G_scroll_the_help_and_the_figures(key, screen_class):
         await pilot.press(key)
         await pilot.pause()
         assert isinstance(app.screen, screen_class)
-        body = app.screen.query_one(ScrollBody)
-        assert app.focused is body and body.max_scroll_y > 2
+        body = app.focused
+        assert body is not None and body.screen is app.screen and body.max_scroll_y > 2
         await pilot.press("j", "j", "j")
         await pilot.pause()
         assert body.scroll_offset.y == 3
@@ -577,7 +578,7 @@ async def test_the_padded_values_are_named_whole_at_80_columns():
         await pilot.press("o")
         await pilot.pause()
         screen = app.screen
-        width = screen.query_one("#overview-text").content_size.width
+        width = screen.query_one(RenderedText).line_width
         assert width < 80
         shown = plain(figures_renderable(screen.dump), width=width)  # as the screen draws it
         table = shown[shown.index("Most padding") :]

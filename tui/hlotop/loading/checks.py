@@ -8,7 +8,6 @@ from pathlib import Path
 
 from hlotop.loading.discover import SPLIT_SUFFIXES, split_module_prefix
 from hlotop.model import (
-    AllocationTable,
     Analysis,
     Diagnostic,
     DumpFile,
@@ -16,6 +15,7 @@ from hlotop.model import (
     ParsedSections,
     UsedValues,
 )
+from hlotop.model.allocation_lines import allocated_bytes
 from hlotop.units import human_bytes
 
 
@@ -218,10 +218,7 @@ def check_consistency(
     """Warnings for figures that disagree with each other."""
     total = sections.total_bytes_used
     allocations = sections.allocations
-    if isinstance(allocations, AllocationTable):
-        allocated = sum(allocations.sizes)
-    else:
-        allocated = sum(a.size for a in allocations)
+    allocated = allocated_bytes(allocations)
     # (No allocation under a 'BufferAssignment:' header, and a total above 0: the
     # allocations were cut off.)
     if (

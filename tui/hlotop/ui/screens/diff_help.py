@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.widgets import Static
 
 from hlotop.ui.base.bindings import SCOPES
 from hlotop.ui.screens.help import HelpScreen, scope_table
-from hlotop.ui.widgets.scroll_body import ScrollBody
+from hlotop.ui.widgets.rendered_text import WholeText
 
 DIFF_SCOPES = ("app", "diff", "detail", "group_keys", "scroll", "modal")
 
@@ -30,10 +28,14 @@ def diff_help_renderable() -> Group:
     return Group(*parts)
 
 
+_DIFF_HELP: WholeText | None = None
+
+
 class DiffHelpScreen(HelpScreen):
     """Modal list of the diff browser's keys; Escape, q or ? closes it."""
 
-    def compose(self) -> ComposeResult:
-        with ScrollBody(id="help-body", classes="modal-body") as body:
-            body.border_title = "Help · esc closes"
-            yield Static(diff_help_renderable(), id="help-text")
+    def text(self) -> WholeText:
+        global _DIFF_HELP
+        if _DIFF_HELP is None:
+            _DIFF_HELP = WholeText(diff_help_renderable())
+        return _DIFF_HELP

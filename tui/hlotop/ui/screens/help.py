@@ -7,10 +7,9 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import ModalScreen
-from textual.widgets import Static
 
 from hlotop.ui.base.bindings import SCOPES, Scope, bindings
-from hlotop.ui.widgets.scroll_body import ScrollBody
+from hlotop.ui.widgets.rendered_text import RenderedText, WholeText
 
 
 def help_rows() -> list[tuple[str, str, str, str]]:
@@ -58,15 +57,33 @@ def scope_table(scope: Scope) -> Table:
     return table
 
 
+_HELP: WholeText | None = None  # the keys do not change: rendered once a width
+
+
+def help_text() -> WholeText:
+    """The help, rendered into lines once a width for the whole run."""
+    global _HELP
+    if _HELP is None:
+        _HELP = WholeText(help_renderable())
+    return _HELP
+
+
 class HelpScreen(ModalScreen[None]):
     """Modal list of all keys; Escape, q or ? closes it."""
 
     BINDINGS = bindings("modal")
 
+    def text(self) -> WholeText:
+        """What this help lists."""
+        return help_text()
+
     def compose(self) -> ComposeResult:
-        with ScrollBody(id="help-body", classes="modal-body") as body:
-            body.border_title = "Help · esc closes"
-            yield Static(help_renderable(), id="help-text")
+        body = RenderedText(self.text(), id="help-body", classes="modal-body")
+        body.border_title = "Help · esc closes"
+        yield body
+
+    def on_mount(self) -> None:
+        self.query_one(RenderedText).focus()  # its keys scroll it (j/k, g/G, pgdn ...)
 
     def action_close(self) -> None:
         self.dismiss(None)

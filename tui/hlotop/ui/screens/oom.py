@@ -10,7 +10,6 @@ shows its figures whole in the list's place.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,9 +17,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.geometry import Size
 from textual.screen import Screen
-from textual.strip import Strip
 from textual.widgets import Input, Static
 
 from hlotop.analysis.oom_entries import GROUPS, SORTS
@@ -31,9 +28,9 @@ from hlotop.report.text_fit import OP_NAME_BREAKS, wrap
 from hlotop.safe_text import printable
 from hlotop.ui.base.bindings import bindings, keys
 from hlotop.ui.base.host import host
-from hlotop.ui.base.textual_compat import SteadyScrollView, set_virtual_size
 from hlotop.ui.widgets.key_bar import KeyBar
 from hlotop.ui.widgets.oom_list import SCREEN_ACTIONS, OomList, OomRow
+from hlotop.ui.widgets.rendered_text import RenderedText, WholeText
 from hlotop.units import human_bytes
 
 _KEYS_NOTE = "⏎ open · s sort · b group · / filter · m message · o text"
@@ -291,55 +288,9 @@ def entry_detail(entry: OomEntry, link: OomLink | None, module_name: str, width:
     return text
 
 
-class WholeText:
-    """The whole text report of a screen's messages, rendered into lines (Strips) once a
-    width and kept: rendering its tables takes 20 to 40 ms at 80 columns, done ahead
-    in a thread worker (:meth:`OomScreen.on_mount`) so that ``o`` only draws them."""
-
-    def __init__(self, body: RenderableType):
-        self.body = body
-        self._lines: dict[int, list[Strip]] = {}
-        self._lock = threading.Lock()
-
-    def lines(self, console: Console, width: int) -> list[Strip]:
-        """``body`` at ``width`` cells, one Strip a line. Safe from any thread."""
-        with self._lock:
-            found = self._lines.get(width)
-            if found is None:
-                options = console.options.update_width(width)
-                found = [Strip(line) for line in console.render_lines(self.body, options)]
-                self._lines[width] = found
-            return found
-
-
 # The whole text's width on a terminal ``width`` columns wide: its border, padding and
 # scrollbar gutter (OomTextScreen's CSS) take 6.
 WHOLE_TEXT_MARGIN = 6
-
-
-class RenderedText(SteadyScrollView, can_focus=True):
-    """``text``'s lines at this width, of which only those on screen are drawn (a
-    Static laid out and drew the report's tables twice a frame)."""
-
-    def __init__(self, text: WholeText, *, id: str | None = None):
-        super().__init__(id=id)
-        self.text = text
-        self._lines: list[Strip] = []
-        self._width = -1
-
-    def on_resize(self) -> None:
-        width = self.scrollable_content_region.width
-        if width != self._width and width > 0:
-            self._width = width
-            self._lines = self.text.lines(self.app.console, width)
-            set_virtual_size(self, Size(width, len(self._lines)))
-            self.refresh()
-
-    def render_line(self, y: int) -> Strip:
-        index = self.scroll_offset.y + y
-        if 0 <= index < len(self._lines):
-            return self._lines[index].crop_extend(0, self.size.width, self.rich_style)
-        return Strip.blank(self.size.width, self.rich_style)
 
 
 class OomTextScreen(Screen[None]):

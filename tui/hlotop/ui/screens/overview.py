@@ -10,9 +10,9 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import ModalScreen
-from textual.widgets import Static
 
 from hlotop.model import ModuleDump
+from hlotop.model.allocation_lines import allocated_bytes
 from hlotop.report.figures import (
     kinds_table,
     memory_stats_table,
@@ -22,7 +22,7 @@ from hlotop.report.figures import (
 )
 from hlotop.report.report_text import overview_rows, report_parts
 from hlotop.ui.base.bindings import bindings
-from hlotop.ui.widgets.scroll_body import ScrollBody
+from hlotop.ui.widgets.rendered_text import RenderedText, WholeText
 from hlotop.units import human_bytes
 
 
@@ -36,7 +36,7 @@ def figures_renderable(dump: ModuleDump) -> Group:
             overview.add_row(label, text)
         return Group(overview, *report_parts(dump))
     total = dump.total_bytes_used
-    allocated = sum(x.size for x in dump.allocations)
+    allocated = allocated_bytes(dump.allocations)
     overview.add_row(
         "Total bytes used",
         Text(f"{human_bytes(total if total is not None else allocated)}"),
@@ -70,15 +70,20 @@ class OverviewScreen(ModalScreen[None]):
         self.dump = dump
 
     def compose(self) -> ComposeResult:
-        with ScrollBody(id="overview-body", classes="modal-body") as body:
-            body.border_title = "Figures · esc closes"
-            yield Static(figures_renderable(self.dump), id="overview-text")
+        body = RenderedText(
+            WholeText(figures_renderable(self.dump)), id="overview-body", classes="modal-body"
+        )
+        body.border_title = "Figures · esc closes"
+        yield body
+
+    def on_mount(self) -> None:
+        self.query_one(RenderedText).focus()  # its keys scroll it (j/k, g/G, pgdn ...)
 
     def show(self, dump: ModuleDump) -> None:
         """Show the figures of ``dump`` (the whole of the dump whose first look these
         were)."""
         self.dump = dump
-        self.query_one("#overview-text", Static).update(figures_renderable(dump))
+        self.query_one(RenderedText).show(WholeText(figures_renderable(dump)))
 
     def action_close(self) -> None:
         self.dismiss(None)
