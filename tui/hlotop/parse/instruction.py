@@ -115,10 +115,11 @@ def read_metadata_fields(text: str, at: int) -> tuple[str | None, ...]:
 
 
 def instruction_op_name(text: str) -> str | None:
-    """``parse_instruction_text(text).op_name`` (the op_name of the instruction whose
-    text is ``text``, unescaped; None if it has none), without the rest: the head
-    matched and the metadata block read, no :class:`InstructionText` made (a column
-    of every value's op_name, for the browser's filter). Raises nothing."""
+    """``parse_instruction_text(text).op_name``: the op_name (unescaped; None if it
+    has none) of the instruction whose ``HloInstruction::ToString`` text, as a
+    ``from instruction:`` line prints it, is ``text``, read without the rest (the head
+    matched and the metadata block read, no :class:`InstructionText` made: a column of
+    every value's op_name, for the browser's filter). Raises nothing."""
     text = text.lstrip(" ")
     whole = _HEAD_SHAPE_OPCODE.match(text)
     if whole is None:
