@@ -5,6 +5,7 @@ keeps and says so in its title, Esc clears it, and ``s`` sorts the focused pane 
 from __future__ import annotations
 
 from test_grouped_view import settle
+from textual import events
 from textual.widgets import Input
 
 from conftest import sample
@@ -318,3 +319,23 @@ async def test_on_a_big_dump_the_filter_is_matched_once_the_typing_pauses():
         assert timeline.matches is not None and timeline.matches.filter.text == "fusion"
         assert timeline.rows and all("fusion" in v.value.label for v in timeline.rows)
         assert "filter: fusion" in timeline.border_title
+
+
+@pilot_test
+async def test_keys_read_with_f_land_in_the_filter_bar():
+    """``f`` and the filter's words read at once (pasted, or typed within a frame) went
+    to the pane that had the focus: Textual hands each key to the widget focused when
+    it is read, before ``f`` has moved the focus. They land in the bar now, and the
+    advice (``a``) does not open."""
+    app = HlotopApp(sample(GPT))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await started(app, pilot)
+        await pilot.press("3")
+        await pilot.pause()
+        for key in ("f", "a", "t", "t", "n"):  # one read: queued before any is handled
+            app.post_message(events.Key(key, key))
+        await pilot.pause()
+        assert app.screen is screen and screen.filter_bar.text == "attn"
+        await pilot.press("enter", "s")
+        assert screen.focused is screen.live and screen.live.order == "start"
+        assert screen.live.matches is not None and screen.live.matches.filter.text == "attn"

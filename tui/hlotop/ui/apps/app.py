@@ -54,6 +54,7 @@ from hlotop.ui.apps.crash_guard import CrashGuard
 from hlotop.ui.apps.quit_key import CopyOrQuit
 from hlotop.ui.base.bindings import bindings, keys
 from hlotop.ui.base.messages import MainScreenPainted, RecordsProgress, RecordsRead
+from hlotop.ui.base.type_ahead import TypeAhead
 from hlotop.ui.screens.help import HelpScreen
 from hlotop.ui.screens.loading import LoadingScreen
 from hlotop.ui.screens.main import MainScreen, PaneIndexes
@@ -131,6 +132,7 @@ class HlotopApp(CopyOrQuit, CrashGuard, App[None]):
         self._indexes: PaneIndexes | None = None  # the panes' indexes, made by the load
         # Keys typed while the dump loads, for the main screen (see main_screen_started).
         self._early_keys: list[tuple[str, str | None]] = []
+        self._type_ahead = TypeAhead()  # keys read before a focus move, handed on
 
     @property
     def module(self) -> ModuleDump | None:
@@ -157,11 +159,16 @@ class HlotopApp(CopyOrQuit, CrashGuard, App[None]):
             event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
         ):
             self._last_input = time.perf_counter()
-        if isinstance(event, events.Key) and not event.is_forwarded and self._holds(event.key):
-            if len(self._early_keys) < _EARLY_KEYS_MAX:
-                self._early_keys.append((event.key, event.character))
-            return
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            if self._holds(event.key):
+                if len(self._early_keys) < _EARLY_KEYS_MAX:
+                    self._early_keys.append((event.key, event.character))
+                return
+            self._type_ahead.read(self, event)
         await super().on_event(event)
+
+    def on_key(self, event: events.Key) -> None:
+        self._type_ahead.hand_on(self, event)  # a key read with one that moved the focus
 
     # -- keys typed before the main screen is there -------------------------------------
     def _holds(self, key: str) -> bool:
