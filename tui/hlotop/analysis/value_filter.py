@@ -29,7 +29,7 @@ from hlotop.model.allocation import kinds_text
 from hlotop.model.allocation_table import AllocationTable, TableByIndex
 from hlotop.model.memory_space import space_name, space_tag
 from hlotop.model.value_table import ValueTable
-from hlotop.model.values import ShapeIndex, format_shape_index
+from hlotop.model.values import format_shape_index
 from hlotop.parse.instruction import instruction_op_name
 
 FIELDS = ("name", "op_name", "shape", "space", "kind")
@@ -259,11 +259,9 @@ class FilterIndex:
     def _table_fields(self, table: ValueTable, by_index: TableByIndex) -> dict[str, list[str]]:
         """:meth:`_fields` read from the columns of a dump's tables: no value or
         allocation made per row (2.6 s at 71 000 values, 30 000 allocations)."""
-        shape_indexes: dict[ShapeIndex | None, str] = {}
-        for shape_index in table.shape_indexes():
-            if shape_index not in shape_indexes:
-                shape_indexes[shape_index] = format_shape_index(shape_index)
-        labels = map(add, table.names(), map(shape_indexes.__getitem__, table.shape_indexes()))
+        indexes = table.shape_indexes()
+        texts = {index: format_shape_index(index) for index in set(indexes)}
+        labels = map(add, table.names(), map(texts.__getitem__, indexes))
         spaces = {color: space_text(color, self.names).lower() for color in set(table.colors)}
         kinds = [text.lower() for text in by_index.table.kinds_texts()]
         position = by_index.position

@@ -367,27 +367,33 @@ class UsedValues(Generic[AnyStr]):
             self._lost(err, diagnostics)
             return
         read, path, nl, total = self.grammar.read, self.path, self._nl, len(starts)
+        try:  # only reading the text back raises OSError
+            for number, last, window in self._windows(first, stop):
+                begin, pos = starts[number], 0
+                for n in range(number, last):
+                    at = starts[n] - begin
+                    line += window.count(nl, pos, at)  # counted as we go: no look-ups
+                    pos = at
+                    span = window[at : starts[n + 1] - begin if n + 1 < total else len(window)]
+                    text = span.decode("ascii") if isinstance(span, bytes) else span
+                    record = read(text, line, path, diagnostics)
+                    if record is not None:
+                        yield record
+                line += window.count(nl, pos, len(window))
+        except OSError as err:
+            self._lost(err, diagnostics)
+
+    def _windows(self, first: int, stop: int) -> Iterator[tuple[int, int, AnyStr]]:
+        """Records ``first`` to ``stop - 1`` a window of whole records (about
+        :data:`_WINDOW` characters) at a time, each read at once: ``(number, last,
+        text)``, the text of records ``number`` to ``last - 1``. Raises ``OSError``
+        if the text was released and cannot be read back."""
+        starts, total = self.starts, len(self.starts)
         number = first
         while number < stop:
-            # A window of whole records, about _WINDOW characters, read at once.
             begin = starts[number]
             last = bisect_right(starts, begin + _WINDOW, number + 1, stop)
-            try:
-                window = self._read(begin, starts[last] if last < total else self.end)
-            except OSError as err:
-                self._lost(err, diagnostics)
-                return
-            pos = 0
-            for n in range(number, last):
-                at = starts[n] - begin
-                line += window.count(nl, pos, at)  # counted as we go: no look-ups
-                pos = at
-                span = window[at : starts[n + 1] - begin if n + 1 < total else len(window)]
-                text = span.decode("ascii") if isinstance(span, bytes) else span
-                record = read(text, line, path, diagnostics)
-                if record is not None:
-                    yield record
-            line += window.count(nl, pos, len(window))
+            yield number, last, self._read(begin, starts[last] if last < total else self.end)
             number = last
 
     def instruction_texts(
@@ -401,28 +407,22 @@ class UsedValues(Generic[AnyStr]):
         it on) ends there, as the record's reader ends it. None if ``cancelled()``
         turns true between two windows, or if the text was released and cannot be
         read back (:attr:`problem` says why)."""
-        starts, end = self.starts, self.end
+        starts = self.starts
         total = len(starts)
         out: list[str | None] = [None] * total
-        number = 0
-        while number < total:
-            if cancelled is not None and cancelled():
-                return None
-            begin = starts[number]
-            last = bisect_right(starts, begin + _WINDOW, number + 1, total)
-            try:
-                window = self._read(begin, starts[last] if last < total else end)
-            except OSError as err:
-                self.problem = str(err)
-                return None
-            for at, text_end in self.grammar.instruction_lines(window):
-                n = bisect_right(starts, begin + at, number, last) - 1
-                if n < number:
-                    continue  # not in a record (the window starts with one)
-                record_end = starts[n + 1] - begin if n + 1 < total else len(window)
-                text = window[at : min(text_end, record_end)]
-                out[n] = text.decode("ascii") if isinstance(text, bytes) else text
-            number = last
+        try:
+            for number, last, window in self._windows(0, total):
+                if cancelled is not None and cancelled():
+                    return None
+                begin = starts[number]
+                for at, text_end in self.grammar.instruction_lines(window):
+                    n = bisect_right(starts, begin + at, number, last) - 1
+                    record_end = starts[n + 1] - begin if n + 1 < total else len(window)
+                    text = window[at : min(text_end, record_end)]
+                    out[n] = text.decode("ascii") if isinstance(text, bytes) else text
+        except OSError as err:
+            self.problem = str(err)
+            return None
         return out
 
     def _lost(self, err: OSError, diagnostics: list[Diagnostic]) -> None:

@@ -470,9 +470,7 @@ class ValueTable(_Values, Sequence[ValueInfo]):
         return [at(self, r) for r in rows]
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, (ValueTable, ValueRows, list, tuple)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
+        return _same_values(self, other)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -508,14 +506,20 @@ class ValueRows(Sequence[ValueInfo]):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ValueRows) and other.table is self.table:
             return self.rows == other.rows
-        if isinstance(other, (ValueRows, ValueTable, list, tuple)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
+        return _same_values(self, other)
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"ValueRows({list(self)!r})"
+
+
+def _same_values(values: Sequence[ValueInfo], other: object) -> bool:
+    """``==`` of a table or its rows with another sequence of values: the same values
+    in the same order (NotImplemented for anything else)."""
+    if isinstance(other, (ValueTable, ValueRows, list, tuple)):
+        return len(values) == len(other) and all(a == b for a, b in zip(values, other, strict=True))
+    return NotImplemented
 
 
 def rows_of(infos: Sequence[ValueInfo]) -> tuple[ValueTable, Sequence[int]] | None:

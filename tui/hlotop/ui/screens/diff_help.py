@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from rich.console import Group, RenderableType
 from rich.text import Text
 
@@ -28,14 +30,14 @@ def diff_help_renderable() -> Group:
     return Group(*parts)
 
 
-_DIFF_HELP: WholeText | None = None
+@cache
+def diff_help_text() -> WholeText:
+    """The diff browser's help, rendered into lines once a width for the whole run."""
+    return WholeText(diff_help_renderable())
 
 
 class DiffHelpScreen(HelpScreen):
     """Modal list of the diff browser's keys; Escape, q or ? closes it."""
 
     def text(self) -> WholeText:
-        global _DIFF_HELP
-        if _DIFF_HELP is None:
-            _DIFF_HELP = WholeText(diff_help_renderable())
-        return _DIFF_HELP
+        return diff_help_text()

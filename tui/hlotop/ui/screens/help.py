@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -57,15 +59,11 @@ def scope_table(scope: Scope) -> Table:
     return table
 
 
-_HELP: WholeText | None = None  # the keys do not change: rendered once a width
-
-
+@cache
 def help_text() -> WholeText:
-    """The help, rendered into lines once a width for the whole run."""
-    global _HELP
-    if _HELP is None:
-        _HELP = WholeText(help_renderable())
-    return _HELP
+    """The help, rendered into lines once a width for the whole run (the keys do not
+    change)."""
+    return WholeText(help_renderable())
 
 
 class HelpScreen(ModalScreen[None]):
